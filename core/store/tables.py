@@ -1,0 +1,123 @@
+"""The four tables behind the store API.
+
+The classes describe the schema (and feed Alembic); the hot paths query them through SQLAlchemy
+Core and hand out the light value types of :mod:`core.store.entries`, because building ORM
+objects per row would cost more than the whole `sessions_list` budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, Text
+from sqlmodel import Field, SQLModel
+
+
+class SessionRow(SQLModel, table=True):
+    """One chat session bucket; `key` is the canonical session key (core.keys)."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (
+        Index("ix_sessions_updated", "updated_at"),
+        Index("ix_sessions_agent_updated", "agent_id", "updated_at"),
+        Index("ix_sessions_kind_updated", "kind", "updated_at"),
+        Index("ix_sessions_spawned_by", "spawned_by"),
+        Index("ix_sessions_label", "label"),
+    )
+
+    key: str = Field(primary_key=True, max_length=512)
+    session_id: str = Field(unique=True, max_length=64)
+    agent_id: str = Field(max_length=64)
+    kind: str = Field(max_length=16)
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    channel: str | None = Field(default=None, max_length=64)
+    chat_type: str | None = Field(default=None, max_length=16)
+    label: str | None = Field(default=None, max_length=64)
+    display_name: str | None = Field(default=None, sa_column=Column(Text))
+    spawned_by: str | None = Field(default=None, max_length=512)
+    model: str | None = Field(default=None, max_length=256)
+    context_tokens: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    thinking_level: str | None = Field(default=None, max_length=16)
+    verbose_level: str | None = Field(default=None, max_length=16)
+    system_sent: bool | None = None
+    aborted_last_run: bool | None = None
+    send_policy: str | None = Field(default=None, max_length=8)
+    last_channel: str | None = Field(default=None, max_length=64)
+    last_to: str | None = Field(default=None, max_length=512)
+    last_account_id: str | None = Field(default=None, max_length=128)
+    last_thread_id: str | None = Field(default=None, max_length=128)
+
+
+class MessageRow(SQLModel, table=True):
+    """One transcript message (format of decision D3); `id` orders a transcript."""
+
+    __tablename__ = "messages"
+    __table_args__ = (Index("ix_messages_session_id", "session_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_key: str = Field(max_length=512)
+    session_id: str = Field(max_length=64)
+    role: str = Field(max_length=16)
+    content: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))
+    timestamp: int = Field(sa_column=Column(BigInteger, nullable=False))
+    tool_call_id: str | None = Field(default=None, max_length=128)
+    tool_name: str | None = Field(default=None, max_length=128)
+    is_error: bool | None = None
+    run_id: str | None = Field(default=None, max_length=64)
+    meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+
+
+class RunRow(SQLModel, table=True):
+    """One agent turn; persisted so a waiter that reconnects still learns how it ended."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        Index("ix_runs_session", "session_key", "created_at"),
+        Index("ix_runs_status", "status"),
+    )
+
+    id: str = Field(primary_key=True, max_length=64)
+    session_key: str = Field(max_length=512)
+    status: str = Field(max_length=16)
+    lane: str = Field(default="main", max_length=32)
+    deliver: bool = False
+    input_message_id: int | None = None
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    started_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    ended_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+
+
+class DeliveryRow(SQLModel, table=True):
+    """One outbound attempt and its outcome; a suppressed send is a row, never a silence."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        Index("ix_deliveries_session", "session_key", "id"),
+        Index("ix_deliveries_outcome", "outcome", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_key: str | None = Field(default=None, max_length=512)
+    kind: str = Field(max_length=32)
+    outcome: str = Field(max_length=32)
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    channel: str | None = Field(default=None, max_length=64)
+    to: str | None = Field(default=None, max_length=512)
+    account_id: str | None = Field(default=None, max_length=128)
+    thread_id: str | None = Field(default=None, max_length=128)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    run_id: str | None = Field(default=None, max_length=64)
+    attempts: int = 1
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+metadata = SQLModel.metadata
