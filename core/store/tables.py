@@ -120,4 +120,42 @@ class DeliveryRow(SQLModel, table=True):
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
+class SubagentRunRow(SQLModel, table=True):
+    """One `sessions_spawn` run: who asked, where to announce, and whether it was announced.
+
+    `announce_state` is the exactly-once guard: a process claims the announce by moving it from
+    `pending` to `running` in one UPDATE, so two completion paths never both post.
+    """
+
+    __tablename__ = "subagent_runs"
+    __table_args__ = (
+        Index("ix_subagent_runs_requester", "requester_key", "created_at"),
+        Index("ix_subagent_runs_child", "child_key"),
+        Index("ix_subagent_runs_announce", "announce_state"),
+    )
+
+    run_id: str = Field(primary_key=True, max_length=64)
+    child_key: str = Field(max_length=512)
+    requester_key: str = Field(max_length=512)
+    requester_origin: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    task: str = Field(sa_column=Column(Text, nullable=False))
+    label: str | None = Field(default=None, sa_column=Column(Text))
+    cleanup: str = Field(default="keep", max_length=8)
+    model: str | None = Field(default=None, max_length=256)
+    trace_id: str | None = Field(default=None, max_length=64)
+    hops: int = 0
+    created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    started_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    ended_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    outcome: str | None = Field(default=None, max_length=16)
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    reply: str | None = Field(default=None, sa_column=Column(Text))
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    archive_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    announce_state: str = Field(default="pending", max_length=16)
+    announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+
+
 metadata = SQLModel.metadata

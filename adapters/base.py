@@ -1,0 +1,81 @@
+"""The small interface every channel adapter implements.
+
+Adapters translate: platform event → :class:`InboundMessage` (handed to the router through the
+sink), and text → platform send. They never build session keys and never decide send policy;
+their `send_text` is called only by the outbound gate (core.outbound).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.delivery_context import DeliveryContext
+from core.inbound import InboundMessage
+
+InboundSink = Callable[[InboundMessage], Awaitable[None]]
+AdapterState = Literal["stopped", "starting", "connected", "retrying", "failed"]
+
+
+@dataclass(slots=True)
+class SendReceipt:
+    """What the platform answered for one sent chunk."""
+
+    message_id: str | None = None
+
+
+@dataclass(slots=True)
+class AdapterStatus:
+    channel: str
+    account_id: str
+    state: AdapterState
+    detail: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, object]:
+        return {"channel": self.channel, "accountId": self.account_id, "state": self.state,
+                "detail": self.detail, **self.extra}
+
+
+class ChannelAdapter(abc.ABC):
+    """One account on one platform.
+
+    `send_text` raises the DeliveryError subclasses of core.errors (RateLimited with the
+    platform's retry-after, TargetNotFound, TargetForbidden, ChannelUnavailable) so the gate can
+    retry or record the failure.
+    """
+
+    channel: str
+    account_id: str = "default"
+    text_limit: int = 4000
+
+    @abc.abstractmethod
+    async def start(self, sink: InboundSink) -> None:
+        """Connect and begin delivering inbound messages to `sink`; must not block forever."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Disconnect; safe to call twice."""
+
+    @abc.abstractmethod
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        """Send one chunk (already within `text_limit`) to `target`."""
+
+    async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
+        """Show a partial reply while the model streams; adapters without previews ignore it."""
+        return None
+
+    @abc.abstractmethod
+    def status(self) -> AdapterStatus:
+        """Connection state for /healthz and `crosstalk channels status`."""
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        """Texts that address the bot in a group (stripped before command parsing)."""
+        return ()
+
+    @property
+    def bot_username(self) -> str | None:
+        return None

@@ -1,0 +1,124 @@
+"""Resolve `provider/model` references to pydantic-ai models, lazily.
+
+pydantic-ai and the OpenAI client take about a second to import, so they are imported on the
+first turn (or by a background warm-up), never at gateway start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.config import CrosstalkConfig, primary_model
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+log = logging.getLogger(__name__)
+
+PROBE_PORTS = ((11434, "ollama"), (8080, "llamacpp"), (1234, "lmstudio"))
+
+NO_MODEL_TEXT = (
+    "⚠️ No model is configured, so I can't answer yet. Add a provider to your config, e.g.\n"
+    "models:\n  providers:\n    local:\n      baseUrl: http://127.0.0.1:11434/v1\n"
+    "agents:\n  defaults:\n    model: local/llama3.2\n"
+    "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine and "
+    "restart the gateway. Commands such as /status and /send keep working meanwhile."
+)
+
+
+class ModelNotAvailable(Exception):
+    """The reference names no configured provider or model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbedProvider:
+    name: str
+    base_url: str
+    model: str
+
+
+class ModelResolver:
+    def __init__(self, config: CrosstalkConfig) -> None:
+        self.config = config
+        self._cache: dict[str, Model] = {}
+        self.probed: ProbedProvider | None = None
+
+    def default_ref(self, agent_id: str) -> str | None:
+        agent = self.config.agent(agent_id)
+        ref = primary_model(agent.model) if agent and agent.model else None
+        ref = ref or primary_model(self.config.agents.defaults.model)
+        if ref is None and self.probed is not None:
+            ref = f"{self.probed.name}/{self.probed.model}"
+        return ref
+
+    def is_known(self, ref: str) -> bool:
+        """True when `ref` names a configured provider (and a listed model, if it lists any)."""
+        provider_id, _, model_id = ref.partition("/")
+        if self.probed is not None and provider_id == self.probed.name:
+            return bool(model_id)
+        provider = self.config.models.providers.get(provider_id)
+        if provider is None or not model_id:
+            return False
+        return not provider.models or any(m.id == model_id for m in provider.models)
+
+    def get(self, ref: str) -> Model:
+        cached = self._cache.get(ref)
+        if cached is not None:
+            return cached
+        if not self.is_known(ref):
+            raise ModelNotAvailable(f"invalid model: {ref}")
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        provider_id, _, model_id = ref.partition("/")
+        if self.probed is not None and provider_id == self.probed.name:
+            base_url, api_key = self.probed.base_url, "local"
+        else:
+            cfg = self.config.models.providers[provider_id]
+            base_url, api_key = cfg.base_url, _secret(cfg.api_key) or "none"
+        model = OpenAIChatModel(model_id, provider=OpenAIProvider(base_url=base_url,
+                                                                  api_key=api_key))
+        self._cache[ref] = model
+        return model
+
+    async def probe_loopback(self, timeout: float = 0.4) -> ProbedProvider | None:
+        """Look for a local OpenAI-compatible server when no provider is configured."""
+        if self.config.models.providers:
+            return None
+        import aiohttp
+
+        async def one(port: int, name: str) -> ProbedProvider | None:
+            url = f"http://127.0.0.1:{port}/v1"
+            try:
+                async with aiohttp.ClientSession(
+                        timeout=aiohttp.ClientTimeout(total=timeout)) as http, \
+                        http.get(f"{url}/models") as resp:
+                    if resp.status != 200:
+                        return None
+                    data = await resp.json(content_type=None)
+                    models = [m.get("id") for m in data.get("data", []) if m.get("id")]
+                    return ProbedProvider(name, url, models[0]) if models else None
+            except (OSError, TimeoutError, ValueError, aiohttp.ClientError):
+                return None
+
+        found = await asyncio.gather(*(one(p, n) for p, n in PROBE_PORTS))
+        self.probed = next((f for f in found if f), None)
+        if self.probed:
+            log.info("using local model server %s (%s)", self.probed.base_url, self.probed.model)
+        return self.probed
+
+
+def _secret(value: Any) -> str | None:
+    if value is None:
+        return None
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter()) if getter else str(value)
+
+
+def warm_up_imports() -> None:
+    """Import the model stack (run in a thread after start so the first turn is fast)."""
+    import pydantic_ai.models.openai  # noqa: F401
+    import pydantic_ai.providers.openai  # noqa: F401

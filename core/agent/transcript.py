@@ -1,0 +1,97 @@
+"""Translate between our stored transcript (decision D3) and pydantic-ai messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from core.store import TranscriptMessage
+
+
+def _ts(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _text(blocks: Sequence[dict[str, Any]]) -> str:
+    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+
+
+def to_model_messages(history: Sequence[TranscriptMessage]) -> list[ModelMessage]:
+    """Stored messages → pydantic-ai history (tool results follow their call, as stored)."""
+    out: list[ModelMessage] = []
+    for m in history:
+        if m.role == "user":
+            out.append(ModelRequest(parts=[UserPromptPart(content=_text(m.content),
+                                                          timestamp=_ts(m.timestamp))]))
+        elif m.role == "assistant":
+            parts: list[Any] = []
+            for b in m.content:
+                if b.get("type") == "text" and b.get("text"):
+                    parts.append(TextPart(content=b["text"]))
+                elif b.get("type") == "toolCall":
+                    parts.append(ToolCallPart(tool_name=b["name"], args=b.get("arguments") or {},
+                                              tool_call_id=b["id"]))
+            if parts:
+                out.append(ModelResponse(parts=parts, timestamp=_ts(m.timestamp)))
+        else:
+            out.append(ModelRequest(parts=[ToolReturnPart(
+                tool_name=m.tool_name or "", content=_text(m.content),
+                tool_call_id=m.tool_call_id or "", timestamp=_ts(m.timestamp))]))
+    return out
+
+
+def _tool_return_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, indent=2, ensure_ascii=False, default=str)
+
+
+def from_model_messages(messages: Sequence[ModelMessage], *, now_ms: int, run_id: str
+                        ) -> list[TranscriptMessage]:
+    """New pydantic-ai messages of a run → transcript rows (the user prompt is already stored)."""
+    out: list[TranscriptMessage] = []
+    for msg in messages:
+        if isinstance(msg, ModelResponse):
+            blocks: list[dict[str, Any]] = []
+            for part in msg.parts:
+                if isinstance(part, TextPart) and part.content:
+                    blocks.append({"type": "text", "text": part.content})
+                elif isinstance(part, ToolCallPart):
+                    blocks.append({"type": "toolCall", "id": part.tool_call_id,
+                                   "name": part.tool_name, "arguments": part.args_as_dict()})
+            if blocks:
+                out.append(TranscriptMessage(role="assistant", content=blocks, timestamp=now_ms,
+                                             run_id=run_id))
+            continue
+        for rpart in msg.parts:
+            if isinstance(rpart, ToolReturnPart):
+                payload = rpart.content
+                is_error = isinstance(payload, dict) and payload.get("status") == "error"
+                out.append(TranscriptMessage(
+                    role="toolResult",
+                    content=[{"type": "text", "text": _tool_return_text(payload)}],
+                    timestamp=now_ms, tool_call_id=rpart.tool_call_id, tool_name=rpart.tool_name,
+                    is_error=is_error, run_id=run_id))
+    return out
+
+
+def final_text(messages: Sequence[TranscriptMessage]) -> str | None:
+    """The last assistant text of a run, or None when it said nothing."""
+    for m in reversed(messages):
+        if m.role == "assistant":
+            text = m.plain_text().strip()
+            if text:
+                return text
+    return None

@@ -1,0 +1,130 @@
+"""One agent turn with pydantic-ai: history in, new messages and usage out.
+
+The tool context (requester session, agent, channel, sandboxed) travels as pydantic-ai `deps`,
+so identity always comes from the runtime and never from model-chosen arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.agent.models import NO_MODEL_TEXT, ModelNotAvailable
+from core.agent.prompts import base_system_prompt
+from core.errors import ToolError
+from core.runs.manager import DeltaSink, RunRequest, TurnResult
+from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+from core.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+
+@dataclass(slots=True)
+class Deps:
+    runtime: Runtime
+    context: ToolContext
+
+
+class PydanticAITurnExecutor:
+    """Runs turns for every agent; one pydantic-ai Agent object is reused for all of them."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self._agent: Any = None
+        self._tools: dict[str, Any] = {}
+
+    def _pai_agent(self) -> Any:
+        if self._agent is None:
+            from pydantic_ai import Agent
+
+            self._agent = Agent(deps_type=Deps, output_type=str)
+        return self._agent
+
+    def _tool(self, name: str) -> Any:
+        cached = self._tools.get(name)
+        if cached is not None:
+            return cached
+        from pydantic_ai import RunContext, Tool
+
+        spec = self.rt.tools.get(name)
+        assert spec is not None
+
+        async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
+            try:
+                return await ctx.deps.runtime.tools.invoke(ctx.deps.runtime, name, kwargs,
+                                                           ctx.deps.context)
+            except ToolError as exc:
+                return {"status": "error", "tool": name, "error": str(exc)}
+
+        tool = Tool.from_schema(call, name=name, description=spec.description,
+                                json_schema=spec.json_schema(), takes_ctx=True)
+        self._tools[name] = tool
+        return tool
+
+    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
+                       on_delta: DeltaSink | None) -> TurnResult:
+        rt = self.rt
+        ref = request.model or entry.model or rt.models.default_ref(entry.agent_id)
+        if ref is None:
+            return await self._store_reply(entry, run, NO_MODEL_TEXT)
+        try:
+            model = rt.models.get(ref)
+        except ModelNotAvailable as exc:
+            return await self._store_reply(entry, run, f"⚠️ {exc}")
+        from pydantic_ai import FunctionToolset
+
+        from core.agent.transcript import final_text, from_model_messages, to_model_messages
+
+        history = await rt.store.history(entry.session_id, up_to_id=request.input_message_id)
+        prompt = history.pop().plain_text() if history and history[-1].role == "user" else \
+            request.message
+        names = rt.tool_names_for(entry.key, entry.agent_id)
+        toolset = FunctionToolset([self._tool(n) for n in names])
+        instructions = base_system_prompt(rt.config, entry)
+        if request.extra_system_prompt:
+            instructions = f"{instructions}\n\n{request.extra_system_prompt}"
+        handler = _stream_handler(on_delta) if on_delta is not None else None
+        result = await self._pai_agent().run(
+            prompt, message_history=to_model_messages(history), model=model,
+            instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
+            toolsets=[toolset], event_stream_handler=handler,
+        )
+        new = [m for m in from_model_messages(result.new_messages(), now_ms=now_ms(),
+                                              run_id=run.id)]
+        await rt.store.append_messages(entry, new)
+        usage = result.usage() if callable(result.usage) else result.usage
+        tin, tout = usage.input_tokens or None, usage.output_tokens or None
+        await rt.store.update_session(
+            entry.key, model=ref, input_tokens=tin, output_tokens=tout,
+            context_tokens=tin, total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0))
+        return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
+                          context_tokens=tin)
+
+    async def _store_reply(self, entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
+        msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
+        await self.rt.store.append_messages(entry, [msg])
+        return TurnResult(text)
+
+
+def _stream_handler(on_delta: DeltaSink) -> Any:
+    from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+
+    async def handle(_ctx: Any, events: Any) -> None:
+        text = ""
+        async for event in events:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                text = event.part.content
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                text += event.delta.content_delta
+            else:
+                continue
+            if text:
+                await on_delta(text)
+
+    return handle
+
+
+def payload_text(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, indent=2, ensure_ascii=False)

@@ -1,0 +1,243 @@
+"""The Crosstalk configuration tree, rooted at ``CrosstalkConfig``.
+
+One strict pydantic model tree: files use camelCase keys, Python code uses snake_case
+attributes, unknown keys are errors. Sections live in ``schema_agents`` and
+``schema_channels``; this module holds gateway, session and tools, plus the root.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
+from core.config.schema_base import ConfigModel, normalize_agent_id
+from core.config.schema_channels import ChannelsConfig
+
+__all__ = [
+    "AgentToAgentSessionConfig",
+    "CrosstalkConfig",
+    "DatabaseConfig",
+    "GatewayAuthConfig",
+    "GatewayConfig",
+    "SendPolicyConfig",
+    "SendPolicyMatch",
+    "SendPolicyRule",
+    "SessionConfig",
+    "SessionToolsConfig",
+    "SubagentToolsConfig",
+    "ToolsAgentToAgentConfig",
+    "ToolsConfig",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STATE_DIR = "~/.crosstalk"
+DATABASE_FILE = "crosstalk.db"
+
+
+# --- gateway -------------------------------------------------------------------------------
+
+
+class GatewayAuthConfig(ConfigModel):
+    """Bearer auth of the HTTP API and web chat (D9). Read secrets with ``secret_value()``."""
+
+    mode: Literal["token", "password"] = "token"
+    token: SecretStr | None = None
+    password: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _password_needs_value(self) -> GatewayAuthConfig:
+        if self.mode == "password" and not (self.password and self.password.get_secret_value()):
+            raise ValueError("password is required when mode is 'password'")
+        return self
+
+
+class DatabaseConfig(ConfigModel):
+    """``url`` ``None`` = SQLite file in the state dir; see ``CrosstalkConfig.database_url()``."""
+
+    url: str | None = None
+
+
+class GatewayConfig(ConfigModel):
+    """``gateway``: where the HTTP server listens and where state is kept."""
+
+    port: int = Field(default=18789, ge=1, le=65535)
+    bind: str = Field(default="127.0.0.1", min_length=1)
+    auth: GatewayAuthConfig = Field(default_factory=GatewayAuthConfig)
+    state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    max_body_bytes: int = Field(default=2_097_152, ge=1)
+
+    @field_validator("state_dir")
+    @classmethod
+    def _expand_home(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return os.path.expanduser(value.strip())
+
+
+# --- session -------------------------------------------------------------------------------
+
+
+class SendPolicyMatch(ConfigModel):
+    """Conditions of a send-policy rule ([5.1]); all set conditions must hold."""
+
+    channel: str | None = None
+    chat_type: Literal["direct", "group", "channel"] | None = None
+    key_prefix: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate_provider(cls, data: Any) -> Any:
+        """Older configs said ``provider`` for what is now ``channel`` ([5.1])."""
+        if not isinstance(data, dict) or "provider" not in data:
+            return data
+        data = dict(data)
+        provider = data.pop("provider")
+        channel = data.get("channel")
+        if channel is None:
+            data["channel"] = provider
+            logger.warning("session.sendPolicy: match.provider is deprecated; use match.channel")
+        elif channel != provider:
+            raise ValueError(
+                f"match.provider ({provider!r}) and match.channel ({channel!r}) disagree; "
+                "provider is the legacy name of channel, keep only channel",
+            )
+        return data
+
+    @field_validator("channel", "key_prefix")
+    @classmethod
+    def _trim_lower(cls, value: str | None) -> str | None:
+        """Resolution compares trimmed, lowercased values ([5.2]); blank means unset."""
+        if value is None:
+            return None
+        return value.strip().lower() or None
+
+
+class SendPolicyRule(ConfigModel):
+    """One rule; a missing ``match`` matches every session."""
+
+    action: Literal["allow", "deny"]
+    match: SendPolicyMatch | None = None
+
+
+class SendPolicyConfig(ConfigModel):
+    """``session.sendPolicy`` ([5.1]); resolution order is in D5 / [5.2]."""
+
+    default: Literal["allow", "deny"] | None = None
+    rules: list[SendPolicyRule] = Field(default_factory=list)
+
+
+class AgentToAgentSessionConfig(ConfigModel):
+    """``session.agentToAgent``: length of the reply-back loop of ``sessions_send``."""
+
+    max_ping_pong_turns: int = Field(default=5, ge=0, le=5)
+
+
+class SessionConfig(ConfigModel):
+    """``session``: how session keys are built (D1, [1.1]) and the send policy."""
+
+    scope: Literal["per-sender", "global"] = "per-sender"
+    main_key: str = "main"
+    dm_scope: Literal["main", "per-peer", "per-channel-peer", "per-account-channel-peer"] = "main"
+    identity_links: dict[str, list[str]] = Field(default_factory=dict)
+    send_policy: SendPolicyConfig | None = None
+    agent_to_agent: AgentToAgentSessionConfig = Field(default_factory=AgentToAgentSessionConfig)
+
+    @field_validator("main_key")
+    @classmethod
+    def _normalise_main_key(cls, value: str) -> str:
+        """[1.2]: trimmed and lowercased; empty gives ``main``."""
+        return value.strip().lower() or "main"
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+class ToolsAgentToAgentConfig(ConfigModel):
+    """``tools.agentToAgent`` ([1.8]): cross-agent session access, off by default."""
+
+    enabled: bool = False
+    allow: list[str] = Field(default_factory=list)
+
+
+class SubagentToolsConfig(ConfigModel):
+    """``tools.subagents``: extra restrictions on sub-agent sessions ([4.7])."""
+
+    tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
+
+
+class SessionToolsConfig(ConfigModel):
+    """``tools.sessions``: misuse limits of D8."""
+
+    send_rate_per_minute: int = Field(default=6, ge=0)
+    hop_budget: int = Field(default=8, ge=1)
+
+
+class ToolsConfig(ConfigModel):
+    """``tools``: global tool policy and session-tool limits."""
+
+    profile: Literal["minimal", "coding", "messaging", "full"] | None = None
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+    agent_to_agent: ToolsAgentToAgentConfig = Field(default_factory=ToolsAgentToAgentConfig)
+    subagents: SubagentToolsConfig = Field(default_factory=SubagentToolsConfig)
+    sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
+
+
+# --- root ----------------------------------------------------------------------------------
+
+
+def _async_database_url(url: str) -> str:
+    """Plain driver URLs get the async drivers the store uses."""
+    for plain, async_prefix in (
+        ("postgresql://", "postgresql+asyncpg://"),
+        ("postgres://", "postgresql+asyncpg://"),
+        ("sqlite://", "sqlite+aiosqlite://"),
+    ):
+        if url.startswith(plain):
+            return async_prefix + url[len(plain) :]
+    return url
+
+
+class CrosstalkConfig(ConfigModel):
+    """The whole configuration. Every section has defaults, so ``CrosstalkConfig()`` works."""
+
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    session: SessionConfig = Field(default_factory=SessionConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+
+    def default_agent_id(self) -> str:
+        """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""
+        for entry in self.agents.list:
+            if entry.default:
+                return entry.id
+        return self.agents.list[0].id if self.agents.list else "main"
+
+    def agent_ids(self) -> list[str]:
+        """Configured agent ids; ``["main"]`` when ``agents.list`` is empty."""
+        return [entry.id for entry in self.agents.list] or ["main"]
+
+    def agent(self, agent_id: str) -> AgentConfig | None:
+        """The ``agents.list`` entry for an id (normalised first), or ``None``."""
+        wanted = normalize_agent_id(agent_id)
+        return next((entry for entry in self.agents.list if entry.id == wanted), None)
+
+    def resolve_state_dir(self) -> Path:
+        """State directory as a path (``~`` already expanded at load time)."""
+        return Path(self.gateway.state_dir).expanduser()
+
+    def database_url(self) -> str:
+        """SQLAlchemy async URL: the configured one (async driver added) or SQLite in state."""
+        url = self.gateway.database.url
+        if url is None or not url.strip():
+            return f"sqlite+aiosqlite:///{self.resolve_state_dir() / DATABASE_FILE}"
+        return _async_database_url(url.strip())

@@ -1,0 +1,235 @@
+"""``channels.*``: web chat plus optional Telegram, Discord and Slack sections.
+
+Each platform section holds the fields of its *default* account at top level and any further
+accounts under ``accounts``; ``iter_accounts()`` gives adapters one uniform list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeVar
+
+from pydantic import Field, SecretStr, field_validator
+
+from core.config.schema_base import ConfigModel, IdList, normalize_account_id
+
+__all__ = [
+    "AccountConfig",
+    "ChannelsConfig",
+    "DiscordAccountConfig",
+    "DiscordConfig",
+    "GroupsConfig",
+    "SlackAccountConfig",
+    "SlackConfig",
+    "TelegramAccountConfig",
+    "TelegramConfig",
+    "WebchatConfig",
+]
+
+DEFAULT_ACCOUNT_ID = "default"
+
+
+def _check_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text.startswith(("http://", "https://", "ws://", "wss://")):
+        raise ValueError(f"must be an http(s) or ws(s) URL (got {value!r})")
+    return text.rstrip("/")
+
+
+class AccountConfig(ConfigModel):
+    """Fields of one bot account. ``CREDENTIAL`` names the field that makes it usable."""
+
+    CREDENTIAL: ClassVar[str] = ""
+
+    def has_credentials(self) -> bool:
+        """True when the account's main credential is set (so it is worth starting)."""
+        value = getattr(self, self.CREDENTIAL, None)
+        return isinstance(value, SecretStr) and bool(value.get_secret_value())
+
+
+class TelegramAccountConfig(AccountConfig):
+    """One Telegram bot."""
+
+    CREDENTIAL: ClassVar[str] = "bot_token"
+
+    bot_token: SecretStr | None = None
+    api_base_url: str | None = None
+    """``None`` = the official Bot API; set it to point at a fake or a local Bot API server."""
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int | None = Field(default=None, ge=1, le=65535)
+
+    _urls = field_validator("api_base_url", "webhook_url")(_check_url)
+
+
+class DiscordAccountConfig(AccountConfig):
+    """One Discord bot."""
+
+    CREDENTIAL: ClassVar[str] = "token"
+
+    token: SecretStr | None = None
+    api_base_url: str | None = None
+    gateway_url: str | None = None
+
+    _urls = field_validator("api_base_url", "gateway_url")(_check_url)
+
+
+class SlackAccountConfig(AccountConfig):
+    """One Slack app (socket mode needs ``appToken``, HTTP mode ``signingSecret``)."""
+
+    CREDENTIAL: ClassVar[str] = "bot_token"
+
+    bot_token: SecretStr | None = None
+    app_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    mode: Literal["socket", "http"] = "socket"
+    api_base_url: str | None = None
+    events_path: str = "/slack/events"
+
+    _urls = field_validator("api_base_url")(_check_url)
+
+    @field_validator("events_path")
+    @classmethod
+    def _leading_slash(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/'")
+        return value
+
+
+def _is_owner(owners: list[str], user_id: str) -> bool:
+    return "*" in owners or user_id.strip() in owners
+
+
+class GroupsConfig(ConfigModel):
+    """Group-chat behaviour shared by all accounts of a channel."""
+
+    require_mention: bool = True
+
+
+class WebchatConfig(ConfigModel):
+    """Built-in web chat. Whoever holds the gateway token is its owner (D4)."""
+
+    enabled: bool = True
+    owners: IdList = Field(default_factory=lambda: ["*"])
+
+    def is_owner(self, user_id: str) -> bool:
+        """Owner check of D4 (exact id match, or ``"*"``)."""
+        return _is_owner(self.owners, user_id)
+
+
+_A = TypeVar("_A", bound=AccountConfig)
+
+
+def _normalize_accounts(value: Any) -> Any:
+    """Account ids are normalised ([1.2]); ``default`` is reserved for the top-level fields."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for raw_key, account in value.items():
+        key = normalize_account_id(str(raw_key))
+        if key == DEFAULT_ACCOUNT_ID:
+            raise ValueError(
+                "account id 'default' is reserved: put the default account's fields at the "
+                "top level of the channel section",
+            )
+        if key in out:
+            raise ValueError(f"duplicate account id {key!r} after normalisation")
+        out[key] = account
+    return out
+
+
+def _iter_accounts(
+    channel: AccountConfig, cls: type[_A], extra: dict[str, _A]
+) -> list[tuple[str, _A]]:
+    """``("default", top-level fields)`` first, then the extra accounts in file order.
+
+    The default account is left out only when extra accounts exist and the top level has no
+    credential, so configuring just ``accounts.work`` does not start a token-less bot.
+    Extra accounts do not inherit top-level fields: each one is self-contained.
+    """
+    names = [n for n in cls.model_fields if n in channel.model_fields_set]
+    default = cls.model_validate({n: getattr(channel, n) for n in names})
+    result: list[tuple[str, _A]] = []
+    if default.has_credentials() or not extra:
+        result.append((DEFAULT_ACCOUNT_ID, default))
+    result.extend(extra.items())
+    return result
+
+
+class _ChannelCommon(ConfigModel):
+    enabled: bool = True
+    owners: IdList = Field(default_factory=list)
+    """Platform user ids allowed to run owner commands such as ``/send``; ``"*"`` = everyone."""
+    groups: GroupsConfig = Field(default_factory=GroupsConfig)
+
+    def is_owner(self, user_id: str) -> bool:
+        """Owner check of D4 (exact id match, or ``"*"``)."""
+        return _is_owner(self.owners, user_id)
+
+
+class TelegramConfig(_ChannelCommon, TelegramAccountConfig):
+    """``channels.telegram``."""
+
+    accounts: dict[str, TelegramAccountConfig] = Field(default_factory=dict)
+
+    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
+
+    def iter_accounts(self) -> list[tuple[str, TelegramAccountConfig]]:
+        """Every account to run, the top-level one as ``"default"``."""
+        return _iter_accounts(self, TelegramAccountConfig, self.accounts)
+
+    def account_ids(self) -> list[str]:
+        return [account_id for account_id, _ in self.iter_accounts()]
+
+
+class DiscordConfig(_ChannelCommon, DiscordAccountConfig):
+    """``channels.discord``."""
+
+    accounts: dict[str, DiscordAccountConfig] = Field(default_factory=dict)
+
+    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
+
+    def iter_accounts(self) -> list[tuple[str, DiscordAccountConfig]]:
+        """Every account to run, the top-level one as ``"default"``."""
+        return _iter_accounts(self, DiscordAccountConfig, self.accounts)
+
+    def account_ids(self) -> list[str]:
+        return [account_id for account_id, _ in self.iter_accounts()]
+
+
+class SlackConfig(_ChannelCommon, SlackAccountConfig):
+    """``channels.slack``."""
+
+    accounts: dict[str, SlackAccountConfig] = Field(default_factory=dict)
+
+    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
+
+    def iter_accounts(self) -> list[tuple[str, SlackAccountConfig]]:
+        """Every account to run, the top-level one as ``"default"``."""
+        return _iter_accounts(self, SlackAccountConfig, self.accounts)
+
+    def account_ids(self) -> list[str]:
+        return [account_id for account_id, _ in self.iter_accounts()]
+
+
+class ChannelsConfig(ConfigModel):
+    """``channels``: a platform is configured when its section is present (not ``None``)."""
+
+    webchat: WebchatConfig = Field(default_factory=WebchatConfig)
+    telegram: TelegramConfig | None = None
+    discord: DiscordConfig | None = None
+    slack: SlackConfig | None = None
+
+    def enabled_channels(self) -> list[str]:
+        """Names of channels that are configured and enabled, web chat first."""
+        names: list[str] = []
+        if self.webchat.enabled:
+            names.append("webchat")
+        for name in ("telegram", "discord", "slack"):
+            section: _ChannelCommon | None = getattr(self, name)
+            if section is not None and section.enabled:
+                names.append(name)
+        return names

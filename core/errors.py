@@ -1,0 +1,70 @@
+"""Crosstalk's exception tree.
+
+    CrosstalkError
+    ├── DeliveryError            an outbound message could not be handed to a platform
+    │   ├── PolicyDenied         the send policy resolved to deny
+    │   ├── RateLimited          the platform asked us to wait (`retry_after` seconds)
+    │   ├── ChannelUnavailable   no adapter, adapter down, network failure
+    │   ├── TargetNotFound       the chat/channel does not exist (404)
+    │   └── TargetForbidden      the bot may not post there (403)
+    ├── ToolError                a tool call failed; becomes {status:"error", tool, error}
+    │   └── ToolInputError       bad or missing argument ("sessionKey required")
+    └── RunError                 an agent run could not start or finished badly
+        ├── SendBlocked          "send blocked by session policy" (decision D5)
+        └── UnknownRun           no run with that id
+"""
+
+from __future__ import annotations
+
+SEND_BLOCKED = "send blocked by session policy"
+
+
+class CrosstalkError(Exception):
+    """Base of every error Crosstalk raises on purpose."""
+
+
+class DeliveryError(CrosstalkError):
+    """An outbound message did not reach the platform."""
+
+
+class PolicyDenied(DeliveryError):
+    pass
+
+
+class RateLimited(DeliveryError):
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ChannelUnavailable(DeliveryError):
+    pass
+
+
+class TargetNotFound(DeliveryError):
+    pass
+
+
+class TargetForbidden(DeliveryError):
+    pass
+
+
+class ToolError(CrosstalkError):
+    """Raised inside a tool; the agent adapter turns it into an error payload."""
+
+
+class ToolInputError(ToolError):
+    pass
+
+
+class RunError(CrosstalkError):
+    pass
+
+
+class SendBlocked(RunError):
+    def __init__(self, message: str = SEND_BLOCKED) -> None:
+        super().__init__(message)
+
+
+class UnknownRun(RunError):
+    pass

@@ -1,0 +1,47 @@
+"""Bearer-token authentication for the HTTP API (reference [7]: token or password mode)."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from pathlib import Path
+
+from aiohttp import web
+
+from core.config import CrosstalkConfig, secret_value
+
+UNAUTHORIZED = {"error": {"message": "Unauthorized", "type": "unauthorized"}}
+
+
+def gateway_secret(config: CrosstalkConfig, state_dir: Path) -> str:
+    """The configured token/password; in token mode without one, a token kept in the state dir."""
+    auth = config.gateway.auth
+    if auth.mode == "password":
+        return secret_value(auth.password) or ""
+    token = secret_value(auth.token)
+    if token:
+        return token
+    path = state_dir / "gateway-token"
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(24)
+    path.write_text(token + "\n", encoding="utf-8")
+    path.chmod(0o600)
+    return token
+
+
+def presented_secret(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    if header[:7].lower() == "bearer ":
+        return header[7:].strip()
+    return request.query.get("token")
+
+
+def is_authorized(request: web.Request, secret: str) -> bool:
+    given = presented_secret(request)
+    return bool(secret) and given is not None and hmac.compare_digest(given, secret)
+
+
+def unauthorized() -> web.Response:
+    return web.json_response(UNAUTHORIZED, status=401)

@@ -1,0 +1,117 @@
+"""Authenticated JSON API: sessions (get/patch = `sessions.patch`) and the delivery log."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from core.gateway.appkeys import RUNTIME, SECRET
+from core.gateway.auth import is_authorized, unauthorized
+from core.gateway.http_tools import read_json_body
+from core.store import StoreError
+from core.tools.rows import session_row
+
+
+def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
+    return web.json_response({"error": {"message": message, "type": type_}}, status=status)
+
+
+class SessionPatch(BaseModel):
+    """`sessions.patch`: `sendPolicy` null = inherit; only keys present are changed."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    sendPolicy: Literal["allow", "deny"] | None = None  # noqa: N815 - wire name
+    label: str | None = None
+    model: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        if not v:
+            raise ValueError("invalid label: empty")
+        if len(v) > 64:
+            raise ValueError("invalid label: too long (max 64)")
+        return v
+
+
+def _key(request: web.Request) -> str:
+    rt = request.app[RUNTIME]
+    raw = unquote(request.match_info["key"]).strip()
+    return rt.keys.main_session_key() if raw in ("", "main") else rt.keys.canonical(raw)
+
+
+async def get_session(request: web.Request) -> web.Response:
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    rt = request.app[RUNTIME]
+    entry = await rt.store.get_session(_key(request))
+    if entry is None:
+        return error(404, f"Unknown session: {_key(request)}", "not_found")
+    row = session_row(rt, entry, rt.config.default_agent_id())
+    row["sessionKey"] = entry.key
+    return web.json_response({"ok": True, "entry": row})
+
+
+async def patch_session(request: web.Request) -> web.Response:
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    rt = request.app[RUNTIME]
+    body = await read_json_body(request, rt.config.gateway.max_body_bytes)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        patch = SessionPatch.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        return error(400, f"invalid sessions.patch params: {where}: {msg}")
+    key = _key(request)
+    if await rt.store.get_session(key) is None:
+        return error(404, f"Unknown session: {key}", "not_found")
+    fields: dict[str, Any] = {}
+    if "sendPolicy" in body:
+        fields["send_policy"] = patch.sendPolicy
+    if "model" in body:
+        if patch.model is not None and not rt.models.is_known(patch.model):
+            return error(400, f"invalid model: {patch.model}")
+        fields["model"] = patch.model
+    try:
+        if "label" in body:
+            await rt.store.set_label(key, patch.label)
+        entry = await rt.store.update_session(key, **fields)
+    except StoreError as exc:
+        return error(400, str(exc))
+    row = session_row(rt, entry, rt.config.default_agent_id())
+    return web.json_response({"ok": True, "key": key, "entry": row})
+
+
+async def list_deliveries(request: web.Request) -> web.Response:
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    rt = request.app[RUNTIME]
+    session = request.query.get("session")
+    key = None
+    if session:
+        key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)
+    try:
+        limit = max(1, min(1000, int(request.query.get("limit", "100"))))
+    except ValueError:
+        return error(400, "limit must be an integer")
+    rows = await rt.store.list_deliveries(session_key=key, outcome=request.query.get("outcome"),
+                                          limit=limit)
+    return web.json_response({"ok": True, "deliveries": [r.to_wire() for r in rows]})
+
+
+def routes() -> list[web.RouteDef]:
+    return [
+        web.get("/api/sessions/{key:.+}", get_session),
+        web.patch("/api/sessions/{key:.+}", patch_session),
+        web.get("/api/deliveries", list_deliveries),
+    ]

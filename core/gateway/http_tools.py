@@ -1,0 +1,85 @@
+"""`POST /tools/invoke` with the reference's exact shapes and status codes (reference [7], D9)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from core.errors import ToolError
+from core.gateway.appkeys import RUNTIME, SECRET
+from core.gateway.auth import is_authorized, unauthorized
+from core.keys import agent_id_of
+from core.tools.registry import tool_result
+
+
+def _bad_request(message: str) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error"}},
+                             status=400)
+
+
+async def read_json_body(request: web.Request, limit: int) -> dict[str, Any] | web.Response:
+    """Read a JSON object body within `limit` bytes, or the documented 400 response."""
+    if request.content_length is not None and request.content_length > limit:
+        return _bad_request("payload too large")
+    raw = await request.content.read(limit + 1)
+    if len(raw) > limit:
+        return _bad_request("payload too large")
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _bad_request(str(exc))
+    if not isinstance(body, dict):
+        return _bad_request("request body must be a JSON object")
+    return body
+
+
+async def tools_invoke(request: web.Request) -> web.StreamResponse:
+    if request.method != "POST":
+        return web.Response(status=405, text="Method Not Allowed", headers={"Allow": "POST"},
+                            content_type="text/plain")
+    rt = request.app[RUNTIME]
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    body = await read_json_body(request, rt.config.gateway.max_body_bytes)
+    if isinstance(body, web.Response):
+        return body
+    tool = body.get("tool")
+    if not isinstance(tool, str) or not tool.strip():
+        return _bad_request("tools.invoke requires body.tool")
+    tool = tool.strip()
+    args = body.get("args") if isinstance(body.get("args"), dict) else {}
+    raw_key = body.get("sessionKey")
+    raw_key = raw_key.strip() if isinstance(raw_key, str) else ""
+    key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
+    spec = rt.tools.get(tool)
+    if spec is None or tool not in rt.tool_names_for(key, agent_id_of(key)):
+        return web.json_response(
+            {"ok": False, "error": {"type": "not_found", "message": f"Tool not available: {tool}"}},
+            status=404)
+    action = body.get("action")
+    if isinstance(action, str) and "action" not in args and \
+            "action" in spec.json_schema().get("properties", {}):
+        args = {**args, "action": action}
+    entry = await rt.ensure_session(key)
+    origin = None
+    channel = request.headers.get("x-crosstalk-message-channel")
+    if channel:
+        from core.delivery_context import normalize_delivery_context
+
+        origin = normalize_delivery_context(
+            {"channel": channel, "accountId": request.headers.get("x-crosstalk-account-id")})
+    ctx = rt.context_for(entry, via="http", origin=origin)
+    if origin is None:
+        from dataclasses import replace
+
+        ctx = replace(ctx, origin=None)
+    try:
+        payload = await rt.tools.invoke(rt, tool, args, ctx)
+    except ToolError as exc:
+        return web.json_response({"ok": False, "error": {"type": "tool_error",
+                                                         "message": str(exc)}}, status=400)
+    return web.json_response({"ok": True, "result": tool_result(payload)})

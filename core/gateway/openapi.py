@@ -1,0 +1,59 @@
+"""`GET /openapi.json`: a hand-kept OpenAPI 3.1 description of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERR = {"type": "object", "properties": {"error": {"type": "object", "properties": {
+    "message": {"type": "string"}, "type": {"type": "string"}}}}}
+_AUTH = [{"bearer": []}]
+
+
+def _json(schema: dict[str, Any], desc: str) -> dict[str, Any]:
+    return {"description": desc, "content": {"application/json": {"schema": schema}}}
+
+
+def openapi_spec() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Crosstalk gateway", "version": "0.1.0"},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": {
+            "/healthz": {"get": {"summary": "Liveness and channel states",
+                                 "responses": {"200": {"description": "healthy"},
+                                               "503": {"description": "a channel failed"}}}},
+            "/tools/invoke": {"post": {
+                "summary": "Invoke a tool as the given session (reference [7])",
+                "security": _AUTH,
+                "requestBody": _json({"type": "object", "required": ["tool"], "properties": {
+                    "tool": {"type": "string"}, "action": {"type": "string"},
+                    "args": {"type": "object"}, "sessionKey": {"type": "string"},
+                    "dryRun": {"type": "boolean"}}}, "invocation"),
+                "responses": {"200": {"description": "{ok:true, result}"},
+                              "400": _json(_ERR, "invalid request or tool error"),
+                              "401": _json(_ERR, "unauthorized"),
+                              "404": {"description": "tool not available"},
+                              "405": {"description": "method not allowed"}}}},
+            "/v1/chat/completions": {"post": {
+                "summary": "One agent turn in the session of header x-crosstalk-session-key",
+                "security": _AUTH,
+                "parameters": [{"name": "x-crosstalk-session-key", "in": "header",
+                                "schema": {"type": "string"}}],
+                "requestBody": _json({"type": "object", "required": ["messages"]}, "chat"),
+                "responses": {"200": {"description": "chat.completion or SSE chunks"},
+                              "403": _json(_ERR, "send blocked by session policy")}}},
+            "/api/sessions/{key}": {
+                "get": {"summary": "One session entry", "security": _AUTH,
+                        "responses": {"200": {"description": "entry"},
+                                      "404": _json(_ERR, "unknown session")}},
+                "patch": {"summary": "sessions.patch: sendPolicy allow|deny|null, label, model",
+                          "security": _AUTH,
+                          "responses": {"200": {"description": "updated entry"},
+                                        "400": _json(_ERR, "invalid params"),
+                                        "404": _json(_ERR, "unknown session")}}},
+            "/api/deliveries": {"get": {
+                "summary": "Delivery log, newest first (?session=KEY&outcome=X&limit=N)",
+                "security": _AUTH, "responses": {"200": {"description": "deliveries"}}}},
+            "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
+        },
+    }

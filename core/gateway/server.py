@@ -1,0 +1,95 @@
+"""The gateway process: one aiohttp server for the web chat, the HTTP API and webhooks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from adapters.base import ChannelAdapter
+from adapters.factory import build_adapters
+from core.config import CrosstalkConfig
+from core.gateway import http_api, http_openai, http_tools
+from core.gateway.appkeys import RUNTIME, SECRET
+from core.gateway.auth import gateway_secret
+from core.gateway.openapi import openapi_spec
+from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    rt = request.app[RUNTIME]
+    channels = [s.to_wire() for s in rt.channels.statuses()]
+    ok = rt.started and all(c["state"] != "failed" for c in channels)
+    return web.json_response({"ok": ok, "channels": channels,
+                              "model": rt.models.default_ref(rt.config.default_agent_id())},
+                             status=200 if ok else 503)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_spec())
+
+
+def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
+    app = web.Application(client_max_size=rt.config.gateway.max_body_bytes + 1024)
+    app[RUNTIME] = rt
+    app[SECRET] = secret
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/openapi.json", openapi)
+    app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
+    app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
+    app.add_routes(http_api.routes())
+    for adapter in adapters:
+        mount = getattr(adapter, "mount", None)
+        if mount is not None:
+            mount(app)
+    return app
+
+
+@dataclass
+class RunningGateway:
+    runtime: Runtime
+    runner: web.AppRunner
+    url: str
+    token: str
+
+    async def stop(self) -> None:
+        await self.runtime.stop()
+        await self.runner.cleanup()
+
+
+async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> RunningGateway:
+    """Start everything; `port=0` picks a free port (tests)."""
+    rt = Runtime(config)
+    secret = gateway_secret(config, rt.state_dir)
+    adapters = build_adapters(config, rt)
+    app = build_app(rt, secret, adapters)
+    runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
+    await runner.setup()
+    bind = config.gateway.bind
+    site = web.TCPSite(runner, bind, config.gateway.port if port is None else port)
+    await site.start()
+    addrs = runner.addresses
+    actual_port = addrs[0][1] if addrs else config.gateway.port
+    await rt.start(adapters=adapters)
+    host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
+    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret)
+
+
+async def serve(config: CrosstalkConfig) -> None:
+    """Run in the foreground until SIGINT/SIGTERM."""
+    t0 = time.perf_counter()
+    gw = await start_gateway(config)
+    print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
+    print(f"Web chat: {gw.url}?token={gw.token}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await gw.stop()

@@ -1,0 +1,33 @@
+"""The one shape every adapter turns a platform event into."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.delivery_context import DeliveryContext
+
+ChatType = Literal["direct", "group", "channel"]
+
+
+class InboundMessage(BaseModel):
+    """A user's message, normalised; the router derives the session key from it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    channel: str
+    account_id: str = "default"
+    chat_type: ChatType
+    chat_id: str = Field(description="peer id for DMs, group/channel id otherwise")
+    thread_id: str | None = None
+    topic: bool = Field(default=False, description="Telegram forum topic rather than thread")
+    sender_id: str
+    sender_name: str | None = None
+    chat_title: str | None = None
+    text: str
+    message_id: str | None = None
+    timestamp_ms: int | None = None
+    mentioned: bool = False
+    reply_to_bot: bool = False
+    reply_to: DeliveryContext

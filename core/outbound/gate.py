@@ -1,0 +1,195 @@
+"""The outbound gate: the single path by which any text leaves Crosstalk towards a chat.
+
+Agent replies, announces, tool sends, command replies and system notices all call
+:meth:`OutboundGate.deliver`. It runs a `next()`-style chain (policy → retry → send, in the
+manner of slack-bolt middleware), then writes one delivery-log row per attempt, whatever the
+outcome. Inbound admission and run admission ask the same gate (:meth:`OutboundGate.decide`), so
+the send policy is resolved in exactly one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from adapters.base import SendReceipt
+from core.delivery_context import DeliveryContext, session_delivery_fields
+from core.errors import DeliveryError, RateLimited
+from core.outbound.channels import ChannelRegistry
+from core.outbound.chunking import split_text
+from core.policy.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
+from core.store import DeliveryRecord, SessionEntry, Store, now_ms
+
+log = logging.getLogger(__name__)
+
+DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice"]
+Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited"]
+
+
+@dataclass(slots=True)
+class Outbound:
+    """A message that wants to leave. `target=None` means the session's own last route."""
+
+    text: str
+    kind: DeliveryKind
+    session_key: str | None
+    target: DeliveryContext | None = None
+    run_id: str | None = None
+    owner_command: bool = False
+
+
+@dataclass(slots=True)
+class DeliveryResult:
+    outcome: Outcome
+    reason: str | None = None
+    delivery_id: int | None = None
+    attempts: int = 0
+    receipts: list[SendReceipt] = field(default_factory=list)
+
+    @property
+    def delivered(self) -> bool:
+        return self.outcome == "delivered"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """State threaded through the middleware chain for one outbound message."""
+
+    message: Outbound
+    entry: SessionEntry | None
+    target: DeliveryContext | None
+    decision: PolicyDecision | None = None
+    attempts: int = 0
+    note: str | None = None
+
+
+Next = Callable[[], Awaitable[DeliveryResult]]
+Middleware = Callable[[Attempt, Next], Awaitable[DeliveryResult]]
+
+
+def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
+    """Where replies for a session go: its last route (the `last*` fields win)."""
+    if entry is None:
+        return None
+    return session_delivery_fields(
+        last_channel=entry.last_channel, last_to=entry.last_to,
+        last_account_id=entry.last_account_id, last_thread_id=entry.last_thread_id,
+        channel=entry.channel, delivery_context=None,
+    )
+
+
+class OutboundGate:
+    def __init__(self, store: Store, channels: ChannelRegistry, policy: SendPolicySpec | None,
+                 *, max_retries: int = 3, max_retry_wait: float = 30.0,
+                 extra_middleware: Sequence[Middleware] = ()) -> None:
+        self.store = store
+        self.channels = channels
+        self.policy = policy
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self._chain: list[Middleware] = [self._policy_step, *extra_middleware, self._retry_step]
+
+    def decide(self, entry: SessionEntry | None, session_key: str | None = None
+               ) -> PolicyDecision:
+        """Resolve the send policy of a session (override > deny rule > allow rule > default)."""
+        return resolve_send_policy(
+            self.policy,
+            override=entry.send_policy if entry else None,
+            session_key=entry.key if entry else session_key,
+            channel=(entry.channel or entry.last_channel) if entry else None,
+            chat_type=entry.chat_type if entry else None,
+        )
+
+    async def deliver(self, message: Outbound) -> DeliveryResult:
+        entry = await self.store.get_session(message.session_key) if message.session_key else None
+        attempt = Attempt(message=message, entry=entry,
+                          target=message.target or session_target(entry))
+        try:
+            result = await self._run_chain(attempt, 0)
+        except Exception as exc:  # a bug in a step must still leave a log row
+            log.exception("outbound chain crashed")
+            result = DeliveryResult("failed", f"internal error: {exc}", attempts=attempt.attempts)
+        result.attempts = attempt.attempts
+        await self._record(attempt, result)
+        return result
+
+    async def preview(self, session_key: str, target: DeliveryContext | None, run_id: str,
+                      text: str) -> bool:
+        """Show a streaming partial reply, under the same policy as the final delivery.
+
+        Previews are transient (the final text is delivered and logged through `deliver`), so
+        they are not written to the delivery log.
+        """
+        if target is None or not target.channel:
+            return False
+        entry = await self.store.get_session(session_key)
+        if self.decide(entry, session_key).action == "deny":
+            return False
+        adapter = self.channels.get(target.channel, target.account_id)
+        if adapter is None:
+            return False
+        await adapter.send_preview(target, run_id, text)
+        return True
+
+    async def _run_chain(self, attempt: Attempt, index: int) -> DeliveryResult:
+        if index == len(self._chain):
+            return await self._send_step(attempt)
+        step = self._chain[index]
+        return await step(attempt, lambda: self._run_chain(attempt, index + 1))
+
+    async def _policy_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
+        decision = self.decide(attempt.entry, attempt.message.session_key)
+        attempt.decision = decision
+        if decision.action == "deny":
+            if not attempt.message.owner_command:
+                return DeliveryResult("suppressed_by_policy", decision.reason)
+            attempt.note = f"owner command reply despite deny ({decision.reason})"
+        return await nxt()
+
+    async def _retry_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
+        while True:
+            try:
+                return await nxt()
+            except RateLimited as exc:
+                if attempt.attempts > self.max_retries:
+                    return DeliveryResult(
+                        "failed", f"rate limited after {attempt.attempts} attempts: {exc}")
+                await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
+
+    async def _send_step(self, attempt: Attempt) -> DeliveryResult:
+        target = attempt.target
+        if target is None or not target.channel or not target.to:
+            return DeliveryResult("failed", "no delivery target for this session")
+        adapter = self.channels.get(target.channel, target.account_id)
+        if adapter is None:
+            return DeliveryResult("failed", f"channel not connected: {target.channel}")
+        attempt.attempts += 1
+        receipts: list[SendReceipt] = []
+        try:
+            for chunk in split_text(attempt.message.text, adapter.text_limit):
+                receipts.append(await adapter.send_text(target, chunk))
+        except RateLimited:
+            raise
+        except DeliveryError as exc:
+            return DeliveryResult("failed", f"{type(exc).__name__}: {exc}", receipts=receipts)
+        return DeliveryResult("delivered", attempt.note, receipts=receipts)
+
+    async def _record(self, attempt: Attempt, result: DeliveryResult) -> None:
+        t = attempt.target
+        reason = result.reason
+        if result.outcome == "delivered" and attempt.decision is not None and reason is None:
+            reason = f"allowed: {attempt.decision.reason}"
+        rec = DeliveryRecord(
+            kind=attempt.message.kind, outcome=result.outcome, text=attempt.message.text,
+            created_at=now_ms(), session_key=attempt.message.session_key, reason=reason,
+            channel=t.channel if t else None, to=t.to if t else None,
+            account_id=t.account_id if t else None,
+            thread_id=str(t.thread_id) if t and t.thread_id is not None else None,
+            run_id=attempt.message.run_id, attempts=attempt.attempts,
+        )
+        result.delivery_id = await self.store.record_delivery(rec)
+        if result.outcome != "delivered":
+            log.info("delivery %s for %s: %s", result.outcome, rec.session_key, result.reason)

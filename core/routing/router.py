@@ -1,0 +1,124 @@
+"""Inbound routing: message → session key → command, stored-only, or agent run.
+
+Adapters hand every normalised message to :meth:`Router.handle_inbound`. The router is the only
+place that derives session keys from platform messages (through core.keys) and that decides
+whether a message starts a run; replies of finished runs go back out through the gate.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from core.commands.parse import parse_command
+from core.commands.registry import CommandInvocation
+from core.inbound import InboundMessage
+from core.outbound.gate import Outbound
+from core.runs import RunOutcome, RunRequest
+from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class Router:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+
+    def session_key_for(self, msg: InboundMessage) -> str:
+        keys = self.rt.keys
+        agent_id = self.rt.config.default_agent_id()
+        if msg.chat_type == "direct":
+            return keys.dm_key(agent_id, msg.channel, msg.chat_id, msg.account_id)
+        return keys.group_key(agent_id, msg.channel, msg.chat_type, msg.chat_id, msg.thread_id,
+                              topic=msg.topic)
+
+    def is_owner(self, msg: InboundMessage) -> bool:
+        channel_cfg = getattr(self.rt.config.channels, msg.channel, None)
+        owners = list(getattr(channel_cfg, "owners", None) or [])
+        return "*" in owners or msg.sender_id in owners
+
+    async def _touch_route(self, key: str, msg: InboundMessage) -> SessionEntry:
+        group = msg.chat_type != "direct"
+        display = (msg.chat_title or f"{msg.channel}:{msg.chat_id}") if group else (
+            msg.sender_name or msg.sender_id)
+        entry = await self.rt.ensure_session(
+            key, channel=msg.channel if group else None,
+            chat_type=msg.chat_type, display_name=display)
+        to = msg.reply_to
+        return await self.rt.store.update_session(
+            key, last_channel=to.channel, last_to=to.to, last_account_id=to.account_id,
+            last_thread_id=str(to.thread_id) if to.thread_id is not None else None,
+            display_name=display if display != entry.display_name else entry.display_name)
+
+    async def handle_inbound(self, msg: InboundMessage) -> None:
+        key = self.session_key_for(msg)
+        entry = await self._touch_route(key, msg)
+        adapter = self.rt.channels.get(msg.channel, msg.account_id)
+        parsed = parse_command(
+            msg.text, bot_username=adapter.bot_username if adapter else None,
+            is_group=msg.chat_type != "direct",
+            mention_patterns=adapter.mention_patterns if adapter else ())
+        spec = self.rt.commands.lookup(parsed) if parsed else None
+        if spec is not None and parsed is not None:
+            await self._run_command(CommandInvocation(self.rt, parsed, msg, entry,
+                                                      self.is_owner(msg)), spec.handler)
+            return
+        meta = {"senderId": msg.sender_id, "senderName": msg.sender_name,
+                "channel": msg.channel, "messageId": msg.message_id}
+        user = TranscriptMessage.text("user", msg.text, msg.timestamp_ms or now_ms(), meta=meta)
+        if msg.chat_type != "direct" and not (msg.mentioned or msg.reply_to_bot) and \
+                self._require_mention(msg):
+            user.meta = {**meta, "noRun": "not addressed to the bot"}
+            await self.rt.store.append_messages(entry, [user])
+            return
+        decision = self.rt.gate.decide(entry)
+        if decision.action == "deny":
+            user.meta = {**meta, "noRun": f"send policy: {decision.reason}"}
+            await self.rt.store.append_messages(entry, [user])
+            log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
+            return
+        (msg_id,) = await self.rt.store.append_messages(entry, [user])
+        ctx = self.rt.context_for(entry, origin=msg.reply_to)
+        await self.rt.runs.submit(RunRequest(
+            session_key=key, message=msg.text, context=ctx, deliver=True,
+            input_message_id=msg_id, lane="main",
+            timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
+
+    def _require_mention(self, msg: InboundMessage) -> bool:
+        channel_cfg = getattr(self.rt.config.channels, msg.channel, None)
+        groups = getattr(channel_cfg, "groups", None)
+        return bool(getattr(groups, "require_mention", True))
+
+    async def _run_command(self, inv: CommandInvocation,
+                           handler: object) -> None:
+        try:
+            reply = await handler(inv)  # type: ignore[operator]
+        except Exception as exc:
+            log.exception("command /%s failed", inv.command.name)
+            reply = f"⚠️ /{inv.command.name} failed: {exc}"
+        if reply:
+            await self.rt.gate.deliver(Outbound(
+                reply, "command_reply", inv.entry.key, target=inv.message.reply_to,
+                owner_command=inv.is_owner))
+
+    async def on_run_finished(self, run: RunRecord, request: RunRequest,
+                              outcome: RunOutcome) -> None:
+        """Deliver what a chat-facing run produced: the reply, or a notice of what went wrong."""
+        if not request.deliver:
+            return
+        target = request.context.origin
+        if outcome.status == "ok":
+            if outcome.reply:
+                await self.rt.gate.deliver(Outbound(outcome.reply, "reply", run.session_key,
+                                                    target=target, run_id=run.id))
+            return
+        if outcome.status == "aborted" and outcome.error == "aborted":
+            return
+        text = {"timeout": "⚠️ The agent took too long and was stopped.",
+                "aborted": f"⚙️ Agent run aborted: {outcome.error}"}.get(
+            outcome.status, f"⚠️ The agent failed: {outcome.error or 'unknown error'}")
+        await self.rt.gate.deliver(Outbound(text, "notice", run.session_key, target=target,
+                                            run_id=run.id))

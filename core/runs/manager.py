@@ -1,0 +1,227 @@
+"""Agent runs: one turn per session at a time, in arrival order, persisted end to end.
+
+A run is created `queued` in the store before anything else happens, so a waiter that lost its
+connection (or another process after a restart) can always learn how it ended. Runs still in
+flight when a process died are marked `aborted` by :meth:`RunManager.recover`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.errors import UnknownRun
+from core.runs.lanes import Lanes
+from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
+from core.tools.context import ToolContext
+
+log = logging.getLogger(__name__)
+
+
+DeltaSink = Callable[[str], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class RunRequest:
+    """What to run: `message` becomes the user turn unless `input_message_id` is given."""
+
+    session_key: str
+    message: str
+    context: ToolContext
+    extra_system_prompt: str | None = None
+    deliver: bool = False
+    lane: str = "main"
+    timeout_seconds: float | None = None
+    input_message_id: int | None = None
+    message_meta: dict[str, Any] | None = None
+    model: str | None = None
+    thinking: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    on_delta: DeltaSink | None = None
+
+
+@dataclass(slots=True)
+class TurnResult:
+    reply: str | None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    context_tokens: int | None = None
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    run_id: str
+    status: str
+    error: str | None = None
+    reply: str | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL_RUN_STATUSES
+
+
+class TurnExecutor(Protocol):
+    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
+                       on_delta: DeltaSink | None) -> TurnResult: ...
+
+
+RunListener = Callable[[RunRecord, RunRequest, RunOutcome], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class _Pending:
+    run: RunRecord
+    request: RunRequest
+    done: asyncio.Future[RunOutcome]
+
+
+class RunManager:
+    def __init__(self, store: Store, executor: TurnExecutor, lanes: Lanes) -> None:
+        self.store = store
+        self.executor = executor
+        self.lanes = lanes
+        self._queues: dict[str, deque[_Pending]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._listeners: list[RunListener] = []
+        self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
+        self._closing = False
+
+    def add_listener(self, listener: RunListener) -> None:
+        """Called after every run ends (delivery, announces, sub-agent registry)."""
+        self._listeners.append(listener)
+
+    def add_delta_sink(self, factory: Callable[[RunRecord, RunRequest], DeltaSink | None]
+                       ) -> None:
+        self._delta_sinks.append(factory)
+
+    async def recover(self) -> list[RunRecord]:
+        return await self.store.abort_inflight_runs("gateway restarted while the run was active")
+
+    async def submit(self, request: RunRequest) -> RunRecord:
+        """Persist and enqueue a run; returns at once with the run `queued`."""
+        entry = await self.store.get_session(request.session_key)
+        if entry is None:
+            raise UnknownRun(f"Unknown session: {request.session_key}")
+        run_id = str(uuid.uuid4())
+        if request.input_message_id is None:
+            msg = TranscriptMessage.text("user", request.message, now_ms(), run_id=run_id,
+                                         meta=request.message_meta)
+            (request.input_message_id,) = await self.store.append_messages(entry, [msg])
+        run = RunRecord(id=run_id, session_key=request.session_key, status="queued",
+                        lane=request.lane, deliver=request.deliver, created_at=now_ms(),
+                        input_message_id=request.input_message_id,
+                        meta={"traceId": request.context.trace_id, "hops": request.context.hops,
+                              **request.meta})
+        await self.store.create_run(run)
+        pending = _Pending(run, request, asyncio.get_running_loop().create_future())
+        self._pending[run_id] = pending
+        self._queues.setdefault(request.session_key, deque()).append(pending)
+        if request.session_key not in self._workers:
+            self._workers[request.session_key] = asyncio.create_task(
+                self._drain(request.session_key), name=f"runs:{request.session_key}")
+        return run
+
+    async def wait(self, run_id: str, timeout: float | None) -> RunOutcome:
+        """Wait for a run to end; `status: "timeout"` when it is still going at the deadline."""
+        pending = self._pending.get(run_id)
+        if pending is not None:
+            try:
+                return await asyncio.wait_for(asyncio.shield(pending.done), timeout)
+            except TimeoutError:
+                return RunOutcome(run_id, "timeout")
+        run = await self.store.get_run(run_id)
+        if run is None:
+            raise UnknownRun(f"Unknown run: {run_id}")
+        return RunOutcome(run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout",
+                          run.error)
+
+    def is_active(self, session_key: str) -> bool:
+        return session_key in self._active or bool(self._queues.get(session_key))
+
+    async def abort_session(self, session_key: str, reason: str = "aborted") -> int:
+        """Abort the running turn and drop the queued ones; returns how many were stopped."""
+        stopped = 0
+        queue = self._queues.get(session_key)
+        while queue:
+            pending = queue.popleft()
+            await self._finish(pending, RunOutcome(pending.run.id, "aborted", reason))
+            stopped += 1
+        active = self._active.get(session_key)
+        if active is not None:
+            active[1].cancel()
+            stopped += 1
+        return stopped
+
+    async def close(self) -> None:
+        self._closing = True
+        for key in list(self._workers):
+            await self.abort_session(key, "gateway stopping")
+        for task in list(self._workers.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _drain(self, session_key: str) -> None:
+        queue = self._queues[session_key]
+        try:
+            while queue:
+                pending = queue.popleft()
+                async with self.lanes.slot(pending.request.lane):
+                    outcome = await self._execute(pending)
+                await self._finish(pending, outcome)
+        finally:
+            self._workers.pop(session_key, None)
+            if not queue:
+                self._queues.pop(session_key, None)
+
+    async def _execute(self, pending: _Pending) -> RunOutcome:
+        run, request = pending.run, pending.request
+        entry = await self.store.get_session(run.session_key)
+        if entry is None:
+            return RunOutcome(run.id, "error", "session was deleted")
+        run.started_at = now_ms()
+        run.status = "running"
+        await self.store.update_run(run.id, status="running", started_at=run.started_at)
+        sink = request.on_delta or next(
+            (s for f in self._delta_sinks if (s := f(run, request))), None)
+        task = asyncio.create_task(self.executor.run_turn(run, request, entry, sink))
+        self._active[run.session_key] = (pending, task)
+        try:
+            result = await asyncio.wait_for(task, request.timeout_seconds or None)
+        except TimeoutError:
+            return RunOutcome(run.id, "timeout", f"run timed out after {request.timeout_seconds}s")
+        except asyncio.CancelledError:
+            if self._closing or task.cancelled():
+                return RunOutcome(run.id, "aborted", "aborted")
+            raise
+        except Exception as exc:  # model/tool failures end the run, not the gateway
+            log.warning("run %s failed: %s", run.id, exc)
+            return RunOutcome(run.id, "error", str(exc) or type(exc).__name__)
+        finally:
+            self._active.pop(run.session_key, None)
+        run.input_tokens, run.output_tokens = result.input_tokens, result.output_tokens
+        run.total_tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
+        return RunOutcome(run.id, "ok", reply=result.reply)
+
+    async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
+        run = pending.run
+        run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
+        await self.store.update_run(
+            run.id, status=run.status, error=run.error, ended_at=run.ended_at,
+            input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+            total_tokens=run.total_tokens)
+        if not pending.done.done():
+            pending.done.set_result(outcome)
+        self._pending.pop(run.id, None)
+        for listener in self._listeners:
+            try:
+                await listener(run, pending.request, outcome)
+            except Exception:
+                log.exception("run listener failed for %s", run.id)

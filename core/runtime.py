@@ -1,0 +1,163 @@
+"""The runtime: every long-lived part of a gateway, wired once.
+
+Built from a validated config; started and stopped by the gateway process (core.gateway.server)
+or by tests. Channel SDKs are imported only for channels that are configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from core.agent.models import ModelResolver, warm_up_imports
+from core.commands.registry import CommandRegistry
+from core.config import CrosstalkConfig
+from core.delivery_context import DeliveryContext
+from core.errors import SendBlocked
+from core.keys import KeyModel, agent_id_of, is_subagent_key
+from core.outbound.channels import ChannelRegistry
+from core.outbound.gate import OutboundGate, session_target
+from core.policy.send_policy import SendPolicySpec
+from core.runs import Lanes, RunManager, RunRequest
+from core.runs.manager import DeltaSink
+from core.store import RunRecord, SessionEntry, Store
+from core.tools.availability import tool_names_for
+from core.tools.context import ToolContext
+from core.tools.limits import SendRateLimiter
+from core.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from adapters.base import ChannelAdapter
+    from core.routing.router import Router
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, config: CrosstalkConfig, *, store: Store | None = None) -> None:
+        self.config = config
+        s = config.session
+        self.keys = KeyModel(main_key=s.main_key, scope=s.scope,
+                             default_agent_id=config.default_agent_id(), dm_scope=s.dm_scope,
+                             identity_links=s.identity_links)
+        self.state_dir = config.resolve_state_dir()
+        self.store = store or Store(config.database_url(), self.state_dir)
+        self.channels = ChannelRegistry()
+        policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
+        self.gate = OutboundGate(self.store, self.channels, policy)
+        self.models = ModelResolver(config)
+        self.tools = ToolRegistry()
+        self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
+        self.commands = CommandRegistry()
+        from core.agent.turn import PydanticAITurnExecutor
+
+        lanes = Lanes({"subagent": config.agents.defaults.subagents.max_concurrent})
+        self.runs = RunManager(self.store, PydanticAITurnExecutor(self), lanes)
+        from core.routing.router import Router
+
+        self.router: Router = Router(self)
+        self._adapters: list[ChannelAdapter] = []
+        self._background: set[asyncio.Task[object]] = set()
+        self.started = False
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def start(self, *, adapters: list[ChannelAdapter] | None = None,
+                    probe_models: bool = True) -> None:
+        from plugins import load_builtin_plugins
+
+        await self.store.open()
+        aborted = await self.runs.recover()
+        if aborted:
+            log.warning("marked %d interrupted run(s) as aborted", len(aborted))
+        load_builtin_plugins(self)
+        self.runs.add_listener(self.router.on_run_finished)
+        self.runs.add_delta_sink(self._preview_sink)
+        for adapter in adapters or []:
+            await self.add_adapter(adapter)
+        if probe_models:
+            self.spawn(self.models.probe_loopback())
+        self.spawn(asyncio.to_thread(warm_up_imports))
+        self.started = True
+
+    def _preview_sink(self, run: RunRecord, request: RunRequest) -> DeltaSink | None:
+        target = request.context.origin
+        if not request.deliver or target is None:
+            return None
+
+        async def sink(text: str) -> None:
+            await self.gate.preview(run.session_key, target, run.id, text)
+
+        return sink
+
+    async def add_adapter(self, adapter: ChannelAdapter) -> None:
+        self.channels.add(adapter)
+        self._adapters.append(adapter)
+        await adapter.start(self.router.handle_inbound)
+
+    async def stop(self) -> None:
+        for adapter in reversed(self._adapters):
+            try:
+                await adapter.stop()
+            except Exception:
+                log.exception("adapter %s failed to stop", adapter.channel)
+        await self.runs.close()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.store.close()
+        self.started = False
+
+    def spawn(self, coro: object) -> asyncio.Task[object]:
+        """Run a background job whose failure is logged, never lost."""
+        task: asyncio.Task[object] = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+        self._background.add(task)
+
+        def done(t: asyncio.Task[object]) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed", exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    # ---- identity and policy --------------------------------------------------------------
+
+    def is_sandboxed(self, session_key: str) -> bool:
+        mode = self.config.agents.defaults.sandbox.mode
+        if mode == "all":
+            return True
+        if mode == "non-main":
+            return self.keys.kind(session_key) != "main"
+        return False
+
+    def tool_names_for(self, session_key: str, agent_id: str) -> list[str]:
+        return tool_names_for(self.config, self.tools.names, session_key, agent_id)
+
+    def context_for(self, entry: SessionEntry, *, via: str = "agent",
+                    origin: DeliveryContext | None = None) -> ToolContext:
+        """The tool context of a run in `entry`: identity comes from here, not the model."""
+        return ToolContext(
+            session_key=entry.key, agent_id=entry.agent_id,
+            origin=origin or session_target(entry),
+            sandboxed=via == "agent" and self.is_sandboxed(entry.key),
+            via="http" if via == "http" else "agent",
+        )
+
+    async def ensure_session(self, key: str, **fields: object) -> SessionEntry:
+        return await self.store.ensure_session(
+            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields)
+
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
+        """Admit a run; a session whose send policy denies it refuses (decision D5)."""
+        entry = await self.store.get_session(request.session_key)
+        if entry is None:
+            entry = await self.ensure_session(request.session_key)
+        if check_policy and self.gate.decide(entry).action == "deny":
+            raise SendBlocked()
+        return await self.runs.submit(request)
+
+    @staticmethod
+    def is_subagent(key: str) -> bool:
+        return is_subagent_key(key)

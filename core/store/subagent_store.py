@@ -1,0 +1,141 @@
+"""Store functions for the persisted sub-agent registry (table `subagent_runs`, reference [4.8]).
+
+Kept beside the main store API rather than inside it: only core.subagents uses these. The
+announce guard is a conditional UPDATE, so "announce exactly once" holds across completion
+paths and across a restart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, select, update
+
+from core.delivery_context import DeliveryContext, normalize_delivery_context
+from core.store.store import Store
+from core.store.tables import SubagentRunRow
+
+T = SubagentRunRow.__table__  # type: ignore[attr-defined]
+
+# announce_state values: `pending` (not announced yet), `running` (claimed by this process),
+# `done` (posted), `skipped` (ANNOUNCE_SKIP), `stopped` (the user stopped the run: no announce).
+ANNOUNCE_FINAL_STATES: frozenset[str] = frozenset({"done", "skipped", "stopped"})
+
+
+@dataclass(slots=True)
+class SubagentRecord:
+    run_id: str
+    child_key: str
+    requester_key: str
+    task: str
+    created_at: int
+    requester_origin: dict[str, Any] | None = None
+    label: str | None = None
+    cleanup: str = "keep"
+    model: str | None = None
+    trace_id: str | None = None
+    hops: int = 0
+    started_at: int | None = None
+    ended_at: int | None = None
+    outcome: str | None = None
+    error: str | None = None
+    reply: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    archive_at: int | None = None
+    announce_state: str = "pending"
+    announced_at: int | None = None
+
+    @property
+    def origin(self) -> DeliveryContext | None:
+        """The requester's delivery context, frozen when the sub-agent was spawned (D6)."""
+        return normalize_delivery_context(self.requester_origin)
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    @staticmethod
+    def origin_json(origin: DeliveryContext | None) -> dict[str, Any] | None:
+        return origin.model_dump() if origin is not None and not origin.is_empty() else None
+
+
+_FIELDS = frozenset(f.name for f in fields(SubagentRecord))
+
+
+def _record(row: Any) -> SubagentRecord:
+    return SubagentRecord(**{k: v for k, v in dict(row).items() if k in _FIELDS})
+
+
+async def insert_subagent_run(store: Store, rec: SubagentRecord) -> None:
+    async with store.engine.begin() as conn:
+        await conn.execute(insert(T).values(**asdict(rec)))
+
+
+async def get_subagent_run(store: Store, run_id: str) -> SubagentRecord | None:
+    async with store.engine.connect() as conn:
+        row = (await conn.execute(select(T).where(T.c.run_id == run_id))).mappings().first()
+    return _record(row) if row else None
+
+
+async def list_subagent_runs(store: Store, *, requester_key: str | None = None,
+                             unfinished: bool = False, announce_states: tuple[str, ...] = (),
+                             ) -> list[SubagentRecord]:
+    """Records oldest first (the `/subagents list` numbering)."""
+    conds = []
+    if requester_key is not None:
+        conds.append(T.c.requester_key == requester_key)
+    if unfinished:
+        conds.append(T.c.outcome.is_(None))
+    if announce_states:
+        conds.append(T.c.announce_state.in_(announce_states))
+    q = select(T)
+    if conds:
+        q = q.where(and_(*conds))
+    q = q.order_by(T.c.created_at, T.c.run_id)
+    async with store.engine.connect() as conn:
+        rows = (await conn.execute(q)).mappings().all()
+    return [_record(r) for r in rows]
+
+
+async def update_subagent_run(store: Store, run_id: str, **values: Any) -> None:
+    unknown = set(values) - _FIELDS
+    if unknown:
+        raise ValueError(f"unknown subagent run fields: {', '.join(sorted(unknown))}")
+    async with store.engine.begin() as conn:
+        await conn.execute(update(T).where(T.c.run_id == run_id).values(**values))
+
+
+async def transition_announce(store: Store, run_id: str, from_states: tuple[str, ...],
+                              to_state: str, **values: Any) -> bool:
+    """Move `announce_state` only if it is in `from_states`; True when this call moved it."""
+    async with store.engine.begin() as conn:
+        res = await conn.execute(
+            update(T).where(and_(T.c.run_id == run_id, T.c.announce_state.in_(from_states)))
+            .values(announce_state=to_state, **values))
+    return bool(res.rowcount)
+
+
+async def release_stale_claims(store: Store) -> int:
+    """Announces claimed by a process that died become pending again (called at start)."""
+    async with store.engine.begin() as conn:
+        res = await conn.execute(update(T).where(T.c.announce_state == "running")
+                                 .values(announce_state="pending"))
+    return int(res.rowcount or 0)
+
+
+async def due_for_archive(store: Store, now: int) -> list[SubagentRecord]:
+    """Finished, announced records whose `archiveAt` has passed."""
+    q = select(T).where(and_(T.c.archive_at.is_not(None), T.c.archive_at <= now,
+                             T.c.outcome.is_not(None),
+                             T.c.announce_state.in_(tuple(ANNOUNCE_FINAL_STATES))))
+    async with store.engine.connect() as conn:
+        rows = (await conn.execute(q.order_by(T.c.archive_at))).mappings().all()
+    return [_record(r) for r in rows]
+
+
+async def delete_subagent_run(store: Store, run_id: str) -> None:
+    async with store.engine.begin() as conn:
+        await conn.execute(delete(T).where(T.c.run_id == run_id))

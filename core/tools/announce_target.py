@@ -1,0 +1,46 @@
+"""Where an agent-to-agent announce is posted (reference [3.6]).
+
+A group/channel key names its chat, so the target is parsed from the key without a lookup. Keys
+are lowercased (D1) while platform ids such as Slack's `C0123` are not, so when the session's
+stored route names the same chat, that route supplies the original-case `to` and the account.
+Other sessions (DMs, main) use their stored route. Unlike the reference, the thread id is kept,
+so the announce lands in the originating thread (issue #47971).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.delivery_context import DeliveryContext
+from core.keys import parse_announce_target
+from core.outbound.gate import session_target
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+PREFER_SESSION_LOOKUP = frozenset({"whatsapp"})
+"""Channels whose key-derived target is only a fallback (the reference's WhatsApp plugin)."""
+
+_TARGET_KINDS = ("channel", "group", "user", "dm")
+
+
+def _bare(to: str) -> str:
+    kind, sep, rest = to.partition(":")
+    return (rest if sep and kind.lower() in _TARGET_KINDS else to).strip().lower()
+
+
+async def resolve_announce_target(rt: Runtime, session_key: str) -> DeliveryContext | None:
+    """The announce route of `session_key`, or None when it has no chat to post to."""
+    parsed = parse_announce_target(session_key)
+    entry = await rt.store.get_session(session_key)
+    stored = session_target(entry)
+    if parsed is not None and parsed.channel not in PREFER_SESSION_LOOKUP:
+        if stored is not None and stored.channel == parsed.channel and stored.to \
+                and _bare(stored.to) == _bare(parsed.to):
+            return DeliveryContext(channel=parsed.channel, to=stored.to,
+                                   account_id=stored.account_id,
+                                   thread_id=parsed.thread_id)
+        return parsed.as_delivery_context()
+    if stored is not None and stored.channel and stored.to:
+        return stored
+    return parsed.as_delivery_context() if parsed is not None else None

@@ -1,0 +1,110 @@
+"""One registry of tools, served both to agents (pydantic-ai) and to `POST /tools/invoke`.
+
+A tool is a pydantic argument model plus an async handler returning the JSON payload (the
+reference's `details`). Handlers raise :class:`core.errors.ToolError` for thrown errors; the
+agent path turns those into `{status:"error", tool, error}`, the HTTP path into a 400.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from core.errors import ToolInputError
+from core.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+Payload = dict[str, Any]
+Handler = Callable[["Runtime", ToolContext, Any], Awaitable[Payload]]
+
+SESSION_TOOLS = frozenset({"sessions_list", "sessions_history", "sessions_send", "sessions_spawn"})
+SUBAGENT_DENY = frozenset({
+    *SESSION_TOOLS, "gateway", "agents_list", "whatsapp_login", "session_status", "cron",
+    "memory_search", "memory_get",
+})
+TOOL_PROFILES: dict[str, frozenset[str] | None] = {
+    "minimal": frozenset({"session_status"}),
+    "messaging": frozenset({*SESSION_TOOLS, "agents_list", "session_status"}),
+    "coding": None,
+    "full": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    handler: Handler
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        return schema
+
+
+def tool_result(payload: Payload) -> dict[str, Any]:
+    """The reference's tool-result envelope: pretty JSON text plus the raw details."""
+    clean = {k: v for k, v in payload.items() if v is not None}
+    return {"content": [{"type": "text", "text": json.dumps(clean, indent=2, ensure_ascii=False)}],
+            "details": clean}
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p.strip().lower()) for p in patterns if p.strip())
+
+
+def filter_tools(names: Iterable[str], *, profile: str | None, allow: list[str] | None,
+                 deny: Iterable[str]) -> list[str]:
+    """Apply a profile, then an allow list (if any), then a deny list (deny always wins)."""
+    out = []
+    deny = list(deny)
+    profile_set = TOOL_PROFILES.get(profile or "full")
+    for name in names:
+        if profile_set is not None and name not in profile_set:
+            continue
+        if allow is not None and not _matches(name, allow):
+            continue
+        if _matches(name, deny):
+            continue
+        out.append(name)
+    return out
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+
+    def register(self, spec: ToolSpec) -> None:
+        if spec.name in self._tools:
+            raise ValueError(f"tool already registered: {spec.name}")
+        self._tools[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def parse_args(self, spec: ToolSpec, args: dict[str, Any]) -> BaseModel:
+        try:
+            return spec.args_model.model_validate(args)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "args"
+            raise ToolInputError(f"{where}: {err['msg']}") from exc
+
+    async def invoke(self, rt: Runtime, name: str, args: dict[str, Any], ctx: ToolContext
+                     ) -> Payload:
+        spec = self._tools.get(name)
+        if spec is None:
+            raise ToolInputError(f"Tool not available: {name}")
+        return await spec.handler(rt, ctx, self.parse_args(spec, args))

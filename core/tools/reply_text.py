@@ -1,0 +1,82 @@
+"""The latest assistant reply of a session, as `sessions_send` reports it (reference [3.2]).
+
+The target's reply is read back from its transcript rather than from the run outcome, so what
+the requester sees is exactly what `sessions_history` shows; reasoning tags and tool-call
+markup some models leak into text blocks are removed first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from core.store import TranscriptMessage
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+HISTORY_WINDOW = 50
+
+_THINKING = re.compile(
+    r"<\s*(think|thinking|thought|antthinking|reasoning)\b[^>]*>.*?<\s*/\s*\1\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_UNCLOSED_THINKING = re.compile(
+    r"<\s*(?:think|thinking|thought|antthinking|reasoning)\b[^>]*>.*\Z", re.IGNORECASE | re.DOTALL
+)
+_STRAY_CLOSE = re.compile(
+    r"<\s*/\s*(?:think|thinking|thought|antthinking|reasoning)\s*>", re.IGNORECASE
+)
+_MINIMAX_TOOL_CALL = re.compile(
+    r"<\s*minimax:tool_call\b[^>]*>.*?<\s*/\s*minimax:tool_call\s*>|"
+    r"<\s*invoke\b[^>]*>.*?<\s*/\s*invoke\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_TOOL_CALL_MARKER = re.compile(r"\[Tool Call:[^\]\n]*?\(ID:[^)\n]*\)\]")
+_PROVIDER_ERROR = re.compile(r'^\s*\{\s*"(?:type"\s*:\s*"error"|error"\s*:)', re.DOTALL)
+
+
+def strip_block(text: str) -> str:
+    """Remove reasoning tags, MiniMax tool-call XML and downgraded `[Tool Call: …]` markers."""
+    out = _THINKING.sub("", text)
+    out = _UNCLOSED_THINKING.sub("", out)
+    out = _STRAY_CLOSE.sub("", out)
+    out = _MINIMAX_TOOL_CALL.sub("", out)
+    return _TOOL_CALL_MARKER.sub("", out)
+
+
+def user_facing(text: str) -> str:
+    """A raw provider error payload becomes a short sentence instead of JSON."""
+    if _PROVIDER_ERROR.match(text):
+        return "The model provider returned an error."
+    return text
+
+
+def assistant_text(content: list[dict[str, Any]]) -> str | None:
+    """Join the text blocks (no separator) after stripping each; None when nothing is left."""
+    parts = []
+    for block in content:
+        if block.get("type") != "text":
+            continue
+        cleaned = strip_block(str(block.get("text", "")))
+        if cleaned.strip():
+            parts.append(cleaned)
+    joined = "".join(parts).strip()
+    return user_facing(joined) if joined else None
+
+
+def reply_of(messages: list[TranscriptMessage]) -> str | None:
+    """The reply carried by the last message, when it is an assistant message."""
+    if not messages or messages[-1].role != "assistant":
+        return None
+    return assistant_text(messages[-1].content)
+
+
+async def latest_assistant_reply(rt: Runtime, session_key: str) -> str | None:
+    """Reference [3.2]: the last non-toolResult message of the session, if assistant text."""
+    entry = await rt.store.get_session(session_key)
+    if entry is None:
+        return None
+    history = await rt.store.history(entry.session_id, limit=HISTORY_WINDOW,
+                                     include_tools=False)
+    return reply_of(history)

@@ -1,0 +1,59 @@
+"""Resolve a `sessionKey` argument (a key or a sessionId) to a stored key — reference [1.7]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.keys import (
+    is_key_shaped,
+    is_uuid,
+    multiple_sessions_found,
+    no_session_found,
+    not_visible_from_sandbox,
+)
+from core.tools.visibility import Visibility
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    key: str
+    display: str
+    via_session_id: bool
+
+
+not_visible = not_visible_from_sandbox
+
+
+async def resolve_reference(rt: Runtime, vis: Visibility, raw: str
+                            ) -> Resolved | dict[str, Any]:
+    """The target of a tool call, or the error payload `{status, error}` to return."""
+    raw = raw.strip()
+    keys = rt.keys
+    if is_key_shaped(raw) and not is_uuid(raw):
+        key = keys.resolve_input(raw, vis.requester_agent)
+        return Resolved(key, keys.display(key, vis.requester_agent), False)
+    canonical = keys.resolve_input(raw, vis.requester_agent)
+    if await rt.store.get_session(canonical) is not None:
+        return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
+    spawned_by = vis.requester_key if vis.restricted else None
+    found = await rt.store.find_sessions(raw, spawned_by=spawned_by)
+    needle = raw.lower()
+    exact = [e for e in found if e.session_id.lower() == needle or e.key == needle]
+    if len(exact) == 1:
+        key = exact[0].key
+        return Resolved(key, keys.display(key, vis.requester_agent), True)
+    if vis.restricted:
+        return {"status": "forbidden", "error": not_visible(raw)}
+    if not exact:
+        return {"status": "error", "error": no_session_found(raw)}
+    return {"status": "error", "error": multiple_sessions_found(raw, [e.key for e in exact[:2]])}
+
+
+async def spawned_by_requester(rt: Runtime, vis: Visibility, key: str) -> bool:
+    """Sandboxed callers may only reach sessions whose `spawnedBy` is their own key."""
+    entry = await rt.store.get_session(key)
+    return entry is not None and entry.spawned_by == vis.requester_key

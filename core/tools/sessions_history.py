@@ -1,0 +1,76 @@
+"""`sessions_history`: one session's transcript (reference [2.2], decision D3)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from core.keys import agent_id_of
+from core.tools.args import ToolArgs, floor_clamp, required_text
+from core.tools.context import ToolContext
+from core.tools.registry import ToolSpec
+from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
+from core.tools.visibility import a2a_policy, visibility_for
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+DEFAULT_LIMIT, MAX_LIMIT = 50, 200
+MAX_BYTES = 256 * 1024
+A2A_DISABLED = ("Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to "
+                "allow cross-agent access.")
+A2A_DENIED = "Agent-to-agent history denied by tools.agentToAgent.allow."
+
+
+class SessionsHistoryArgs(ToolArgs):
+    session_key: str | None = None
+    limit: float | None = None
+    include_tools: bool = False
+
+
+def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
+                 ) -> tuple[list[dict[str, Any]], bool]:
+    """Drop the oldest messages until the JSON fits `max_bytes`."""
+    sizes = [len(json.dumps(m, ensure_ascii=False).encode()) + 1 for m in messages]
+    total, start = sum(sizes) + 2, 0
+    while total > max_bytes and start < len(messages):
+        total -= sizes[start]
+        start += 1
+    return messages[start:], start > 0
+
+
+async def sessions_history(rt: Runtime, ctx: ToolContext, args: SessionsHistoryArgs
+                           ) -> dict[str, Any]:
+    raw = required_text(args.session_key, "sessionKey")
+    limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
+    vis = visibility_for(rt, ctx)
+    target = await resolve_reference(rt, vis, raw)
+    if not isinstance(target, Resolved):
+        return target
+    if vis.restricted and not target.via_session_id and \
+            not await spawned_by_requester(rt, vis, target.key):
+        return {"status": "forbidden", "error": not_visible(raw)}
+    policy = a2a_policy(rt)
+    target_agent = agent_id_of(target.key)
+    if target_agent != vis.requester_agent:
+        if not policy.enabled:
+            return {"status": "forbidden", "error": A2A_DISABLED}
+        if not policy.is_allowed(vis.requester_agent, target_agent):
+            return {"status": "forbidden", "error": A2A_DENIED}
+    entry = await rt.store.get_session(target.key)
+    msgs = [] if entry is None else [
+        m.to_wire() for m in await rt.store.history(
+            entry.session_id, limit=limit, include_tools=args.include_tools)]
+    msgs, truncated = cap_messages(msgs)
+    out: dict[str, Any] = {"sessionKey": target.display, "messages": msgs}
+    if truncated:
+        out["truncated"] = True
+    return out
+
+
+SPEC = ToolSpec(
+    name="sessions_history",
+    description="Fetch message history for a session.",
+    args_model=SessionsHistoryArgs,
+    handler=sessions_history,  # type: ignore[arg-type]
+)

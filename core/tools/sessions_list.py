@@ -1,0 +1,63 @@
+"""`sessions_list`: sessions visible to the requester, newest first (reference [2.1], D2)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.store import SessionQuery, now_ms
+from core.tools.args import ToolArgs, floor_clamp
+from core.tools.context import ToolContext
+from core.tools.registry import ToolSpec
+from core.tools.rows import session_row
+from core.tools.visibility import a2a_policy, visibility_for
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+KINDS = ("main", "group", "cron", "hook", "node", "other")
+DEFAULT_LIMIT, MAX_LIMIT, MAX_MESSAGES = 50, 200, 20
+
+
+class SessionsListArgs(ToolArgs):
+    kinds: list[str] | str | None = None
+    limit: float | None = None
+    active_minutes: float | None = None
+    message_limit: float | None = None
+
+
+def _kinds(value: list[str] | str | None) -> tuple[str, ...]:
+    raw = [value] if isinstance(value, str) else (value or [])
+    return tuple(dict.fromkeys(k for v in raw if (k := v.strip().lower()) in KINDS))
+
+
+async def sessions_list(rt: Runtime, ctx: ToolContext, args: SessionsListArgs
+                        ) -> dict[str, Any]:
+    vis = visibility_for(rt, ctx)
+    limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
+    active = floor_clamp(args.active_minutes, default=None, lo=1)
+    message_limit = floor_clamp(args.message_limit, default=0, lo=0, hi=MAX_MESSAGES) or 0
+    global_scope = rt.config.session.scope == "global"
+    query = SessionQuery(
+        limit=limit, kinds=_kinds(args.kinds),
+        updated_since=now_ms() - active * 60_000 if active else None,
+        include_reserved=global_scope and not vis.restricted, exclude_keys=("unknown",),
+    )
+    if vis.restricted:
+        query.spawned_by = vis.requester_key
+    else:
+        query.agent_ids, query.agent_patterns = a2a_policy(rt).visible_agents(vis.requester_agent)
+    entries = await rt.store.list_sessions(query)
+    recent = (await rt.store.recent_messages([e.session_id for e in entries], message_limit)
+              if message_limit else {})
+    rows = [session_row(rt, e, vis.requester_agent,
+                        recent.get(e.session_id, []) if message_limit else None)
+            for e in entries]
+    return {"count": len(rows), "sessions": rows}
+
+
+SPEC = ToolSpec(
+    name="sessions_list",
+    description="List sessions with optional filters and last messages.",
+    args_model=SessionsListArgs,
+    handler=sessions_list,  # type: ignore[arg-type]
+)

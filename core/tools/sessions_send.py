@@ -1,0 +1,190 @@
+"""`sessions_send`: run a message in another session and report its reply ([2.3], [3.1]–[3.2]).
+
+Checks run in the reference's order and return its exact texts; every refusal carries a fresh
+`runId` (and the display `sessionKey` once the target is known) and starts nothing. Before a
+run starts, the chain's hop budget and the source session's send rate are checked (D8). The
+reply-back loop then continues in the background (core.tools.a2a).
+
+A send into the requester's own session returns `accepted` at once instead of waiting: the new
+run queues behind the requester's running turn, which is itself waiting for this tool, so a
+wait could only ever time out.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from core.errors import SendBlocked
+from core.keys import InvalidSessionKey, normalize_agent_id
+from core.outbound.gate import session_target
+from core.runs import RunRequest
+from core.tools.a2a import LANE, A2ASend, message_context, run_a2a_flow
+from core.tools.args import ToolArgs, floor_clamp, required_text
+from core.tools.context import ToolContext
+from core.tools.limits import hop_error
+from core.tools.registry import ToolSpec
+from core.tools.reply_text import latest_assistant_reply
+from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
+from core.tools.visibility import Visibility, a2a_policy, visibility_for
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 30
+MAX_LABEL = 64
+BOTH_GIVEN = "Provide either sessionKey or label (not both)."
+NEITHER_GIVEN = "Either sessionKey or label is required"
+LABEL_OWN_AGENT = "Sandboxed sessions_send label lookup is limited to this agent"
+A2A_DISABLED = ("Agent-to-agent messaging is disabled. Set tools.agentToAgent.enabled=true to "
+                "allow cross-agent sends.")
+A2A_DENIED = "Agent-to-agent messaging denied by tools.agentToAgent.allow."
+PENDING_ANNOUNCE = {"status": "pending", "mode": "announce"}
+
+Payload = dict[str, Any]
+
+
+class SessionsSendArgs(ToolArgs):
+    session_key: str | None = None
+    label: str | None = None
+    agent_id: str | None = None
+    message: str | None = None
+    timeout_seconds: float | None = None
+
+
+def _refusal(run_id: str, status: str, error: str, session_key: str | None = None) -> Payload:
+    out: Payload = {"runId": run_id, "status": status, "error": error}
+    if session_key is not None:
+        out["sessionKey"] = session_key
+    return out
+
+
+def _a2a_refusal(rt: Runtime, requester: str, target: str) -> str | None:
+    """The cross-agent "messaging" text when `requester` may not send to `target` ([1.8])."""
+    if requester == target:
+        return None
+    policy = a2a_policy(rt)
+    if not policy.enabled:
+        return A2A_DISABLED
+    return None if policy.is_allowed(requester, target) else A2A_DENIED
+
+
+async def _key_for_label(rt: Runtime, vis: Visibility, run_id: str, label: str,
+                         agent_raw: str | None) -> str | Payload:
+    """Step 3 of [2.3]: the key of the one session with `label`, or the refusal."""
+    agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
+    if vis.restricted and agent is not None and agent != vis.requester_agent:
+        return _refusal(run_id, "forbidden", LABEL_OWN_AGENT)
+    if agent is not None and (refused := _a2a_refusal(rt, vis.requester_agent, agent)):
+        return _refusal(run_id, "forbidden", refused)
+    if len(label) > MAX_LABEL:
+        error = f"invalid label: too long (max {MAX_LABEL})"
+        found = []
+    else:
+        found = await rt.store.find_by_label(
+            label, agent_id=agent, spawned_by=vis.requester_key if vis.restricted else None)
+        error = f"No session found with label: {label}" if not found else \
+            f"Multiple sessions found with label: {label} ({', '.join(e.key for e in found)})"
+    if len(found) == 1:
+        return found[0].key
+    if vis.restricted:
+        return _refusal(run_id, "forbidden", not_visible(f"label={label}"))
+    return _refusal(run_id, "error", error)
+
+
+async def _target(rt: Runtime, vis: Visibility, run_id: str, args: SessionsSendArgs
+                  ) -> Resolved | Payload:
+    """Steps 2–7 of [2.3]: the visible, allowed target, or the refusal to return."""
+    raw = (args.session_key or "").strip()
+    label = (args.label or "").strip()
+    if raw and label:
+        return _refusal(run_id, "error", BOTH_GIVEN)
+    if not raw and label:
+        by_label = await _key_for_label(rt, vis, run_id, label, args.agent_id)
+        if isinstance(by_label, dict):
+            return by_label
+        raw = by_label
+    if not raw:
+        return _refusal(run_id, "error", NEITHER_GIVEN)
+    try:
+        target = await resolve_reference(rt, vis, raw)
+    except InvalidSessionKey as exc:
+        return _refusal(run_id, "error", str(exc))
+    if not isinstance(target, Resolved):
+        return {"runId": run_id, **target}
+    if vis.restricted and not target.via_session_id and \
+            not await spawned_by_requester(rt, vis, target.key):
+        return _refusal(run_id, "forbidden", not_visible(raw), target.display)
+    refused = _a2a_refusal(rt, vis.requester_agent, rt.keys.agent_of(target.key))
+    if refused:
+        return _refusal(run_id, "forbidden", refused, target.display)
+    return target
+
+
+def _limit_error(rt: Runtime, ctx: ToolContext) -> str | None:
+    """Decision D8: hop budget of the chain, then the source session's rolling-minute rate."""
+    limits = rt.config.tools.sessions
+    return hop_error(ctx, limits.hop_budget) or rt.send_limiter.check(ctx.session_key)
+
+
+async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -> Payload:
+    message = required_text(args.message, "message")
+    timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
+    run_id = str(uuid.uuid4())
+    vis = visibility_for(rt, ctx)
+    target = await _target(rt, vis, run_id, args)
+    if not isinstance(target, Resolved):
+        return target
+    if (limited := _limit_error(rt, ctx)) is not None:
+        log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
+                    limited)
+        return _refusal(run_id, "error", limited, target.display)
+    entry = await rt.store.get_session(target.key)
+    run_ctx = ctx.next_hop(target.key, rt.keys.agent_of(target.key),
+                           origin=session_target(entry), sandboxed=rt.is_sandboxed(target.key))
+    request = RunRequest(
+        session_key=target.key, message=message, context=run_ctx,
+        extra_system_prompt=message_context(ctx.session_key.strip(), ctx.channel,
+                                            target.display),
+        deliver=False, lane=LANE, meta={"via": "sessions_send", "from": ctx.session_key})
+    try:
+        run = await rt.start_run(request)
+    except SendBlocked as exc:
+        return _refusal(run_id, "error", str(exc), target.display)
+    except Exception as exc:  # a run that cannot be admitted is a result, not a crash
+        log.warning("sessions_send into %s failed to start: %s", target.key, exc)
+        return _refusal(run_id, "error", str(exc) or "error", target.display)
+    send = A2ASend(ctx=ctx, target_key=target.key, target_display=target.display,
+                   message=message, run_id=run.id, timeout_seconds=timeout)
+    if timeout == 0 or target.key == ctx.session_key:
+        rt.spawn(run_a2a_flow(rt, send))
+        return {"runId": run.id, "status": "accepted", "sessionKey": target.display,
+                "delivery": dict(PENDING_ANNOUNCE)}
+    outcome = await rt.runs.wait(run.id, timeout)
+    if outcome.status == "timeout":
+        return _refusal(run.id, "timeout", outcome.error, target.display) if outcome.error \
+            else {"runId": run.id, "status": "timeout", "sessionKey": target.display}
+    if outcome.status != "ok":
+        return _refusal(run.id, "error", outcome.error or "agent error", target.display)
+    reply = await latest_assistant_reply(rt, target.key)
+    rt.spawn(run_a2a_flow(rt, A2ASend(
+        ctx=ctx, target_key=target.key, target_display=target.display, message=message,
+        run_id=run.id, timeout_seconds=timeout, round_one_reply=reply)))
+    out: Payload = {"runId": run.id, "status": "ok"}
+    if reply is not None:
+        out["reply"] = reply
+    out["sessionKey"] = target.display
+    out["delivery"] = dict(PENDING_ANNOUNCE)
+    return out
+
+
+SPEC = ToolSpec(
+    name="sessions_send",
+    description="Send a message into another session. Use sessionKey or label to identify the "
+                "target.",
+    args_model=SessionsSendArgs,
+    handler=sessions_send,
+)

@@ -1,0 +1,21 @@
+"""Owner chat commands: /send, /status, /new, /stop, /help."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plugins import PluginAPI
+from plugins.chat_commands import help as help_cmd
+from plugins.chat_commands import send, session
+
+
+@dataclass(frozen=True)
+class ChatCommandsPlugin:
+    name: str = "chat-commands"
+
+    def register(self, api: PluginAPI) -> None:
+        for spec in (send.SPEC, *session.SPECS, help_cmd.SPEC):
+            api.register_command(spec)
+
+
+PLUGIN = ChatCommandsPlugin()

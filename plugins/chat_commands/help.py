@@ -1,0 +1,14 @@
+"""`/help`: the commands this sender may use."""
+
+from __future__ import annotations
+
+from core.commands.registry import CommandInvocation, CommandSpec
+
+
+async def handle_help(inv: CommandInvocation) -> str:
+    specs = inv.runtime.commands.visible(is_owner=inv.is_owner)
+    lines = ["⚙️ Commands:"] + [f"/{c.name} — {c.description}" for c in specs]
+    return "\n".join(lines)
+
+
+SPEC = CommandSpec(name="help", description="List the commands you can use", handler=handle_help)

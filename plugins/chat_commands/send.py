@@ -1,0 +1,39 @@
+"""`/send on|off|inherit`: the owner's per-session send-policy override (D4, reference [5.4])."""
+
+from __future__ import annotations
+
+from core.commands.parse import (
+    SEND_OWNER_ONLY,
+    SEND_USAGE,
+    ParsedCommand,
+    is_send_command,
+    parse_send_mode,
+    send_set_text,
+)
+from core.commands.registry import CommandInvocation, CommandSpec
+from core.policy.send_policy import effective_policy_text
+
+_OVERRIDE = {"allow": "allow", "deny": "deny", "inherit": None}
+
+
+async def handle_send(inv: CommandInvocation) -> str:
+    if not inv.is_owner:
+        return SEND_OWNER_ONLY
+    mode = parse_send_mode(inv.command.args)
+    rt = inv.runtime
+    if mode is None:
+        return effective_policy_text(rt.gate.decide(inv.entry))
+    if mode == "invalid":
+        return SEND_USAGE
+    await rt.store.update_session(inv.entry.key, send_policy=_OVERRIDE[mode])
+    return send_set_text(mode)
+
+
+def _matches(parsed: ParsedCommand) -> bool:
+    return is_send_command(parsed)
+
+
+SPEC = CommandSpec(
+    name="send", description="Show or set where the bot may speak: /send on|off|inherit",
+    handler=handle_send, owner_only=True, usage=SEND_USAGE, matches=_matches,
+)

@@ -1,0 +1,66 @@
+"""`/status`, `/new` and `/stop`: look at, reset and interrupt the current session."""
+
+from __future__ import annotations
+
+import uuid
+
+from core.commands.registry import CommandInvocation, CommandSpec
+from core.policy.send_policy import effective_policy_text
+
+OWNER_ONLY = "⚙️ /{name} is owner-only."
+
+
+async def handle_status(inv: CommandInvocation) -> str:
+    rt, entry = inv.runtime, inv.entry
+    policy = effective_policy_text(rt.gate.decide(entry)).removeprefix("⚙️ ")
+    last = await rt.store.last_run(entry.key)
+    model = entry.model or rt.models.default_ref(entry.agent_id) or "none configured"
+    lines = [
+        f"⚙️ Session: {entry.key}",
+        f"Model: {model}",
+        policy,
+        f"Tokens: {entry.total_tokens or 0} total (last turn in {entry.input_tokens or 0} / "
+        f"out {entry.output_tokens or 0})",
+        f"Last run: {last.status if last else 'none'}" + (
+            f" ({last.error})" if last and last.error else ""),
+    ]
+    return "\n".join(lines)
+
+
+async def handle_new(inv: CommandInvocation) -> str:
+    if not inv.is_owner:
+        return OWNER_ONLY.format(name="new")
+    rt = inv.runtime
+    await rt.runs.abort_session(inv.entry.key, "session reset by /new")
+    new_id = str(uuid.uuid4())
+    await rt.store.update_session(inv.entry.key, session_id=new_id, input_tokens=None,
+                                  output_tokens=None, total_tokens=None, context_tokens=None,
+                                  aborted_last_run=None)
+    return f"⚙️ New session started ({new_id[:8]}). Send policy kept."
+
+
+async def handle_stop(inv: CommandInvocation) -> str:
+    if not inv.is_owner:
+        return OWNER_ONLY.format(name="stop")
+    rt = inv.runtime
+    stopped = await rt.runs.abort_session(inv.entry.key)
+    children = 0
+    stop_children = getattr(rt, "stop_subagents_of", None)
+    if stop_children is not None:
+        children = await stop_children(inv.entry.key)
+    if not stopped and not children:
+        return "⚙️ Nothing to stop."
+    if children:
+        noun = "sub-agent" if children == 1 else "sub-agents"
+        return f"⚙️ Agent was aborted. Stopped {children} {noun}."
+    return "⚙️ Agent was aborted."
+
+
+SPECS = (
+    CommandSpec(name="status", description="Show this session's key, model, policy and usage",
+                handler=handle_status),
+    CommandSpec(name="new", description="Start a fresh conversation in this chat",
+                handler=handle_new, owner_only=True),
+    CommandSpec(name="stop", description="Abort the running agent turn and its sub-agents",
+                handler=handle_stop, owner_only=True),
+)

@@ -1,0 +1,77 @@
+"""Shared fixtures: the fake model server, configs pointing at it, a started runtime.
+
+Real model requests are impossible here: the only provider configured is the loopback fake,
+and `probe_models=False` keeps the zero-config probe from finding anything on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import CrosstalkConfig, validate_config
+from core.runtime import Runtime
+from tests.fakes.fixtures import fake_discord, fake_slack, fake_telegram  # noqa: F401
+from tests.fakes.model import FakeModelServer
+
+os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+
+
+
+def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) \
+            else v
+    return out
+
+
+@pytest.fixture
+async def fake_model() -> AsyncIterator[FakeModelServer]:
+    server = FakeModelServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+ConfigFactory = Callable[..., CrosstalkConfig]
+
+
+@pytest.fixture
+def make_config(tmp_path: Path, fake_model: FakeModelServer) -> ConfigFactory:
+    """`make_config({...})`: a config on SQLite in tmp_path with the fake model as default."""
+
+    def factory(extra: dict[str, Any] | None = None) -> CrosstalkConfig:
+        raw: dict[str, Any] = {
+            "gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "test-token"}},
+            "models": {"providers": {"fake": {"baseUrl": fake_model.base_url,
+                                              "apiKey": "test"}}},
+            "agents": {"defaults": {"model": "fake/fake-model"}},
+        }
+        return validate_config(deep_merge(raw, extra or {}))
+
+    return factory
+
+
+RuntimeFactory = Callable[..., Awaitable[Runtime]]
+
+
+@pytest.fixture
+async def make_runtime(make_config: ConfigFactory) -> AsyncIterator[RuntimeFactory]:
+    """`await make_runtime({...}, adapters=[...])`: a started runtime, stopped after the test."""
+    started: list[Runtime] = []
+
+    async def factory(extra: dict[str, Any] | None = None, *, adapters: list[Any] | None = None
+                      ) -> Runtime:
+        rt = Runtime(make_config(extra))
+        await rt.start(adapters=adapters or [], probe_models=False)
+        started.append(rt)
+        return rt
+
+    yield factory
+    for rt in reversed(started):
+        await rt.stop()

@@ -1,0 +1,49 @@
+"""Ready-made function-scoped fixtures for the platform fakes.
+
+Import them into a ``conftest.py`` (``from tests.fakes.fixtures import fake_discord, ...``).
+A fresh server costs about a millisecond, so per-test isolation is cheap. Stop the client under
+test *before* these fixtures tear down, or it will see the server vanish and start retrying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from tests.fakes.discord import FakeDiscord, patch_discord_library
+from tests.fakes.slack import FakeSlack
+from tests.fakes.telegram import FakeTelegram
+
+
+@pytest_asyncio.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    fake = FakeTelegram()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    """Also patches discord.py's two global endpoint attributes (restored afterwards)."""
+    fake = FakeDiscord()
+    await fake.start()
+    patch_discord_library(monkeypatch, fake.api_base, fake.gateway_url)
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_slack() -> AsyncIterator[FakeSlack]:
+    fake = FakeSlack()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()

@@ -1,0 +1,473 @@
+"""A loopback fake of the OpenAI Chat Completions API, for integration tests of agent runs.
+
+The real ``openai`` SDK (and pydantic-ai's ``OpenAIChatModel`` on top of it) talks to this
+server over HTTP, so tests exercise the same request/stream parsing as production while the
+answers stay scripted and deterministic::
+
+    async with running_fake_model() as fake:
+        fake.script(tool_call("lookup", {"q": "x"}), text("done"))
+        agent = Agent(fake.chat_model(), tools=[...])
+        result = await agent.run("hi")
+        assert tool_results(fake.requests[1])[0]["content"] == "..."
+
+How a reply is chosen for each ``POST /v1/chat/completions``, first match wins:
+
+1. the FIFO queue filled by :meth:`FakeModelServer.script` (an entry may be a responder);
+2. the responder callable (``responder=`` or :meth:`FakeModelServer.set_responder`), which
+   sees the request JSON and may return ``None`` to fall through;
+3. the default :func:`echo` reply, ``"echo: <last user text>"``.
+
+Replies are built with the helpers re-exported from :mod:`tests.fakes.model_script`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from tests.fakes.model_script import (
+    DEFAULT_COMPLETION_TOKENS,
+    DEFAULT_PROMPT_TOKENS,
+    DelayReply,
+    ErrorReply,
+    Reply,
+    RequestJSON,
+    Responder,
+    TextReply,
+    ToolCall,
+    ToolCallsReply,
+    Usage,
+    content_text,
+    delay,
+    echo,
+    error,
+    last_message,
+    last_user_text,
+    messages,
+    split_args,
+    split_words,
+    system_text,
+    text,
+    tool_call,
+    tool_calls,
+    tool_names,
+    tool_results,
+)
+
+if TYPE_CHECKING:
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+__all__ = [
+    "DEFAULT_COMPLETION_TOKENS",
+    "DEFAULT_PROMPT_TOKENS",
+    "DelayReply",
+    "ErrorReply",
+    "FakeModelServer",
+    "Reply",
+    "RequestJSON",
+    "Responder",
+    "TextReply",
+    "ToolCall",
+    "ToolCallsReply",
+    "Usage",
+    "content_text",
+    "delay",
+    "echo",
+    "error",
+    "last_message",
+    "last_user_text",
+    "messages",
+    "running_fake_model",
+    "split_args",
+    "split_words",
+    "system_text",
+    "text",
+    "tool_call",
+    "tool_calls",
+    "tool_names",
+    "tool_results",
+]
+
+ScriptEntry = Reply | Responder
+
+
+def _json_response(
+    payload: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        body=json.dumps(payload).encode(),
+        status=status,
+        headers=headers,
+        content_type="application/json",
+    )
+
+
+def _error_response(reply: ErrorReply) -> web.Response:
+    """``x-should-retry`` pins the SDK's retry decision so a scripted error is answered once."""
+    headers = {"x-should-retry": "true" if reply.retry else "false"}
+    return _json_response(reply.body(), status=reply.status, headers=headers)
+
+
+class FakeModelServer:
+    """aiohttp server on 127.0.0.1:0 speaking enough of the OpenAI API for pydantic-ai.
+
+    ``requests`` holds every chat-completions body in arrival order, ``headers`` the matching
+    request headers, ``replies`` what was answered to each (after resolving responders) and
+    ``abandoned`` how many requests the client gave up on before their answer was sent.
+    """
+
+    def __init__(
+        self,
+        *,
+        models: Sequence[str] = ("fake-model",),
+        responder: Responder | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        self.models: tuple[str, ...] = tuple(models)
+        self.api_key = api_key
+        self.requests: list[RequestJSON] = []
+        self.headers: list[dict[str, str]] = []
+        self.replies: list[Reply] = []
+        self.abandoned = 0
+        self.base_url = ""
+        self._responder = responder
+        self._queue: deque[ScriptEntry] = deque()
+        self._changed = asyncio.Condition()
+        self._stopping = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self._chat_models: list[OpenAIChatModel] = []
+        self._completion_ids = itertools.count(1)
+        self.app = web.Application()
+        self.app.router.add_get("/v1/models", self._list_models)
+        self.app.router.add_get("/v1/models/{model}", self._get_model)
+        self.app.router.add_post("/v1/chat/completions", self._chat_completions)
+        self.app.router.add_route("*", "/{tail:.*}", self._unknown_route)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> str:
+        """Bind a free loopback port; return the base URL ending in ``/v1`` (for ``base_url``)."""
+        # handler_cancellation: a client that hangs up cancels its handler, ending any delay.
+        self._runner = web.AppRunner(
+            self.app, shutdown_timeout=1, access_log=None, handler_cancellation=True
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Wake delayed replies (they answer 503) and shut down within ~1 s; idempotent."""
+        self._stopping.set()
+        await self._notify()
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        for model in self._chat_models:
+            # After the server answered what it held: entering and leaving a model closes the
+            # HTTP pool its provider owns, so no client socket outlives the test.
+            await model.__aenter__()
+            await model.__aexit__(None, None, None)
+        self._chat_models.clear()
+
+    async def __aenter__(self) -> FakeModelServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def script(self, *replies: ScriptEntry) -> None:
+        """Queue replies (or per-request responders) answered in FIFO order, one per request."""
+        self._queue.extend(replies)
+
+    def set_responder(self, responder: Responder | None) -> None:
+        """Replace the fallback responder used when the script queue is empty."""
+        self._responder = responder
+
+    @property
+    def pending_script(self) -> int:
+        """Scripted replies not yet consumed (tests assert 0 to catch missing model calls)."""
+        return len(self._queue)
+
+    def chat_model(self, model_name: str | None = None) -> OpenAIChatModel:
+        """A pydantic-ai ``OpenAIChatModel`` pointed at this server (call after ``start``).
+
+        Its HTTP connection pool is closed by :meth:`stop`.
+        """
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        if not self.base_url:
+            raise RuntimeError("FakeModelServer.chat_model() before start()")
+        provider = OpenAIProvider(base_url=self.base_url, api_key=self.api_key or "test")
+        model = OpenAIChatModel(model_name or self.models[0], provider=provider)
+        self._chat_models.append(model)
+        return model
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _wait_until(self, predicate: Callable[[], bool], what: str, within: float) -> None:
+        try:
+            async with asyncio.timeout(within):
+                async with self._changed:
+                    await self._changed.wait_for(predicate)
+        except TimeoutError:
+            raise AssertionError(
+                f"FakeModelServer: expected {what} within {within}s; got {len(self.requests)} "
+                f"request(s), {self.abandoned} abandoned; last user texts: "
+                f"{[last_user_text(r) for r in self.requests]}"
+            ) from None
+
+    async def wait_for_requests(
+        self,
+        count: int,
+        timeout: float = 5.0,  # noqa: ASYNC109 -- the deadline is the point of this helper
+    ) -> list[RequestJSON]:
+        """Wait (no polling) until ``count`` requests arrived; return all recorded so far.
+
+        Raises ``AssertionError`` describing what did arrive when the deadline passes.
+        """
+        await self._wait_until(lambda: len(self.requests) >= count, f"{count} request(s)", timeout)
+        return list(self.requests)
+
+    async def wait_for_abandoned(
+        self,
+        count: int = 1,
+        timeout: float = 5.0,  # noqa: ASYNC109 -- same deadline style as wait_for_requests
+    ) -> None:
+        """Wait until ``count`` requests were dropped by their client before being answered."""
+        await self._wait_until(
+            lambda: self.abandoned >= count, f"{count} abandoned request(s)", timeout
+        )
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    async def _list_models(self, request: web.Request) -> web.Response:
+        data = [self._model_json(m) for m in self.models]
+        return _json_response({"object": "list", "data": data})
+
+    async def _get_model(self, request: web.Request) -> web.Response:
+        model = request.match_info["model"]
+        if model not in self.models:
+            return _error_response(
+                error(404, f"The model '{model}' does not exist", code="model_not_found")
+            )
+        return _json_response(self._model_json(model))
+
+    @staticmethod
+    def _model_json(model: str) -> dict[str, Any]:
+        return {"id": model, "object": "model", "created": 0, "owned_by": "crosstalk-fake"}
+
+    async def _unknown_route(self, request: web.Request) -> web.Response:
+        """OpenAI-shaped 404, naming the route, so a wrong client API shows up plainly."""
+        return _error_response(
+            error(404, f"fake model server: no route {request.method} {request.path}")
+        )
+
+    def _unauthorized(self, request: web.Request) -> web.Response | None:
+        if self.api_key is None:
+            return None
+        if request.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return None
+        return _error_response(error(401, "Incorrect API key provided", code="invalid_api_key"))
+
+    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error_response(error(400, "request body is not valid JSON"))
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error_response(error(400, "'messages' is a required property"))
+
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        await self._notify()
+        try:
+            reply = await self._choose(body)
+        except Exception as exc:  # a broken responder must fail the run loudly, not hang it
+            reply = error(500, f"fake model responder raised {exc!r}")
+        self.replies.append(reply)
+        try:
+            return await self._answer(request, body, reply)
+        except asyncio.CancelledError:
+            self.abandoned += 1
+            await self._notify()
+            raise
+
+    async def _choose(self, body: RequestJSON) -> Reply:
+        while self._queue:
+            entry = self._queue.popleft()
+            reply = await self._call(entry, body) if callable(entry) else entry
+            if reply is not None:
+                return reply
+        if self._responder is not None:
+            reply = await self._call(self._responder, body)
+            if reply is not None:
+                return reply
+        return echo(body)
+
+    @staticmethod
+    async def _call(responder: Responder, body: RequestJSON) -> Reply | None:
+        result = responder(body)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    async def _wait_unless_stopping(self, seconds: float) -> bool:
+        """Sleep ``seconds`` unless the server stops first; True if the full wait elapsed."""
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({stopping}, timeout=seconds)
+        finally:
+            stopping.cancel()
+        return not self._stopping.is_set()
+
+    async def _answer(
+        self, request: web.Request, body: RequestJSON, reply: Reply
+    ) -> web.StreamResponse:
+        while isinstance(reply, DelayReply):
+            if not await self._wait_unless_stopping(reply.seconds):
+                return _error_response(error(503, "fake model server is stopping"))
+            reply = reply.reply
+        if isinstance(reply, ErrorReply):
+            return _error_response(reply)
+        completion_id = f"chatcmpl-fake-{next(self._completion_ids)}"
+        model = str(body.get("model") or self.models[0])
+        if body.get("stream"):
+            return await self._stream(request, body, reply, completion_id, model)
+        return _json_response(self._completion_json(reply, completion_id, model))
+
+    @staticmethod
+    def _completion_json(
+        reply: TextReply | ToolCallsReply, completion_id: str, model: str
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if isinstance(reply, ToolCallsReply):
+            finish_reason = "tool_calls"
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in reply.calls
+            ]
+        else:
+            finish_reason = reply.finish_reason
+        return {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            ],
+            "usage": reply.usage.as_json(),
+            "system_fingerprint": None,
+        }
+
+    async def _stream(
+        self,
+        request: web.Request,
+        body: RequestJSON,
+        reply: TextReply | ToolCallsReply,
+        completion_id: str,
+        model: str,
+    ) -> web.StreamResponse:
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        for chunk in self._stream_chunks(reply, completion_id, model, include_usage):
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    def _stream_chunks(
+        reply: TextReply | ToolCallsReply, completion_id: str, model: str, include_usage: bool
+    ) -> list[dict[str, Any]]:
+        """The SSE chunks, shaped like OpenAI's: role first, deltas, finish, optional usage."""
+        created = int(time.time())
+        base: dict[str, Any] = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "system_fingerprint": None,
+        }
+        if include_usage:
+            base["usage"] = None
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            return {**base, "choices": [choice]}
+
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        if isinstance(reply, TextReply):
+            chunks += [chunk({"content": piece}) for piece in reply.chunks]
+            finish_reason = reply.finish_reason
+        else:
+            if reply.content:
+                chunks += [chunk({"content": piece}) for piece in split_words(reply.content)]
+            for index, call in enumerate(reply.calls):
+                chunks.append(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": index,
+                                    "id": call.id,
+                                    "type": "function",
+                                    "function": {"name": call.name, "arguments": ""},
+                                }
+                            ]
+                        }
+                    )
+                )
+                chunks += [
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+                    for part in split_args(call.arguments)
+                ]
+            finish_reason = "tool_calls"
+        chunks.append(chunk({}, finish_reason))
+        if include_usage:
+            chunks.append({**base, "choices": [], "usage": reply.usage.as_json()})
+        return chunks
+
+
+@contextlib.asynccontextmanager
+async def running_fake_model(**kwargs: Any) -> AsyncIterator[FakeModelServer]:
+    """Start a :class:`FakeModelServer` (``kwargs`` go to its constructor), stop it on exit.
+
+    Use inside a test or your own fixture: ``async with running_fake_model() as fake: ...``.
+    """
+    server = FakeModelServer(**kwargs)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

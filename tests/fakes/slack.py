@@ -1,0 +1,240 @@
+"""Loopback fake of Slack's Web API, Socket Mode and Events API push for slack-bolt 1.30 (async).
+
+Point Bolt at it with ``AsyncApp(client=AsyncWebClient(token=fake.bot_token,
+base_url=f"{url}/api/", retry_handlers=[]))``. Socket Mode then follows by itself, because
+``apps.connections.open`` (called with the ``xapp-`` token) returns this server's ``ws://`` URL.
+For HTTP mode, :meth:`FakeSlack.post_event` signs an ``event_callback`` exactly like Slack
+(``v0`` HMAC over the bytes sent). API errors are HTTP 200 with ``ok: false``, rate limits 429
+with ``Retry-After``; both surface as ``SlackApiError`` in the SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import time
+import uuid
+from typing import Any
+
+import aiohttp
+from aiohttp import WSMsgType, web
+
+from tests.fakes.base import Call, EmulatorServer, Failure, json_response
+
+
+def sign(body: str, signing_secret: str, timestamp: str) -> str:
+    """Slack request signature: ``v0=`` + hex HMAC-SHA256 of ``v0:{ts}:{body}``."""
+    base = f"v0:{timestamp}:{body}".encode()
+    return "v0=" + hmac.new(signing_secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+class FakeSlack(EmulatorServer):
+    """Slack fake: auth.test, chat.postMessage, apps.connections.open and the Socket Mode ws."""
+
+    #: Methods answered with plain ``{"ok": true}``.
+    harmless_methods = frozenset({"reactions.add", "reactions.remove", "chat.delete",
+                                  "conversations.join", "assistant.threads.setStatus"})
+
+    def __init__(
+        self,
+        bot_token: str = "xoxb-fake-bot-token",
+        app_token: str = "xapp-1-fake-app-token",
+        *,
+        signing_secret: str = "fake-signing-secret",
+        team_id: str = "T0FAKE01",
+        bot_user_id: str = "U0FAKEBOT",
+        bot_id: str = "B0FAKEBOT",
+        app_id: str = "A0FAKEAPP",
+    ) -> None:
+        self.bot_token, self.app_token, self.signing_secret = bot_token, app_token, signing_secret
+        self.team_id, self.bot_user_id, self.bot_id, self.app_id = (
+            team_id, bot_user_id, bot_id, app_id)
+        self.sockets: list[web.WebSocketResponse] = []
+        self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
+        self._ts = itertools.count(100)
+        self._session: aiohttp.ClientSession | None = None
+        super().__init__()
+
+    def _setup_routes(self, app: web.Application) -> None:
+        app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/link/", self._socket)
+
+    def next_ts(self) -> str:
+        """A unique, increasing Slack timestamp (``seconds.micro``)."""
+        return f"{int(time.time())}.{next(self._ts):06d}"
+
+    # -- event builders ---------------------------------------------------------------------
+
+    def message_event(self, channel: str, text: str, *, channel_type: str = "im",
+                      user: str = "U0USER001", ts: str | None = None,
+                      thread_ts: str | None = None, bot_id: str | None = None,
+                      subtype: str | None = None) -> dict[str, Any]:
+        """A ``message`` event (``channel_type`` im | channel | group | mpim)."""
+        ts = ts or self.next_ts()
+        event: dict[str, Any] = {"type": "message", "channel": channel,
+                                 "channel_type": channel_type, "user": user, "text": text,
+                                 "ts": ts, "event_ts": ts, "team": self.team_id}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        if bot_id:
+            event["bot_id"] = bot_id
+        if subtype:
+            event["subtype"] = subtype
+        return event
+
+    def app_mention(self, channel: str, text: str, *, user: str = "U0USER001",
+                    ts: str | None = None, thread_ts: str | None = None) -> dict[str, Any]:
+        """An ``app_mention`` event; ``<@BOT>`` is prefixed unless already in ``text``."""
+        mention = f"<@{self.bot_user_id}>"
+        event = self.message_event(channel, text if mention in text else f"{mention} {text}",
+                                   user=user, ts=ts, thread_ts=thread_ts)
+        event["type"] = "app_mention"
+        del event["channel_type"]
+        return event
+
+    def event_callback(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Wrap an event in the ``event_callback`` envelope Slack pushes."""
+        return {"token": "verification-token", "team_id": self.team_id, "api_app_id": self.app_id,
+                "event": event, "type": "event_callback", "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+                "event_time": int(time.time()), "is_ext_shared_channel": False,
+                "authorizations": [{"enterprise_id": None, "team_id": self.team_id,
+                                    "user_id": self.bot_user_id, "is_bot": True,
+                                    "is_enterprise_install": False}]}
+
+    def _payload(self, event: dict[str, Any]) -> dict[str, Any]:
+        return event if "event" in event or event.get("type") == "url_verification" \
+            else self.event_callback(event)
+
+    # -- HTTP Events API --------------------------------------------------------------------
+
+    async def post_event(self, events_url: str, event: dict[str, Any],
+                         signing_secret: str | None = None, *,
+                         headers: dict[str, str] | None = None) -> tuple[int, str]:
+        """Sign and POST an event (bare events are wrapped in ``event_callback``).
+
+        Returns ``(status, body)``. Bolt acks before its listener runs, so wait on the fake
+        for the outbound call, not on this response.
+        """
+        body = json.dumps(self._payload(event))
+        ts = str(int(time.time()))
+        sent = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts,
+                "X-Slack-Signature": sign(body, signing_secret or self.signing_secret, ts),
+                **(headers or {})}
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        async with self._session.post(events_url, data=body.encode(), headers=sent) as resp:
+            return resp.status, await resp.text()
+
+    async def _on_stop(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    # -- Socket Mode ------------------------------------------------------------------------
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = await self._open_ws(request)
+        self.sockets.append(ws)
+        self.record(Call("socket.connect", dict(request.query), None, request.path_qs, "GET"))
+        await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
+                            "debug_info": {"host": "fake-slack"},
+                            "connection_info": {"app_id": self.app_id}})
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    break
+                data = json.loads(msg.data)
+                self.record(Call("ack" if "envelope_id" in data else "socket.message", data,
+                                 None, request.path, "WS", None))
+        finally:
+            self._forget_ws(ws)
+            self.sockets.remove(ws)
+        return ws
+
+    async def push_event(self, event: dict[str, Any], *, envelope_type: str = "events_api",
+                         retry_attempt: int = 0) -> str:
+        """Send an envelope over the newest socket; returns its ``envelope_id`` (see ``ack``).
+
+        Waits (up to 5 s) for a connection, since the client may see its handshake complete
+        before this server has registered the socket.
+        """
+        await self.wait_until(lambda: bool(self.sockets))
+        envelope_id = str(uuid.uuid4())
+        payload = self._payload(event) if envelope_type == "events_api" else event
+        await self.sockets[-1].send_json({
+            "envelope_id": envelope_id, "type": envelope_type, "payload": payload,
+            "accepts_response_payload": envelope_type != "events_api",
+            "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""})
+        return envelope_id
+
+    async def disconnect(self, reason: str = "refresh_requested") -> None:
+        """Ask connected clients to reconnect (they call apps.connections.open again)."""
+        for ws in list(self.sockets):
+            await ws.send_json({"type": "disconnect", "reason": reason,
+                                "debug_info": {"host": "fake-slack"}})
+
+    # -- Web API ----------------------------------------------------------------------------
+
+    def _error(self, failure: Failure) -> web.Response:
+        body: dict[str, Any] = {"ok": False, "error": "ratelimited" if failure.status == 429
+                                else "internal_error"}
+        body.update(failure.body or {})
+        headers = dict(failure.headers)
+        if failure.status == 429:
+            headers.setdefault("Retry-After", str(int(failure.retry_after or 1)))
+        return json_response(body, failure.status, headers)
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            params.update(await request.json())
+        else:
+            params.update({k: v for k, v in (await request.post()).items()
+                           if isinstance(v, str)})
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or \
+            params.get("token")
+        call = self.record(Call(method, params, token, request.path, request.method))
+        failure = self._take_failure(method)
+        if failure is not None:
+            call.status = failure.status
+            return self._error(failure)
+        result = self._result(method, params, token)
+        return json_response(result, headers={"x-oauth-scopes": "chat:write,app_mentions:read"})
+
+    def _result(self, method: str, params: dict[str, Any], token: str | None) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            if token != self.app_token:
+                return {"ok": False, "error": "not_allowed_token_type" if token == self.bot_token
+                        else "invalid_auth"}
+            return {"ok": True, "url": f"{self.ws_url}/link/?ticket={uuid.uuid4()}"}
+        if token != self.bot_token:
+            return {"ok": False, "error": "not_allowed_token_type" if token == self.app_token
+                    else "invalid_auth"}
+        if method == "auth.test":
+            return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake Team",
+                    "user": "crosstalk", "team_id": self.team_id, "user_id": self.bot_user_id,
+                    "bot_id": self.bot_id, "is_enterprise_install": False}
+        if method in ("chat.postMessage", "chat.update"):
+            if not params.get("channel"):
+                return {"ok": False, "error": "channel_not_found"}
+            if not params.get("text") and not params.get("blocks"):
+                return {"ok": False, "error": "no_text"}
+            ts = params.get("ts") or self.next_ts()
+            message = {"type": "message", "text": params.get("text", ""), "user": self.bot_user_id,
+                       "bot_id": self.bot_id, "app_id": self.app_id, "team": self.team_id,
+                       "ts": ts}
+            if params.get("thread_ts"):
+                message["thread_ts"] = params["thread_ts"]
+            self.posted.append({**message, "channel": params["channel"]})
+            return {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
+        if method == "conversations.replies":
+            # Bolt 1.30 reads this for DM threads (assistant thread context) before say().
+            thread = [{k: v for k, v in m.items() if k != "channel"} for m in self.posted
+                      if m["channel"] == params.get("channel")
+                      and params.get("ts") in (m["ts"], m.get("thread_ts"))]
+            return {"ok": True, "messages": thread, "has_more": False}
+        if method in self.harmless_methods:
+            return {"ok": True}
+        return {"ok": False, "error": "unknown_method"}

@@ -1,0 +1,66 @@
+"""An in-test channel adapter: the network edge, recording what the gate hands it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from core.delivery_context import DeliveryContext
+from core.errors import DeliveryError
+from core.inbound import InboundMessage
+
+
+class RecordingAdapter(ChannelAdapter):
+    """Collects sent texts; `failures` are raised by the next sends, in order."""
+
+    def __init__(self, channel: str = "testchat", account_id: str = "default",
+                 text_limit: int = 4000) -> None:
+        self.channel = channel
+        self.account_id = account_id
+        self.text_limit = text_limit
+        self.sent: list[tuple[DeliveryContext, str]] = []
+        self.failures: list[DeliveryError] = []
+        self.sink: InboundSink | None = None
+        self._changed = asyncio.Condition()
+
+    async def start(self, sink: InboundSink) -> None:
+        self.sink = sink
+
+    async def stop(self) -> None:
+        self.sink = None
+
+    def status(self) -> AdapterStatus:
+        return AdapterStatus(self.channel, self.account_id, "connected")
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        if self.failures:
+            raise self.failures.pop(0)
+        self.sent.append((target, text))
+        async with self._changed:
+            self._changed.notify_all()
+        return SendReceipt(message_id=str(len(self.sent)))
+
+    async def wait_sent(self, count: int, timeout: float = 5.0) -> list[str]:
+        async def until() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.sent) >= count)
+        await asyncio.wait_for(until(), timeout)
+        return [t for _, t in self.sent]
+
+    def message(self, text: str, *, chat_id: str = "u1", sender_id: str = "u1",
+                chat_type: str = "direct", mentioned: bool = False,
+                thread_id: str | None = None) -> InboundMessage:
+        return InboundMessage(
+            channel=self.channel, account_id=self.account_id, chat_type=chat_type,  # type: ignore[arg-type]
+            chat_id=chat_id, sender_id=sender_id, text=text, mentioned=mentioned,
+            thread_id=thread_id,
+            reply_to=DeliveryContext(channel=self.channel, to=chat_id,
+                                     account_id=self.account_id, thread_id=thread_id))
+
+    async def inject(self, msg: InboundMessage) -> None:
+        assert self.sink is not None, "adapter not started"
+        await self.sink(msg)
+
+
+Predicate = Callable[[], bool]
