@@ -1,0 +1,320 @@
+"""One Discord bot account on discord.py: a supervised gateway connection plus REST sends.
+
+Each connection attempt uses a fresh `discord.Client` (a closed client cannot be reopened), run
+by a supervisor task that retries non-auth failures with capped exponential backoff and keeps
+`status()` truthful. A rejected token is not retried: `start()` raises ChannelUnavailable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from typing import Any
+
+import aiohttp
+import discord
+import discord.gateway
+import discord.http
+import yarl
+
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
+from core.config import secret_value
+from core.config.schema_channels import DiscordAccountConfig
+from core.delivery_context import DeliveryContext
+from core.errors import (
+    ChannelUnavailable,
+    DeliveryError,
+    RateLimited,
+    TargetForbidden,
+    TargetNotFound,
+)
+
+log = logging.getLogger(__name__)
+
+# Gateway close codes that retrying cannot fix: auth failed, bad shard, bad/privileged intents.
+_FATAL_CLOSE = {4004: "token rejected by the gateway (4004)", 4010: "invalid shard (4010)",
+                4011: "sharding required (4011)", 4012: "invalid API version (4012)",
+                4013: "invalid intents (4013)",
+                4014: "privileged intents not enabled for this bot (4014)"}
+_API_VERSION_RE = re.compile(r"/api/v\d+$")
+
+
+def apply_endpoint_overrides(api_base_url: str | None, gateway_url: str | None) -> None:
+    """Point discord.py at another API/gateway (a fake, a proxy).
+
+    discord.py only reads two process-global class attributes, so the override applies to every
+    Discord account in the process; a second, different value is refused loudly.
+    """
+    if api_base_url:
+        base = api_base_url.rstrip("/")
+        base = base if _API_VERSION_RE.search(base) else f"{base}/api/v10"
+        _set_global(discord.http.Route, "BASE", base)
+    if gateway_url:
+        _set_global(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(gateway_url))
+
+
+_applied: dict[str, object] = {}
+
+
+def _set_global(owner: type, name: str, value: object) -> None:
+    key = f"{owner.__name__}.{name}"
+    if key in _applied and _applied[key] != value and getattr(owner, name) == _applied[key]:
+        raise ChannelUnavailable(
+            f"discord: {key} is already set to {_applied[key]} for another account; "
+            "discord.py supports one API/gateway endpoint per process")
+    setattr(owner, name, value)
+    _applied[key] = value
+
+
+class _Client(discord.Client):
+    """discord.Client that forwards its events to the adapter."""
+
+    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+        super().__init__(**options)
+        self._adapter = adapter
+
+    async def on_ready(self) -> None:
+        self._adapter._on_connected(self)
+
+    async def on_resumed(self) -> None:
+        self._adapter._on_connected(self)
+
+    async def on_disconnect(self) -> None:
+        self._adapter._on_disconnected(self)
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self._adapter._on_message(self, message)
+
+
+class DiscordAdapter(ChannelAdapter):
+    """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
+
+    channel = CHANNEL
+    text_limit = 2000
+
+    def __init__(
+        self,
+        account_id: str,
+        config: DiscordAccountConfig,
+        *,
+        guild_ready_timeout: float = 2.0,
+        start_timeout: float = 15.0,
+        reconnect: bool = True,
+        backoff_initial: float = 1.0,
+        backoff_max: float = 60.0,
+    ) -> None:
+        self.account_id = account_id
+        self.config = config
+        self.guild_ready_timeout = guild_ready_timeout
+        self.start_timeout = start_timeout
+        self.reconnect = reconnect
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._client: _Client | None = None
+        self._sink: InboundSink | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._state: AdapterState = "stopped"
+        self._detail: str | None = None
+        self._fatal: str | None = None
+        self._bot_id: int | None = None
+        self._bot_name: str | None = None
+        self._delay = backoff_initial
+
+    # ---- identity ---------------------------------------------------------------------------
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        return mention_patterns_for(self._bot_id)
+
+    @property
+    def bot_username(self) -> str | None:
+        return self._bot_name
+
+    def _label(self) -> str:
+        return f"{CHANNEL} account {self.account_id}"
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def start(self, sink: InboundSink) -> None:
+        token = secret_value(self.config.token)
+        if not token:
+            self._state, self._detail = "failed", "no token configured"
+            raise ChannelUnavailable(f"{self._label()}: no token configured "
+                                     "(channels.discord.token)")
+        apply_endpoint_overrides(self.config.api_base_url, self.config.gateway_url)
+        self._sink = sink
+        self._closing = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._fatal = None
+        self._delay = self.backoff_initial
+        self._state, self._detail = "starting", None
+        self._task = asyncio.create_task(self._supervise(token), name=f"discord:{self.account_id}")
+        ready = asyncio.create_task(self._ready.wait())
+        try:
+            await asyncio.wait({ready, self._task}, timeout=self.start_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if self._fatal is not None:
+            message = f"{self._label()}: {self._fatal}"
+            await self.stop()
+            self._state, self._detail = "failed", message
+            raise ChannelUnavailable(message)
+        if not self._ready.is_set():  # still trying in the background; start() must not block
+            log.warning("%s: not connected after %.0fs, continuing in the background (%s)",
+                        self._label(), self.start_timeout, self._detail or self._state)
+
+    async def stop(self) -> None:
+        self._closing.set()
+        client, task = self._client, self._task
+        if client is not None and not client.is_closed():
+            await client.close()
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            except Exception:
+                log.exception("%s: supervisor failed while stopping", self._label())
+        self._task = None
+        if self._state != "failed":
+            self._state, self._detail = "stopped", None
+
+    async def wait_until_connected(self) -> None:
+        """Return once the gateway session is ready (callers bound it with a timeout)."""
+        await self._ready.wait()
+
+    def status(self) -> AdapterStatus:
+        extra = {"botId": str(self._bot_id)} if self._bot_id is not None else {}
+        return AdapterStatus(self.channel, self.account_id, self._state, self._detail, extra)
+
+    def _new_client(self) -> _Client:
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: without it guild text arrives blank
+        return _Client(self, intents=intents, guild_ready_timeout=self.guild_ready_timeout,
+                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0)
+
+    async def _supervise(self, token: str) -> None:
+        """Log in and run the gateway; on non-fatal failure wait (capped backoff) and redo."""
+        while not self._closing.is_set():
+            client = self._client = self._new_client()
+            error: str | None = None
+            try:
+                await client.login(token)
+                if client.user is not None:
+                    self._bot_id, self._bot_name = client.user.id, client.user.name
+                await client.connect(reconnect=self.reconnect)
+                error = "gateway connection closed"
+            except discord.LoginFailure as exc:
+                self._fail(f"token rejected ({exc})")
+            except discord.PrivilegedIntentsRequired:
+                self._fail(_FATAL_CLOSE[4014] + ": enable the Message Content intent")
+            except discord.ConnectionClosed as exc:
+                if exc.code in _FATAL_CLOSE:
+                    self._fail(_FATAL_CLOSE[exc.code])
+                else:
+                    error = f"gateway closed ({exc.code})"
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # network errors, 5xx, timeouts: all retried
+                error = f"{type(exc).__name__}: {exc}"
+            finally:
+                if not client.is_closed():
+                    await client.close()
+            if self._fatal is not None or self._closing.is_set():
+                return
+            self._state, self._detail = "retrying", f"{error}; retrying in {self._delay:.1f}s"
+            log.warning("%s: %s", self._label(), self._detail)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self._delay)
+            self._delay = min(self._delay * 2, self.backoff_max)
+
+    def _fail(self, reason: str) -> None:
+        self._fatal = reason
+        self._state, self._detail = "failed", f"{self._label()}: {reason}"
+        log.error("%s", self._detail)
+
+    def _on_connected(self, client: _Client) -> None:
+        if client is not self._client:
+            return
+        if client.user is not None:
+            self._bot_id, self._bot_name = client.user.id, client.user.name
+        self._state, self._detail = "connected", None
+        self._delay = self.backoff_initial
+        self._ready.set()
+
+    def _on_disconnected(self, client: _Client) -> None:
+        if client is self._client and not self._closing.is_set() and self._fatal is None:
+            self._state, self._detail = "retrying", "gateway disconnected; reconnecting"
+
+    async def _on_message(self, client: _Client, message: discord.Message) -> None:
+        sink, bot_id = self._sink, self._bot_id
+        if sink is None or bot_id is None or client is not self._client:
+            return
+        inbound = to_inbound(message, bot_id=bot_id, account_id=self.account_id)
+        if inbound is None:
+            return
+        try:
+            await sink(inbound)
+        except Exception:
+            log.exception("%s: handling message %s failed", self._label(), message.id)
+
+    # ---- outbound ---------------------------------------------------------------------------
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        client = self._client
+        if client is None or client.is_closed() or client.user is None:
+            raise ChannelUnavailable(f"{self._label()} is not connected ({self._state})")
+        try:
+            kind, snowflake = parse_to(target.to)
+            if target.thread_id not in (None, ""):
+                kind, snowflake = "channel", int(str(target.thread_id))
+        except ValueError as exc:
+            raise TargetNotFound(f"{self._label()}: {exc}") from None
+        try:
+            if kind == "user":
+                dest: discord.abc.Messageable = await client.create_dm(discord.Object(snowflake))
+            else:
+                found = client.get_channel(snowflake)
+                dest = found if isinstance(found, discord.abc.Messageable) else \
+                    client.get_partial_messageable(snowflake)
+            sent = await dest.send(text)
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        return SendReceipt(message_id=str(sent.id))
+
+
+def _delivery_error(exc: Exception, where: str) -> DeliveryError:
+    """Map a discord.py/aiohttp failure onto the gate's typed errors."""
+    if isinstance(exc, discord.RateLimited):
+        return RateLimited(f"{where}: rate limited", exc.retry_after)
+    if isinstance(exc, discord.Forbidden):
+        return TargetForbidden(f"{where}: forbidden ({exc.text or exc.status})")
+    if isinstance(exc, discord.NotFound):
+        return TargetNotFound(f"{where}: not found ({exc.text or exc.status})")
+    if isinstance(exc, discord.HTTPException):
+        if exc.status == 429:  # discord.py gave up after its own retries, or a Cloudflare limit
+            return RateLimited(f"{where}: rate limited", _retry_after(exc))
+        if exc.status >= 500:
+            return ChannelUnavailable(f"{where}: Discord server error {exc.status}")
+        return DeliveryError(f"{where}: rejected ({exc.status}: {exc.text})")
+    if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError):
+        return ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, DeliveryError):
+        return exc
+    return ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _retry_after(exc: discord.HTTPException) -> float:
+    header = exc.response.headers.get("Retry-After") if exc.response is not None else None
+    try:
+        return float(header) if header else 1.0
+    except ValueError:
+        return 1.0

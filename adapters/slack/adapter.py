@@ -1,0 +1,340 @@
+"""Slack through slack-bolt's AsyncApp: Socket Mode by default, the Events API optionally.
+
+Bolt does transport, signature checks and acks; this adapter turns accepted events into
+:class:`InboundMessage` (see :mod:`adapters.slack.normalize`) and sends with
+``chat.postMessage``. Events are queued and handed to the router one at a time, so Bolt acks at
+once and messages of a chat keep their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.slack.normalize import (
+    AUTH_ERRORS,
+    CHANNEL,
+    BotIdentity,
+    SeenEvents,
+    channel_of_target,
+    chat_type_of,
+    ignore_reason,
+    map_api_error,
+    sender_name_of,
+    to_inbound,
+)
+from core.config import secret_value
+from core.config.schema_channels import SlackAccountConfig
+from core.delivery_context import DeliveryContext
+from core.errors import ChannelUnavailable
+from core.inbound import ChatType
+
+log = logging.getLogger(__name__)
+
+TEXT_LIMIT = 40_000
+_NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
+
+
+class _AuthRejected(Exception):
+    """The platform refused a token: a configuration error, not worth retrying."""
+
+
+class SlackAdapter(ChannelAdapter):
+    """One Slack app (bot token + app token or signing secret) as a channel account."""
+
+    channel = CHANNEL
+    text_limit = TEXT_LIMIT
+
+    def __init__(self, config: SlackAccountConfig, account_id: str = "default", *,
+                 timeout: float = 10.0, connect_timeout: float = 15.0,
+                 backoff_initial: float = 1.0, backoff_max: float = 60.0,
+                 ping_interval: float = 10.0) -> None:
+        self.config = config
+        self.account_id = account_id
+        self.mode = config.mode
+        self._timeout = timeout
+        self._connect_timeout = connect_timeout
+        self._backoff = (backoff_initial, backoff_max)
+        self._ping_interval = ping_interval
+        self._state: AdapterState = "stopped"
+        self._detail: str | None = None
+        self._sink: InboundSink | None = None
+        self._client: AsyncWebClient | None = None
+        self._app: AsyncApp | None = None
+        self._handler: AsyncSocketModeHandler | None = None
+        self._bot: BotIdentity | None = None
+        self._seen = SeenEvents()
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._retry_task: asyncio.Task[None] | None = None
+        self._names: dict[str, str | None] = {}
+        self._titles: dict[str, str] = {}
+        self._kinds: dict[str, ChatType] = {}
+        self._info_tried: set[str] = set()
+
+    # ---- identity -------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return f"{CHANNEL} account {self.account_id}"
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        return (f"<@{self._bot.user_id}>",) if self._bot else ()
+
+    @property
+    def bot_username(self) -> str | None:
+        return self._bot.user_name if self._bot else None
+
+    def status(self) -> AdapterStatus:
+        state, detail = self._state, self._detail
+        if state == "connected" and self._handler is not None:
+            session = self._handler.client.current_session
+            if session is None or session.closed:
+                state, detail = "retrying", "socket mode reconnecting"
+        extra: dict[str, str] = {"mode": self.mode}
+        if self._bot is not None:
+            extra["botUserId"] = self._bot.user_id
+        return AdapterStatus(CHANNEL, self.account_id, state, detail, extra)
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    def _token(self, field: str, label: str) -> str:
+        value = secret_value(getattr(self.config, field))
+        if not value:
+            raise ChannelUnavailable(f"{self.name}: {label} is not configured")
+        return value
+
+    async def start(self, sink: InboundSink) -> None:
+        """Check the tokens, then connect; transient failures retry in the background."""
+        self._sink = sink
+        bot_token = self._token("bot_token", "botToken")
+        if self.mode == "socket":
+            self._token("app_token", "appToken")
+        else:
+            self._token("signing_secret", "signingSecret")
+        self._state, self._detail = "starting", None
+        self._client = self._make_client(bot_token)
+        self._app = self._make_app(self._client)
+        self._spawn(self._drain())
+        try:
+            await self._connect_once()
+        except _AuthRejected as exc:
+            self._state, self._detail = "failed", str(exc)
+            await self._shutdown()
+            raise ChannelUnavailable(f"{self.name}: {exc}") from exc
+        except Exception as exc:
+            self._schedule_retry(exc)
+
+    async def stop(self) -> None:
+        await self._shutdown()
+        self._state, self._detail = "stopped", None
+
+    async def _shutdown(self) -> None:
+        tasks = [t for t in (self._retry_task, *self._tasks) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._retry_task = None
+        await self._close_handler()
+
+    async def _close_handler(self) -> None:
+        handler, self._handler = self._handler, None
+        if handler is not None:
+            with contextlib.suppress(Exception):
+                await handler.close_async()  # type: ignore[no-untyped-call]
+
+    def _make_client(self, token: str) -> AsyncWebClient:
+        base = self.config.api_base_url
+        if base:  # a fake or proxy: no hidden SDK retries, they would mask its failures
+            return AsyncWebClient(token=token, base_url=f"{base}/api/", timeout=int(self._timeout),
+                                  retry_handlers=[])
+        return AsyncWebClient(token=token, timeout=int(self._timeout))
+
+    def _make_app(self, client: AsyncWebClient) -> AsyncApp:
+        http = self.mode == "http"
+        app = AsyncApp(client=client, logger=log.getChild("bolt"),
+                       signing_secret=secret_value(self.config.signing_secret) if http else "",
+                       request_verification_enabled=http,
+                       attaching_conversation_kwargs_enabled=False)
+
+        async def on_event(event: dict[str, Any]) -> None:
+            self._accept(event)
+
+        app.event("message")(on_event)
+        app.event("app_mention")(on_event)
+        return app
+
+    async def _connect_once(self) -> None:
+        """auth.test, then (Socket Mode) open the websocket; raises _AuthRejected on bad tokens."""
+        assert self._client is not None and self._app is not None
+        try:
+            auth = await self._client.auth_test()
+        except SlackApiError as exc:
+            self._raise_if_auth(exc, "botToken")
+            raise
+        self._bot = BotIdentity(user_id=str(auth["user_id"]), bot_id=auth.get("bot_id"),
+                                user_name=auth.get("user"), team_id=auth.get("team_id"))
+        if self.mode == "socket":
+            await self._connect_socket()
+        self._state, self._detail = "connected", None
+        log.info("%s connected as %s (%s mode)", self.name, self._bot.user_id, self.mode)
+
+    async def _connect_socket(self) -> None:
+        assert self._client is not None and self._app is not None
+        app_token = self._token("app_token", "appToken")
+        try:  # checked here: the SDK's own connect loop retries bad tokens forever
+            opened = await self._client.apps_connections_open(app_token=app_token)
+        except SlackApiError as exc:
+            self._raise_if_auth(exc, "appToken")
+            raise
+        await self._close_handler()
+        handler = AsyncSocketModeHandler(self._app, app_token=app_token,
+                                         ping_interval=self._ping_interval)
+        handler.client.wss_uri = str(opened["url"])
+        self._handler = handler
+        try:
+            await asyncio.wait_for(handler.connect_async(),  # type: ignore[no-untyped-call]
+                                   self._connect_timeout)
+        except BaseException:
+            await self._close_handler()
+            raise
+
+    def _raise_if_auth(self, exc: SlackApiError, token_name: str) -> None:
+        code = exc.response.get("error") if isinstance(exc.response.data, dict) else None
+        if code in AUTH_ERRORS or exc.response.status_code == 401:
+            raise _AuthRejected(f"Slack rejected the {token_name} ({code})") from exc
+
+    def _schedule_retry(self, exc: BaseException) -> None:
+        self._state, self._detail = "retrying", f"{type(exc).__name__}: {exc}"
+        log.warning("%s: connect failed (%s); retrying in the background", self.name, exc)
+        self._retry_task = asyncio.create_task(self._retry_loop())
+
+    async def _retry_loop(self) -> None:
+        """Exponential backoff (capped) until connected or a token is rejected."""
+        delay, cap = self._backoff
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._connect_once()
+                return
+            except _AuthRejected as exc:
+                self._state, self._detail = "failed", str(exc)
+                log.error("%s: %s", self.name, exc)
+                return
+            except Exception as exc:
+                self._state, self._detail = "retrying", f"{type(exc).__name__}: {exc}"
+                delay = min(delay * 2, cap)
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- HTTP Events API ------------------------------------------------------------------
+
+    def mount(self, app: web.Application) -> None:
+        """Serve the Events API on the gateway's own server (HTTP mode only)."""
+        if self.mode == "http":
+            app.router.add_post(self.config.events_path, self._http_event)
+
+    async def _http_event(self, request: web.Request) -> web.Response:
+        if self._app is None:
+            return web.Response(status=503, text="slack adapter not started")
+        bolt_response = await self._app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)
+
+    # ---- inbound --------------------------------------------------------------------------
+
+    def _accept(self, event: dict[str, Any]) -> None:
+        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race."""
+        reason = ignore_reason(event, self._bot)
+        if reason is not None:
+            log.debug("%s: ignoring event (%s)", self.name, reason)
+            return
+        if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
+            self._kinds[str(event["channel"])] = chat_type_of(event)
+        if self._seen.first_time(str(event["channel"]), str(event["ts"])):
+            self._queue.put_nowait(event)
+
+    async def _drain(self) -> None:
+        while True:
+            event = await self._queue.get()
+            try:
+                await self._deliver(event)
+            except Exception:
+                log.exception("%s: inbound message failed", self.name)
+
+    async def _deliver(self, event: dict[str, Any]) -> None:
+        channel_id = str(event["channel"])
+        title, known = await self._chat_info(channel_id, event)
+        chat_type = chat_type_of(event, known)
+        sender = sender_name_of(event) or await self._user_name(str(event["user"]))
+        msg = to_inbound(event, account_id=self.account_id, bot=self._bot, chat_type=chat_type,
+                         sender_name=sender, chat_title=None if chat_type == "direct" else title)
+        if self._sink is not None:
+            await self._sink(msg)
+
+    async def _user_name(self, user_id: str) -> str | None:
+        """Best-effort display name (needs ``users:read``); remembered, failures included."""
+        if user_id not in self._names and self._client is not None:
+            name: str | None = None
+            try:
+                user = (await self._client.users_info(user=user_id)).get("user") or {}
+                profile = user.get("profile") or {}
+                name = profile.get("display_name") or profile.get("real_name") or \
+                    user.get("real_name") or user.get("name") or None
+            except (SlackApiError, *_NETWORK_ERRORS) as exc:
+                log.debug("%s: users.info %s failed: %s", self.name, user_id, exc)
+            self._names[user_id] = name
+        return self._names.get(user_id)
+
+    async def _chat_info(self, channel_id: str, event: dict[str, Any]
+                         ) -> tuple[str | None, ChatType | None]:
+        """Channel name and kind, asked once per channel (best effort, ``channels:read``)."""
+        if event.get("channel_type") == "im":
+            return None, "direct"
+        if channel_id not in self._info_tried and self._client is not None:
+            self._info_tried.add(channel_id)
+            try:
+                info = (await self._client.conversations_info(channel=channel_id)).get(
+                    "channel") or {}
+            except (SlackApiError, *_NETWORK_ERRORS) as exc:
+                log.debug("%s: conversations.info %s failed: %s", self.name, channel_id, exc)
+                info = {}
+            if info.get("name"):
+                self._titles[channel_id] = str(info["name"])
+            if info and channel_id not in self._kinds:
+                self._kinds[channel_id] = (
+                    "direct" if info.get("is_im") else
+                    "group" if info.get("is_mpim") or info.get("is_private") else "channel")
+        return self._titles.get(channel_id), self._kinds.get(channel_id)
+
+    # ---- outbound -------------------------------------------------------------------------
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        client = self._client
+        if client is None or self._state not in ("connected", "retrying"):
+            raise ChannelUnavailable(f"{self.name} is not connected")
+        channel = channel_of_target(target.to or "")
+        if not channel:
+            raise ChannelUnavailable(f"{self.name}: no target chat")
+        thread_ts = str(target.thread_id) if target.thread_id is not None else None
+        try:
+            resp = await client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
+        return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)

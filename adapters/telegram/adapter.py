@@ -1,0 +1,288 @@
+"""Telegram channel adapter on python-telegram-bot 22.8 (long polling, optional webhook).
+
+PTB's ``Application`` is driven by hand (initialize → start → updater.start_polling /
+start_webhook) instead of ``run_polling``, which would own the event loop and install signal
+handlers inside the gateway. Every update goes through one ``TypeHandler`` that normalises it
+and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_text`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dtm
+import logging
+import secrets
+from typing import Any, TypeAlias
+from urllib.parse import urlsplit
+
+from telegram import Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.telegram.errors import delivery_error
+from adapters.telegram.normalize import CHANNEL, normalize_message
+from adapters.telegram.request import ObservedRequest
+from core.config import TelegramAccountConfig, secret_value
+from core.delivery_context import DeliveryContext
+from core.errors import ChannelUnavailable
+
+log = logging.getLogger(__name__)
+
+TEXT_LIMIT = 4096
+DEFAULT_WEBHOOK_PORT = 8443
+_ALLOWED_UPDATES = ["message"]  # edits, channel posts, callbacks: not conversation input
+
+TgApp: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
+
+
+class TelegramAdapter(ChannelAdapter):
+    """One Telegram bot account."""
+
+    channel = CHANNEL
+    text_limit = TEXT_LIMIT
+
+    def __init__(
+        self,
+        config: TelegramAccountConfig,
+        account_id: str = "default",
+        *,
+        poll_timeout: float = 10.0,
+        request_timeout: float = 10.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+    ) -> None:
+        self.account_id = account_id
+        self.config = config
+        self.poll_timeout = poll_timeout
+        self.request_timeout = request_timeout
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
+        self._app: TgApp | None = None
+        self._sink: InboundSink | None = None
+        self._state: AdapterState = "stopped"
+        self._detail: str | None = None
+        self._retry_task: asyncio.Task[None] | None = None
+        self._bot_id: int | None = None
+        self._bot_username: str | None = None
+
+    # ---- identity -------------------------------------------------------------------------
+
+    @property
+    def bot_username(self) -> str | None:
+        return self._bot_username
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        return (f"@{self._bot_username}",) if self._bot_username else ()
+
+    @property
+    def _where(self) -> str:
+        return f"{CHANNEL} account {self.account_id}"
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def start(self, sink: InboundSink) -> None:
+        """Check the token with getMe, then poll; network trouble retries in the background."""
+        if self._app is not None:
+            return
+        token = secret_value(self.config.bot_token) if self.config.bot_token else ""
+        if not token:
+            self._set("failed", "no botToken configured")
+            raise ChannelUnavailable(f"{self._where}: no botToken configured")
+        if self.config.mode == "webhook" and not self.config.webhook_url:
+            self._set("failed", "mode webhook needs webhookUrl")
+            raise ChannelUnavailable(f"{self._where}: mode webhook needs webhookUrl")
+        self._sink = sink
+        self._app = self._build_app(token)
+        self._set("starting")
+        try:
+            await self._connect()
+        except InvalidToken:
+            await self._teardown()
+            self._set("failed", "bot token rejected by Telegram")
+            raise ChannelUnavailable(f"{self._where}: bot token rejected by Telegram") from None
+        except Exception as exc:  # network, 5xx, conflicts: keep trying without blocking start
+            self._set("retrying", _describe(exc))
+            log.warning("%s: connect failed (%s); retrying in background", self._where,
+                        _describe(exc))
+            self._retry_task = asyncio.create_task(self._reconnect_loop(),
+                                                   name=f"telegram-connect-{self.account_id}")
+
+    async def stop(self) -> None:
+        task, self._retry_task = self._retry_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._teardown()
+        self._set("stopped")
+
+    def status(self) -> AdapterStatus:
+        extra: dict[str, str] = {"mode": self.config.mode}
+        if self._bot_username:
+            extra["botUsername"] = self._bot_username
+        return AdapterStatus(CHANNEL, self.account_id, self._state, self._detail, extra)
+
+    def _set(self, state: AdapterState, detail: str | None = None) -> None:
+        self._state, self._detail = state, detail
+
+    def _build_app(self, token: str) -> TgApp:
+        timeout = self.request_timeout
+        builder = (
+            ApplicationBuilder()
+            .token(token)
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
+            .write_timeout(timeout)
+            .pool_timeout(timeout)
+            .get_updates_request(ObservedRequest(self._on_poll, connect_timeout=timeout,
+                                                 read_timeout=timeout))
+        )
+        api = self.config.api_base_url
+        if api:
+            builder = builder.base_url(f"{api}/bot").base_file_url(f"{api}/file/bot")
+        app = builder.build()
+        app.add_handler(TypeHandler(Update, self._on_update))
+        return app
+
+    async def _connect(self) -> None:
+        """Idempotent steps, so a retry resumes where the last attempt failed."""
+        app = self._app
+        assert app is not None
+        await app.initialize()  # getMe; a no-op once it succeeded
+        self._bot_id = app.bot.id
+        self._bot_username = app.bot.username
+        if not app.running:
+            await app.start()
+        updater = app.updater
+        assert updater is not None
+        if not updater.running:
+            if self.config.mode == "webhook":
+                await self._start_webhook(app)
+            else:
+                await updater.start_polling(
+                    poll_interval=0, timeout=dtm.timedelta(seconds=self.poll_timeout),
+                    allowed_updates=_ALLOWED_UPDATES, error_callback=self._on_poll_error)
+        self._set("connected")
+        log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+
+    async def _start_webhook(self, app: TgApp) -> None:
+        cfg = self.config
+        assert cfg.webhook_url is not None and app.updater is not None
+        secret = secret_value(cfg.webhook_secret) if cfg.webhook_secret else ""
+        # Without a configured secret, anyone who finds the URL could inject updates.
+        secret = secret or secrets.token_urlsafe(32)
+        path = urlsplit(cfg.webhook_url).path.strip("/") or "telegram"
+        await app.updater.start_webhook(
+            listen=cfg.webhook_listen, port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
+            url_path=path, webhook_url=cfg.webhook_url, secret_token=secret,
+            allowed_updates=_ALLOWED_UPDATES)
+
+    async def _reconnect_loop(self) -> None:
+        delay = self.retry_initial
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._connect()
+                return
+            except InvalidToken:
+                self._set("failed", "bot token rejected by Telegram")
+                log.error("%s: bot token rejected by Telegram; giving up", self._where)
+                return
+            except Exception as exc:
+                delay = min(delay * 2, self.retry_max)
+                self._set("retrying", f"{_describe(exc)} (next try in {delay:g}s)")
+                log.warning("%s: connect failed (%s)", self._where, _describe(exc))
+
+    async def _teardown(self) -> None:
+        app, self._app = self._app, None
+        if app is None:
+            return
+        try:
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:
+                await app.stop()
+            await app.shutdown()
+        except Exception:
+            log.exception("%s: error while stopping", self._where)
+        finally:
+            await app.bot.shutdown()  # closes HTTP clients even when initialize() failed
+
+    # ---- polling health -------------------------------------------------------------------
+
+    def _on_poll(self, status: int | None, detail: str | None) -> None:
+        if self._state not in ("connected", "retrying") or self._retry_task_pending():
+            return
+        if status is not None and 200 <= status <= 299:
+            self._set("connected")
+        elif status in (401, 404):
+            self._set("failed", "bot token rejected by Telegram")
+        elif status == 409:
+            self._set("retrying", "conflict: another getUpdates consumer or a webhook is set")
+        else:
+            self._set("retrying", f"getUpdates failed: {detail}")
+
+    def _retry_task_pending(self) -> bool:
+        return self._retry_task is not None and not self._retry_task.done()
+
+    def _on_poll_error(self, exc: TelegramError) -> None:
+        log.warning("%s: polling error: %s", self._where, _describe(exc))
+
+    # ---- inbound --------------------------------------------------------------------------
+
+    async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.message
+        if message is None or self._sink is None:
+            return
+        inbound = normalize_message(message, account_id=self.account_id, bot_id=self._bot_id,
+                                    bot_username=self._bot_username)
+        if inbound is None:
+            return
+        try:
+            await self._sink(inbound)
+        except Exception:
+            log.exception("%s: routing update %s failed", self._where, update.update_id)
+
+    # ---- outbound -------------------------------------------------------------------------
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        app = self._app
+        to = str(target.to or "")
+        where = f"{self._where} chat {to}"
+        if app is None or self._state in ("stopped", "failed"):
+            raise ChannelUnavailable(f"{where}: not connected ({self._detail or self._state})")
+        thread = target.thread_id
+        try:
+            sent = await app.bot.send_message(
+                chat_id=_chat_id(to), text=text,
+                message_thread_id=int(thread) if thread not in (None, "") else None)
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
+        except RuntimeError as exc:  # PTB: "This HTTPXRequest is not initialized!"
+            raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
+        return SendReceipt(message_id=str(sent.message_id))
+
+
+_TARGET_PREFIXES = ("telegram:", "tg:", "group:", "channel:", "user:", "dm:")
+
+
+def _chat_id(to: str) -> int | str:
+    """Numeric ids go as ints, ``@channelusername`` stays a string.
+
+    Targets resolved from session keys may still carry a kind prefix (``group:-100123``).
+    """
+    text = to.strip()
+    while text.lower().startswith(_TARGET_PREFIXES):
+        text = text.split(":", 1)[1].strip()
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _describe(exc: BaseException) -> str:
+    """Short error text without the token (PTB's InvalidToken message includes it)."""
+    if isinstance(exc, InvalidToken):
+        return "bot token rejected by Telegram"
+    text = exc.message if isinstance(exc, TelegramError) else str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

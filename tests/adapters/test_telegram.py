@@ -1,0 +1,265 @@
+"""Telegram adapter end to end: FakeTelegram ⇄ real PTB 22.8 ⇄ router ⇄ fake model.
+
+Each test starts a real runtime whose only platform is the Telegram adapter built from config
+(``build(section, runtime)``), pushes updates into the fake and asserts on what the fake
+recorded, always with deadlines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from adapters.telegram import TelegramAdapter, build
+from core.errors import ChannelUnavailable
+from core.runtime import Runtime
+from core.store import SessionEntry
+from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import text
+from tests.fakes.telegram import FakeTelegram
+
+pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+
+OWNER = 42
+BOT = "@crosstalk_test_bot"
+Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
+
+
+async def eventually(check: Callable[[], Awaitable[Any]],
+                     timeout: float = 5.0) -> Any:  # noqa: ASYNC109 - deadline per call
+    """Re-run an async check until it returns something truthy, or fail at the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        result = await check()
+        if result:
+            return result
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last: {result!r})")
+        await asyncio.sleep(0.02)
+
+
+def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
+    section = {"botToken": fake.token, "apiBaseUrl": fake.base_url, "owners": [str(OWNER)],
+               **extra}
+    return {"channels": {"telegram": section}}
+
+
+@pytest.fixture
+async def start_tg(fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
+                   ) -> AsyncIterator[Start]:
+    """Start a runtime plus the adapter built from its config; stop the adapter before the fake."""
+    adapters: list[TelegramAdapter] = []
+
+    async def start(**extra: Any) -> tuple[Runtime, TelegramAdapter]:
+        rt = await make_runtime(telegram_config(fake_telegram, **extra))
+        section = rt.config.channels.telegram
+        assert section is not None
+        [adapter] = build(section, rt)
+        assert isinstance(adapter, TelegramAdapter)
+        adapter.poll_timeout = 1
+        adapter.retry_initial = 0.05
+        adapters.append(adapter)
+        await rt.add_adapter(adapter)
+        return rt, adapter
+
+    yield start
+    for adapter in adapters:
+        await adapter.stop()
+
+
+async def session(rt: Runtime, key: str) -> SessionEntry:
+    async def get() -> SessionEntry | None:
+        return await rt.store.get_session(key)
+
+    entry: SessionEntry = await eventually(get)
+    return entry
+
+
+async def transcript(rt: Runtime, key: str) -> list[str]:
+    entry = await session(rt, key)
+    return [m.plain_text() for m in await rt.store.history(entry.session_id)]
+
+
+async def test_dm_round_trip(start_tg: Start, fake_telegram: FakeTelegram) -> None:
+    _, adapter = await start_tg()
+    assert adapter.status().state == "connected"
+    assert adapter.bot_username == "crosstalk_test_bot"
+    fake_telegram.user_message(OWNER, "hello there")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["chat_id"] == OWNER
+    assert call.params["text"] == "echo: hello there"
+    assert "message_thread_id" not in call.params
+
+
+async def test_group_needs_mention(start_tg: Start, fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.user_message(-100123, "just chatting", chat_type="supergroup", title="Team")
+    fake_telegram.user_message(-100123, f"{BOT} ping", chat_type="supergroup", title="Team")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["chat_id"] == -100123
+    assert call.params["text"] == f"echo: {BOT} ping"
+    key = "agent:main:telegram:group:-100123"
+    texts = await transcript(rt, key)
+    assert "just chatting" in texts and f"{BOT} ping" in texts
+    # a reply to one of the bot's messages also counts as addressing it
+    fake_telegram.user_message(-100123, "answering you", chat_type="supergroup", title="Team",
+                               reply_to_bot=True)
+    calls = await fake_telegram.wait_for("sendMessage", 2)
+    assert calls[1].params["text"] == "echo: answering you"
+    assert len(fake_telegram.calls_for("sendMessage")) == 2
+
+
+async def test_forum_topic_reply_lands_in_topic(start_tg: Start,
+                                                fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.user_message(-100777, f"{BOT} in topic", chat_type="supergroup", thread_id=7,
+                               is_topic=True, title="Forum")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["chat_id"] == -100777
+    assert call.params["message_thread_id"] == 7
+    entry = await session(rt, "agent:main:telegram:group:-100777:topic:7")
+    assert entry.last_to == "-100777" and entry.last_thread_id == "7"
+
+
+async def test_own_and_bot_messages_and_channel_posts_ignored(
+        start_tg: Start, fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    own = fake_telegram.user_message(OWNER, "from myself", push=False)
+    own["message"]["from"] = fake_telegram.bot_user
+    fake_telegram.push_update(own)
+    other = fake_telegram.user_message(OWNER, "from another bot", push=False)
+    other["message"]["from"] = {"id": 555, "is_bot": True, "first_name": "Other"}
+    fake_telegram.push_update(other)
+    fake_telegram.push_update({"channel_post": {
+        "message_id": 900, "date": 1700000000, "text": "news",
+        "chat": {"id": -100999, "type": "channel", "title": "News"}}})
+    fake_telegram.user_message(OWNER, "real user")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["text"] == "echo: real user"
+    texts = await transcript(rt, "agent:main:main")
+    assert "real user" in texts
+    assert not {"from myself", "from another bot", "news"} & set(texts)
+
+
+async def test_long_reply_split_at_4096(start_tg: Start, fake_telegram: FakeTelegram,
+                                        fake_model: FakeModelServer) -> None:
+    await start_tg()
+    long_reply = " ".join(f"word{i:04d}" for i in range(1000))  # 9999 characters
+    fake_model.script(text(long_reply))
+    fake_telegram.user_message(OWNER, "tell me a lot")
+
+    def chunks() -> list[str]:
+        return [c.params["text"] for c in fake_telegram.calls_for("sendMessage")]
+
+    await fake_telegram.wait_until(lambda: " ".join(chunks()).split() == long_reply.split())
+    assert len(chunks()) == 3
+    assert all(len(c) <= 4096 for c in chunks())
+
+
+async def test_rate_limit_retried_then_delivered(start_tg: Start,
+                                                 fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.fail_next("sendMessage", 429, retry_after=1)
+    fake_telegram.user_message(OWNER, "busy?")
+    calls = await fake_telegram.wait_for("sendMessage", 2)
+    assert [c.status for c in calls] == [429, 200]
+    assert calls[1].params["text"] == "echo: busy?"
+
+    async def delivered() -> Any:
+        rows = await rt.store.list_deliveries()
+        return [r for r in rows if r.outcome == "delivered"]
+
+    [row] = await eventually(delivered)
+    assert row.attempts == 2 and row.channel == "telegram" and row.to == str(OWNER)
+
+
+async def test_forbidden_recorded_as_failed(start_tg: Start,
+                                            fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.fail_next("sendMessage", 403)
+    fake_telegram.user_message(OWNER, "are you blocked?")
+    await fake_telegram.wait_for("sendMessage")
+
+    async def failed() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "failed"]
+
+    [row] = await eventually(failed)
+    assert "TargetForbidden" in (row.reason or "")
+    assert row.channel == "telegram" and row.to == str(OWNER)
+    assert len(fake_telegram.calls_for("sendMessage")) == 1  # 403 is not retried
+
+
+async def test_send_off_by_owner_silences_but_stores(start_tg: Start,
+                                                     fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.user_message(OWNER, "/send off")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["text"] == "⚙️ Send policy set to off."
+    fake_telegram.user_message(OWNER, "anyone there?")
+    # updates are handled in order, so once this command is answered the message before it
+    # has been fully routed
+    fake_telegram.user_message(OWNER, "/send on")
+    calls = await fake_telegram.wait_for("sendMessage", 2)
+    assert calls[1].params["text"] == "⚙️ Send policy set to on."
+    assert len(fake_telegram.calls_for("sendMessage")) == 2
+    assert "anyone there?" in await transcript(rt, "agent:main:main")
+
+
+async def test_send_off_by_non_owner_refused(start_tg: Start,
+                                             fake_telegram: FakeTelegram) -> None:
+    await start_tg()
+    fake_telegram.user_message(7, "/send off", username="mallory")
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["chat_id"] == 7
+    assert call.params["text"] == "⚙️ /send is owner-only."
+
+
+async def test_group_command_with_bot_suffix(start_tg: Start,
+                                             fake_telegram: FakeTelegram) -> None:
+    await start_tg()
+    fake_telegram.user_message(-100123, "/send@crosstalk_test_bot off", chat_type="supergroup",
+                               user_id=OWNER)
+    [call] = await fake_telegram.wait_for("sendMessage")
+    assert call.params["chat_id"] == -100123
+    assert call.params["text"] == "⚙️ Send policy set to off."
+
+
+async def test_sessions_list_shows_telegram_sessions(start_tg: Start,
+                                                     fake_telegram: FakeTelegram) -> None:
+    rt, _ = await start_tg()
+    fake_telegram.user_message(OWNER, "hi", username="alice")
+    fake_telegram.user_message(-100123, f"{BOT} hi all", chat_type="supergroup", title="Team")
+    await fake_telegram.wait_for("sendMessage", 2)
+    main = await session(rt, "agent:main:main")
+    result = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(main))
+    rows = {row["key"]: row for row in result["sessions"]}
+    group = rows["agent:main:telegram:group:-100123"]
+    assert group["kind"] == "group"
+    assert group["channel"] == "telegram"
+    assert group["displayName"] == "Team"
+    assert group["deliveryContext"] == {"channel": "telegram", "to": "-100123",
+                                        "accountId": "default"}
+    dm = next(row for key, row in rows.items() if key in ("main", "agent:main:main"))
+    assert dm["kind"] == "main"
+    assert dm["displayName"] == "Alice"
+    assert dm["deliveryContext"] == {"channel": "telegram", "to": str(OWNER),
+                                     "accountId": "default"}
+
+
+async def test_bad_token_is_a_clear_error(fake_telegram: FakeTelegram,
+                                          make_runtime: RuntimeFactory) -> None:
+    rt = await make_runtime({"channels": {"telegram": {
+        "botToken": "999:WRONG", "apiBaseUrl": fake_telegram.base_url}}})
+    section = rt.config.channels.telegram
+    assert section is not None
+    [adapter] = build(section, rt)
+    with pytest.raises(ChannelUnavailable, match="telegram account default") as info:
+        await rt.add_adapter(adapter)
+    assert "WRONG" not in str(info.value)  # the token never ends up in errors or logs
+    assert adapter.status().state == "failed"
+    await adapter.stop()
