@@ -112,7 +112,8 @@ def _clean(value: str) -> str:
 
 
 def _segments(value: str) -> list[str]:
-    return [part for part in value.split(":") if part]
+    """Key segments, each trimmed; empty ones are dropped as in the reference parser."""
+    return [seg for part in value.split(":") if (seg := part.strip())]
 
 
 def is_uuid(value: str | None) -> bool:
@@ -291,13 +292,12 @@ class KeyModel:
 
     def kind(self, key: str) -> SessionKind:
         """D1 / [1.5] classification on the rest after `agent:<id>:`; bare keys work too."""
-        clean = _clean(key)
-        if clean in RESERVED_KEYS:
-            return "main" if clean == "global" and self.scope == "global" else "other"
-        parsed = parse_agent_key(clean)
-        if parsed is None and clean.startswith("agent:") and len(_segments(clean)) == 2:
+        parts = _segments(_clean(key))
+        if len(parts) == 1 and parts[0] in RESERVED_KEYS:
+            return "main" if parts[0] == "global" and self.scope == "global" else "other"
+        if len(parts) == 2 and parts[0] == "agent":
             return "main"
-        rest = parsed.rest if parsed else ":".join(_segments(clean))
+        rest = _rest_of(":".join(parts))
         if rest in (DEFAULT_MAIN_KEY, self.main_key):
             return "main"
         if rest.startswith("cron:"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from core.agent.models import ModelResolver, warm_up_imports
@@ -22,6 +23,7 @@ from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
 from core.runs.manager import DeltaSink
 from core.store import RunRecord, SessionEntry, Store
+from core.subagents.registry import SubagentRegistry
 from core.tools.availability import tool_names_for
 from core.tools.context import ToolContext
 from core.tools.limits import SendRateLimiter
@@ -57,9 +59,11 @@ class Runtime:
         from core.routing.router import Router
 
         self.router: Router = Router(self)
+        self.subagents = SubagentRegistry(self)
         self._adapters: list[ChannelAdapter] = []
         self._background: set[asyncio.Task[object]] = set()
         self.started = False
+        self.warmup: asyncio.Task[object] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -74,11 +78,12 @@ class Runtime:
         load_builtin_plugins(self)
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_delta_sink(self._preview_sink)
+        await self.subagents.start()
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         if probe_models:
             self.spawn(self.models.probe_loopback())
-        self.spawn(asyncio.to_thread(warm_up_imports))
+        self.warmup = self.spawn(asyncio.to_thread(warm_up_imports))
         self.started = True
 
     def _preview_sink(self, run: RunRecord, request: RunRequest) -> DeltaSink | None:
@@ -102,6 +107,7 @@ class Runtime:
                 await adapter.stop()
             except Exception:
                 log.exception("adapter %s failed to stop", adapter.channel)
+        await self.subagents.stop()
         await self.runs.close()
         for task in list(self._background):
             task.cancel()
@@ -109,9 +115,9 @@ class Runtime:
         await self.store.close()
         self.started = False
 
-    def spawn(self, coro: object) -> asyncio.Task[object]:
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]:
         """Run a background job whose failure is logged, never lost."""
-        task: asyncio.Task[object] = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+        task: asyncio.Task[object] = asyncio.ensure_future(coro)
         self._background.add(task)
 
         def done(t: asyncio.Task[object]) -> None:
@@ -157,6 +163,10 @@ class Runtime:
         if check_policy and self.gate.decide(entry).action == "deny":
             raise SendBlocked()
         return await self.runs.submit(request)
+
+    async def stop_subagents_of(self, requester_key: str) -> int:
+        """`/stop`: abort the running sub-agents this session spawned; returns how many."""
+        return await self.subagents.stop_of(requester_key)
 
     @staticmethod
     def is_subagent(key: str) -> bool:

@@ -29,7 +29,8 @@ class PluginAPI:
 
 
 class Plugin(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def register(self, api: PluginAPI) -> None: ...
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.tools import agents_list, sessions_history, sessions_list, sessions_send
+from core.tools import (
+    agents_list,
+    sessions_history,
+    sessions_list,
+    sessions_send,
+    sessions_spawn,
+)
 from plugins import PluginAPI
 
 
@@ -14,7 +20,7 @@ class SessionToolsPlugin:
 
     def register(self, api: PluginAPI) -> None:
         for spec in (sessions_list.SPEC, sessions_history.SPEC, sessions_send.SPEC,
-                     agents_list.SPEC):
+                     sessions_spawn.SPEC, agents_list.SPEC):
             api.register_tool(spec)
 
 

@@ -1,4 +1,4 @@
-"""Drive Debian's headless Chromium over the DevTools protocol (aiohttp websocket, no extra deps)."""
+"""Drive Debian's headless Chromium over the DevTools protocol (an aiohttp websocket)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,8 @@ class Browser:
     async def evaluate(self, expression: str) -> Any:
         res = await self.send("Runtime.evaluate", {"expression": expression,
                                                    "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in res and res["result"].get("className") == "SyntaxError":
+            raise AssertionError(f"bad script: {res['result'].get('description')}")
         return res["result"].get("value")
 
     async def goto(self, url: str) -> None:

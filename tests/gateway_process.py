@@ -44,6 +44,7 @@ class GatewayProcess:
         self.token = "e2e-token"
         self.proc: asyncio.subprocess.Process | None = None
         self.output: list[str] = []
+        self._drainer: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> GatewayProcess:
         env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(self.port),
@@ -62,7 +63,7 @@ class GatewayProcess:
                 raise AssertionError("gateway exited:\n" + "".join(self.output))
             self.output.append(line.decode(errors="replace"))
             if b"Web chat:" in line:
-                asyncio.ensure_future(self._drain())
+                self._drainer = asyncio.ensure_future(self._drain())
                 return
 
     async def _drain(self) -> None:

@@ -27,7 +27,7 @@ async def fresh_pg_database() -> AsyncIterator[str]:
     """
     try:
         conn = await _admin()
-    except (OSError, Exception) as exc:  # noqa: BLE001 - any connect failure means "no server"
+    except (OSError, Exception) as exc:
         if os.environ.get("CI"):
             raise
         pytest.skip(f"PostgreSQL not reachable: {exc}")

@@ -74,6 +74,7 @@ class ModelResolver:
         from pydantic_ai.providers.openai import OpenAIProvider
 
         provider_id, _, model_id = ref.partition("/")
+        base_url: str | None
         if self.probed is not None and provider_id == self.probed.name:
             base_url, api_key = self.probed.base_url, "local"
         else:
@@ -120,5 +121,5 @@ def _secret(value: Any) -> str | None:
 
 def warm_up_imports() -> None:
     """Import the model stack (run in a thread after start so the first turn is fast)."""
-    import pydantic_ai.models.openai  # noqa: F401
+    import pydantic_ai.models.openai
     import pydantic_ai.providers.openai  # noqa: F401

@@ -94,7 +94,7 @@ class PydanticAITurnExecutor:
         new = [m for m in from_model_messages(result.new_messages(), now_ms=now_ms(),
                                               run_id=run.id)]
         await rt.store.append_messages(entry, new)
-        usage = result.usage() if callable(result.usage) else result.usage
+        usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         await rt.store.update_session(
             entry.key, model=ref, input_tokens=tin, output_tokens=tout,

@@ -24,7 +24,9 @@ def _gateway(args: argparse.Namespace) -> int:
 
     from core.gateway.server import serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     config = _load(args)
     try:
         asyncio.run(serve(config))

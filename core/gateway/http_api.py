@@ -23,7 +23,7 @@ class SessionPatch(BaseModel):
     """`sessions.patch`: `sendPolicy` null = inherit; only keys present are changed."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    sendPolicy: Literal["allow", "deny"] | None = None  # noqa: N815 - wire name
+    sendPolicy: Literal["allow", "deny"] | None = None
     label: str | None = None
     model: str | None = None
 

@@ -51,7 +51,8 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     if not isinstance(tool, str) or not tool.strip():
         return _bad_request("tools.invoke requires body.tool")
     tool = tool.strip()
-    args = body.get("args") if isinstance(body.get("args"), dict) else {}
+    raw_args = body.get("args")
+    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
     raw_key = body.get("sessionKey")
     raw_key = raw_key.strip() if isinstance(raw_key, str) else ""
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)

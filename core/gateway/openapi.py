@@ -6,7 +6,7 @@ from typing import Any
 
 _ERR = {"type": "object", "properties": {"error": {"type": "object", "properties": {
     "message": {"type": "string"}, "type": {"type": "string"}}}}}
-_AUTH = [{"bearer": []}]
+_AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
 def _json(schema: dict[str, Any], desc: str) -> dict[str, Any]:

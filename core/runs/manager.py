@@ -89,6 +89,7 @@ class RunManager:
         self._queues: dict[str, deque[_Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}
+        self._admitting: dict[str, _Pending] = {}  # dequeued, waiting for a lane slot
         self._pending: dict[str, _Pending] = {}
         self._listeners: list[RunListener] = []
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
@@ -144,7 +145,8 @@ class RunManager:
                           run.error)
 
     def is_active(self, session_key: str) -> bool:
-        return session_key in self._active or bool(self._queues.get(session_key))
+        return (session_key in self._active or session_key in self._admitting
+                or bool(self._queues.get(session_key)))
 
     async def abort_session(self, session_key: str, reason: str = "aborted") -> int:
         """Abort the running turn and drop the queued ones; returns how many were stopped."""
@@ -153,6 +155,10 @@ class RunManager:
         while queue:
             pending = queue.popleft()
             await self._finish(pending, RunOutcome(pending.run.id, "aborted", reason))
+            stopped += 1
+        admitting = self._admitting.pop(session_key, None)
+        if admitting is not None and not admitting.done.done():
+            await self._finish(admitting, RunOutcome(admitting.run.id, "aborted", reason))
             stopped += 1
         active = self._active.get(session_key)
         if active is not None:
@@ -173,8 +179,15 @@ class RunManager:
         try:
             while queue:
                 pending = queue.popleft()
-                async with self.lanes.slot(pending.request.lane):
-                    outcome = await self._execute(pending)
+                self._admitting[session_key] = pending
+                try:
+                    async with self.lanes.slot(pending.request.lane):
+                        self._admitting.pop(session_key, None)
+                        if pending.done.done():  # aborted while waiting for the lane
+                            continue
+                        outcome = await self._execute(pending)
+                finally:
+                    self._admitting.pop(session_key, None)
                 await self._finish(pending, outcome)
         finally:
             self._workers.pop(session_key, None)

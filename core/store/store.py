@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from dataclasses import fields
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ M = MessageRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
 D = DeliveryRow.__table__  # type: ignore[attr-defined]
 
+_SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
 _MSG_COLS = (
     M.c.id, M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
     M.c.is_error, M.c.run_id, M.c.meta,
@@ -157,7 +159,7 @@ class Store:
         return True
 
     async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]:
-        q = select(S)
+        q = select(*_SESSION_COLS)
         conds = []
         if query.kinds:
             conds.append(S.c.kind.in_(query.kinds))
@@ -182,8 +184,8 @@ class Store:
         if query.limit is not None:
             q = q.limit(query.limit)
         async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).mappings().all()
-        return [SessionEntry(**r) for r in rows]
+            rows = (await conn.execute(q)).all()
+        return [SessionEntry(*r) for r in rows]
 
     async def find_sessions(self, text: str, *, spawned_by: str | None = None,
                             limit: int = 8) -> list[SessionEntry]:
@@ -226,7 +228,7 @@ class Store:
                     content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
                     tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
                 ))
-                m.id = int(res.inserted_primary_key[0])
+                m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
                 ids.append(m.id)
             if touch:
                 await conn.execute(
@@ -318,7 +320,7 @@ class Store:
                 thread_id=rec.thread_id, text=rec.text, run_id=rec.run_id,
                 attempts=rec.attempts, created_at=rec.created_at,
             ))
-        rec.id = int(res.inserted_primary_key[0])
+        rec.id = int(res.inserted_primary_key[0])  # type: ignore[index]
         return rec.id
 
     async def list_deliveries(self, *, session_key: str | None = None,

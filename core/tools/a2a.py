@@ -141,7 +141,7 @@ async def run_step(rt: Runtime, send: A2ASend, session_key: str, message: str,
         log.info("a2a step %s in %s ended %s: %s", run.id, session_key, outcome.status,
                  outcome.error)
         return None, run.id
-    return await latest_assistant_reply(rt, session_key), run.id
+    return await latest_assistant_reply(rt, session_key, run.id), run.id
 
 
 async def _primary_reply(rt: Runtime, send: A2ASend) -> str | None:
@@ -151,7 +151,7 @@ async def _primary_reply(rt: Runtime, send: A2ASend) -> str | None:
     if outcome.status != "ok":
         log.info("a2a flow of %s stops: primary run ended %s", send.run_id, outcome.status)
         return None
-    return await latest_assistant_reply(rt, send.target_key)
+    return await latest_assistant_reply(rt, send.target_key, send.run_id)
 
 
 async def _ping_pong(rt: Runtime, send: A2ASend, first: str, target_channel: str) -> str:

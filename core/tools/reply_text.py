@@ -2,7 +2,8 @@
 
 The target's reply is read back from its transcript rather than from the run outcome, so what
 the requester sees is exactly what `sessions_history` shows; reasoning tags and tool-call
-markup some models leak into text blocks are removed first.
+markup some models leak into text blocks are removed first. Unlike the reference, the reply is
+looked up among the messages of the run that produced it (see `latest_assistant_reply`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from core.store import TranscriptMessage
 if TYPE_CHECKING:
     from core.runtime import Runtime
 
-HISTORY_WINDOW = 50
+HISTORY_WINDOW = 200
 
 _THINKING = re.compile(
     r"<\s*(think|thinking|thought|antthinking|reasoning)\b[^>]*>.*?<\s*/\s*\1\s*>",
@@ -72,11 +73,18 @@ def reply_of(messages: list[TranscriptMessage]) -> str | None:
     return assistant_text(messages[-1].content)
 
 
-async def latest_assistant_reply(rt: Runtime, session_key: str) -> str | None:
-    """Reference [3.2]: the last non-toolResult message of the session, if assistant text."""
+async def latest_assistant_reply(rt: Runtime, session_key: str, run_id: str | None = None
+                                 ) -> str | None:
+    """Reference [3.2]: the last non-toolResult message, if it is assistant text.
+
+    With `run_id`, only that run's messages count: runs queue per session and each stores its
+    input when it is submitted, so the session's very last message may belong to a later run.
+    """
     entry = await rt.store.get_session(session_key)
     if entry is None:
         return None
     history = await rt.store.history(entry.session_id, limit=HISTORY_WINDOW,
                                      include_tools=False)
+    if run_id is not None:
+        history = [m for m in history if m.run_id == run_id]
     return reply_of(history)

@@ -1,10 +1,13 @@
-"""The `sessions_list` row of a stored session (reference [2.1] fields, camelCase)."""
+"""The `sessions_list` row of a stored session (reference [2.1] fields, camelCase).
+
+Rows are built from already-normalised store fields with plain dict work: this runs for every
+listed session, so it avoids model validation and key re-parsing (the list budget is 2 ms).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.outbound.gate import session_target
 from core.store import SessionEntry, TranscriptMessage
 
 if TYPE_CHECKING:
@@ -20,35 +23,56 @@ def derive_channel(rt: Runtime, entry: SessionEntry, kind: str) -> str:
             or "unknown")
 
 
+class RowBuilder:
+    """Builds rows for one requester; precomputes what is the same for every row."""
+
+    __slots__ = ("_main_keys", "_rt", "_transcripts")
+
+    def __init__(self, rt: Runtime, requester_agent: str) -> None:
+        self._rt = rt
+        main = rt.keys.main_session_key(requester_agent)
+        self._main_keys = {main, "global"} if main == "global" else {main}
+        self._transcripts = str(rt.store.transcripts_dir)
+
+    def display(self, key: str) -> str:
+        return "main" if key in self._main_keys else key
+
+    def row(self, entry: SessionEntry, messages: list[TranscriptMessage] | None = None
+            ) -> dict[str, Any]:
+        kind = entry.kind
+        last_channel = entry.last_channel or entry.channel
+        row: dict[str, Any] = {
+            "key": self.display(entry.key),
+            "kind": kind,
+            "channel": derive_channel(self._rt, entry, kind),
+            "label": entry.label,
+            "displayName": entry.display_name or entry.label,
+            "updatedAt": entry.updated_at,
+            "sessionId": entry.session_id,
+            "model": entry.model,
+            "contextTokens": entry.context_tokens,
+            "totalTokens": entry.total_tokens if entry.total_tokens is not None else
+            (entry.input_tokens or 0) + (entry.output_tokens or 0),
+            "thinkingLevel": entry.thinking_level,
+            "verboseLevel": entry.verbose_level,
+            "systemSent": entry.system_sent,
+            "abortedLastRun": entry.aborted_last_run,
+            "sendPolicy": entry.send_policy,
+            "spawnedBy": entry.spawned_by,
+            "transcriptPath": f"{self._transcripts}/{entry.session_id}.jsonl",
+            "lastChannel": last_channel,
+            "lastTo": entry.last_to,
+            "lastAccountId": entry.last_account_id,
+        }
+        if last_channel or entry.last_to or entry.last_account_id:
+            dc = {"channel": last_channel, "to": entry.last_to,
+                  "accountId": entry.last_account_id}
+            row["deliveryContext"] = {k: v for k, v in dc.items() if v is not None}
+        if messages is not None:
+            row["messages"] = [m.to_wire() for m in messages]
+        return {k: v for k, v in row.items() if v is not None}
+
+
 def session_row(rt: Runtime, entry: SessionEntry, requester_agent: str,
                 messages: list[TranscriptMessage] | None = None) -> dict[str, Any]:
-    kind = entry.kind
-    ctx = session_target(entry)
-    row: dict[str, Any] = {
-        "key": rt.keys.display(entry.key, requester_agent),
-        "kind": kind,
-        "channel": derive_channel(rt, entry, kind),
-        "label": entry.label,
-        "displayName": entry.display_name or entry.label,
-        "updatedAt": entry.updated_at,
-        "sessionId": entry.session_id,
-        "model": entry.model,
-        "contextTokens": entry.context_tokens,
-        "totalTokens": entry.total_tokens if entry.total_tokens is not None else
-        (entry.input_tokens or 0) + (entry.output_tokens or 0),
-        "thinkingLevel": entry.thinking_level,
-        "verboseLevel": entry.verbose_level,
-        "systemSent": entry.system_sent,
-        "abortedLastRun": entry.aborted_last_run,
-        "sendPolicy": entry.send_policy,
-        "spawnedBy": entry.spawned_by,
-        "transcriptPath": str(rt.store.transcript_path(entry.session_id)),
-    }
-    if ctx is not None:
-        dc = {"channel": ctx.channel, "to": ctx.to, "accountId": ctx.account_id}
-        row["deliveryContext"] = {k: v for k, v in dc.items() if v is not None}
-        row["lastChannel"], row["lastTo"], row["lastAccountId"] = ctx.channel, ctx.to, \
-            ctx.account_id
-    if messages is not None:
-        row["messages"] = [m.to_wire() for m in messages]
-    return {k: v for k, v in row.items() if v is not None}
+    return RowBuilder(rt, requester_agent).row(entry, messages)

@@ -72,5 +72,5 @@ SPEC = ToolSpec(
     name="sessions_history",
     description="Fetch message history for a session.",
     args_model=SessionsHistoryArgs,
-    handler=sessions_history,  # type: ignore[arg-type]
+    handler=sessions_history,
 )

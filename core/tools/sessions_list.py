@@ -8,7 +8,7 @@ from core.store import SessionQuery, now_ms
 from core.tools.args import ToolArgs, floor_clamp
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.rows import session_row
+from core.tools.rows import RowBuilder
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ async def sessions_list(rt: Runtime, ctx: ToolContext, args: SessionsListArgs
     entries = await rt.store.list_sessions(query)
     recent = (await rt.store.recent_messages([e.session_id for e in entries], message_limit)
               if message_limit else {})
-    rows = [session_row(rt, e, vis.requester_agent,
-                        recent.get(e.session_id, []) if message_limit else None)
+    builder = RowBuilder(rt, vis.requester_agent)
+    rows = [builder.row(e, recent.get(e.session_id, []) if message_limit else None)
             for e in entries]
     return {"count": len(rows), "sessions": rows}
 
@@ -59,5 +59,5 @@ SPEC = ToolSpec(
     name="sessions_list",
     description="List sessions with optional filters and last messages.",
     args_model=SessionsListArgs,
-    handler=sessions_list,  # type: ignore[arg-type]
+    handler=sessions_list,
 )

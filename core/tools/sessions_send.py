@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from pydantic import field_validator
 
 from core.errors import SendBlocked
 from core.keys import InvalidSessionKey, normalize_agent_id
@@ -53,6 +56,17 @@ class SessionsSendArgs(ToolArgs):
     agent_id: str | None = None
     message: str | None = None
     timeout_seconds: float | None = None
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _lenient_timeout(cls, value: object) -> object:
+        """[2.3]: a non-numeric timeout means the default, not a thrown error."""
+        if value is None or isinstance(value, bool):
+            return None
+        try:
+            return float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
 
 
 def _refusal(run_id: str, status: str, error: str, session_key: str | None = None) -> Payload:
@@ -169,10 +183,8 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
             else {"runId": run.id, "status": "timeout", "sessionKey": target.display}
     if outcome.status != "ok":
         return _refusal(run.id, "error", outcome.error or "agent error", target.display)
-    reply = await latest_assistant_reply(rt, target.key)
-    rt.spawn(run_a2a_flow(rt, A2ASend(
-        ctx=ctx, target_key=target.key, target_display=target.display, message=message,
-        run_id=run.id, timeout_seconds=timeout, round_one_reply=reply)))
+    reply = await latest_assistant_reply(rt, target.key, run.id)
+    rt.spawn(run_a2a_flow(rt, replace(send, round_one_reply=reply)))
     out: Payload = {"runId": run.id, "status": "ok"}
     if reply is not None:
         out["reply"] = reply

@@ -249,6 +249,10 @@ def test_key_model_normalises_its_config() -> None:
         (f"agent:main:subagent:{UUID.upper()}", None, f"agent:main:subagent:{UUID}"),
         ("agent", None, "agent:main:agent"),
         ("a::b:", None, "agent:main:a:b"),
+        (" a : b ", None, "agent:main:a:b"),
+        ("agent: Ops :  Cron : x", None, "agent:ops:cron:x"),
+        ("x:\t:y", None, "agent:main:x:y"),
+        ("alice smith", None, "agent:main:alice smith"),
     ],
 )
 def test_canonical(raw: str, agent: str | None, expected: str) -> None:
@@ -284,7 +288,7 @@ def test_canonical_global_scope_leaves_other_keys() -> None:
     assert model.canonical("unknown") == "unknown"
 
 
-@pytest.mark.parametrize("raw", ["", "   ", ":", " :: ", "\n"])
+@pytest.mark.parametrize("raw", ["", "   ", ":", " :: ", "\n", ": :", "\t:\n: "])
 def test_canonical_rejects_empty_keys(raw: str) -> None:
     with pytest.raises(InvalidSessionKey):
         KeyModel().canonical(raw)
@@ -388,8 +392,10 @@ def test_display_global_scope_hides_global_case_3() -> None:
         ("agent:main:main:extra", "other"),
         ("agent:main:cron:x:group:y", "cron"),
         ("global", "other"),
+        (" Global : ", "other"),
         ("unknown", "other"),
         ("", "other"),
+        (" : ", "other"),
     ],
 )
 def test_kind(key: str, expected: str) -> None:
@@ -413,6 +419,7 @@ def test_kind_custom_main_key() -> None:
 
 def test_kind_global_scope() -> None:
     assert KeyModel(scope="global").kind("global") == "main"
+    assert KeyModel(scope="global").kind(" GLOBAL: ") == "main"
     assert KeyModel(scope="global").kind("unknown") == "other"
 
 
@@ -584,7 +591,8 @@ def test_cron_and_node_keys_need_an_id(call: str) -> None:
         ("agent:main:matrix:group:room", AnnounceTarget("matrix", "room")),
         ("agent:main:Matrix:channel:room:topic:3", AnnounceTarget("matrix", "room", "3")),
         ("discord:group:dev", AnnounceTarget("discord", "channel:dev")),
-        ("agent:main:discord:group:dev:thread:abc", AnnounceTarget("discord", "channel:dev:thread:abc")),
+        ("agent:main:discord:group:dev:thread:abc",
+         AnnounceTarget("discord", "channel:dev:thread:abc")),
         ("agent:main:discord:group:a:b", AnnounceTarget("discord", "channel:a:b")),
         ("agent:main:discord:group:topic:5", AnnounceTarget("discord", "channel:topic:5")),
         ("agent:main:main", None),
@@ -647,6 +655,7 @@ MODELS = st.builds(
 SEGMENT = st.text(min_size=1, max_size=12).filter(lambda s: s.strip(": \t\n") != "")
 RAW_KEYS = st.one_of(
     st.text(max_size=40),
+    st.text(alphabet=st.sampled_from(" \t\n:aA-İ"), max_size=12),
     st.lists(SEGMENT, min_size=1, max_size=5).map(":".join),
     st.tuples(AGENTS, st.lists(SEGMENT, max_size=4)).map(
         lambda t: ":".join(["agent", t[0], *t[1]])
@@ -676,11 +685,12 @@ def test_canonical_is_idempotent_lowercase_and_trimmed(
 ) -> None:
     key = _canonical_or_none(model, raw, agent)
     if key is None:
-        assert not [p for p in raw.strip().split(":") if p.strip()]
+        assert not [p for p in raw.split(":") if p.strip()]
         return
     assert model.canonical(key) == key
     assert model.canonical(key, "someone-else") == key
     assert key == key.lower() == key.strip()
+    assert all(seg and seg == seg.strip() for seg in key.split(":"))
     assert key in ("global", "unknown") or parse_agent_key(key) is not None
 
 

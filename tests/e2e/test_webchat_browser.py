@@ -33,7 +33,7 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
         async def say(text: str) -> None:
             await browser.evaluate(
                 f"(() => {{ const i = document.getElementById('text'); i.value = {text!r};"
-                " document.getElementById('send').click(); }})()")
+                " document.getElementById('send').click(); })()")
 
         def assistant_count() -> str:
             return "document.querySelectorAll('.msg.assistant:not(.pending)').length"

@@ -133,7 +133,7 @@ class EmulatorServer:
         self,
         method: str,
         count: int = 1,
-        timeout: float = 5.0,  # noqa: ASYNC109 - a per-call deadline is the point here
+        timeout: float = 5.0,
     ) -> list[Call]:
         """Wait until ``count`` calls of ``method`` were recorded; return all of them so far.
 
@@ -160,7 +160,7 @@ class EmulatorServer:
     async def wait_until(
         self,
         predicate: Callable[[], bool],
-        timeout: float = 5.0,  # noqa: ASYNC109 - same deadline semantics as wait_for
+        timeout: float = 5.0,
     ) -> None:
         """Wait (with a deadline) until ``predicate()`` is true; re-checked on every new call."""
         loop = asyncio.get_running_loop()

@@ -239,7 +239,7 @@ class FakeModelServer:
     async def wait_for_requests(
         self,
         count: int,
-        timeout: float = 5.0,  # noqa: ASYNC109 -- the deadline is the point of this helper
+        timeout: float = 5.0,
     ) -> list[RequestJSON]:
         """Wait (no polling) until ``count`` requests arrived; return all recorded so far.
 
@@ -251,7 +251,7 @@ class FakeModelServer:
     async def wait_for_abandoned(
         self,
         count: int = 1,
-        timeout: float = 5.0,  # noqa: ASYNC109 -- same deadline style as wait_for_requests
+        timeout: float = 5.0,
     ) -> None:
         """Wait until ``count`` requests were dropped by their client before being answered."""
         await self._wait_until(

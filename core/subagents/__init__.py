@@ -1,0 +1,1 @@
+"""Sub-agents: runs started by `sessions_spawn`, their registry, announces and archive."""

@@ -1,0 +1,165 @@
+"""Shared pieces of the sub-agent tests: a recording chat adapter and a scripted fake model.
+
+The adapter is a fake at the network edge: it records what the outbound gate sends and feeds
+inbound messages to the router exactly as a platform adapter would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from core.delivery_context import DeliveryContext
+from core.inbound import InboundMessage
+from core.runtime import Runtime
+from core.store import TranscriptMessage
+from core.store.subagent_store import SubagentRecord, get_subagent_run
+from core.subagents.prompts import ANNOUNCE_USER_MESSAGE
+from tests.fakes.model import (
+    Reply,
+    RequestJSON,
+    last_message,
+    last_user_text,
+    system_text,
+    text,
+    tool_call,
+)
+
+OWNER = "owner-1"
+REQUESTER = "agent:main:main"
+CHAT = "chat-1"
+
+
+class RecordingAdapter(ChannelAdapter):
+    """A chat platform that only records: `sent` holds (target, text) in order."""
+
+    def __init__(self, channel: str = "telegram") -> None:
+        self.channel = channel
+        self.sent: list[tuple[DeliveryContext, str]] = []
+        self.sink: InboundSink | None = None
+        self._changed = asyncio.Condition()
+
+    async def start(self, sink: InboundSink) -> None:
+        self.sink = sink
+
+    async def stop(self) -> None:
+        self.sink = None
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        self.sent.append((target, text))
+        async with self._changed:
+            self._changed.notify_all()
+        return SendReceipt(message_id=str(len(self.sent)))
+
+    def status(self) -> AdapterStatus:
+        return AdapterStatus(self.channel, self.account_id, "connected")
+
+    def texts(self, prefix: str = "") -> list[str]:
+        return [t for _, t in self.sent if t.startswith(prefix)]
+
+    async def wait_for(self, prefix: str, count: int = 1, timeout: float = 10.0
+                       ) -> list[tuple[DeliveryContext, str]]:
+        def found() -> bool:
+            return len(self.texts(prefix)) >= count
+
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(found)
+        return [(c, t) for c, t in self.sent if t.startswith(prefix)]
+
+    async def say(self, text: str, *, chat_id: str = CHAT, sender: str = OWNER) -> None:
+        """Deliver a direct message from `sender` in chat `chat_id` to the router."""
+        assert self.sink is not None
+        await self.sink(InboundMessage(
+            channel=self.channel, chat_type="direct", chat_id=chat_id, sender_id=sender,
+            text=text, reply_to=DeliveryContext(channel=self.channel, to=chat_id)))
+
+
+async def until(predicate: Callable[[], Awaitable[bool]], timeout: float = 10.0,
+                what: str = "condition") -> None:
+    """Poll an async predicate until it holds, failing at the deadline."""
+    deadline = time.monotonic() + timeout
+    while not await predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def record_state(rt: Runtime, run_id: str, states: tuple[str, ...],
+                       timeout: float = 10.0) -> SubagentRecord:
+    """Wait until the record's announce state is one of `states`."""
+    found: list[SubagentRecord] = []
+
+    async def check() -> bool:
+        rec = await get_subagent_run(rt.store, run_id)
+        if rec is not None and rec.announce_state in states:
+            found.append(rec)
+            return True
+        return False
+
+    await until(check, timeout, f"announce state {states} of {run_id}")
+    return found[-1]
+
+
+async def transcript(rt: Runtime, key: str) -> list[TranscriptMessage]:
+    entry = await rt.store.get_session(key)
+    assert entry is not None, key
+    return await rt.store.history(entry.session_id)
+
+
+def is_child(req: RequestJSON) -> bool:
+    return "# Subagent Context" in system_text(req) and \
+        last_user_text(req) != ANNOUNCE_USER_MESSAGE
+
+
+def is_announce_step(req: RequestJSON) -> bool:
+    return last_user_text(req) == ANNOUNCE_USER_MESSAGE
+
+
+def after_tool_call(req: RequestJSON) -> bool:
+    return last_message(req).get("role") == "tool"
+
+
+ReplyFn = Callable[[RequestJSON], Reply | Awaitable[Reply]]
+
+
+@dataclass
+class Script:
+    """Answers for the three parties: the requester agent, the child run, the announce step.
+
+    By default the requester spawns once with `spawn_args` and then says "spawned"; the child
+    answers `child`; the announce step answers `announce`.
+    """
+
+    spawn_args: dict[str, Any] = field(default_factory=lambda: {"task": "research things"})
+    child: Reply | ReplyFn = field(default_factory=lambda: text("result text"))
+    announce: Reply | ReplyFn = field(
+        default_factory=lambda: text("Result: found 3 things\nNotes: - check X"))
+    requester_text: str = "spawned"
+    child_gate: asyncio.Event | None = None
+
+    async def __call__(self, req: RequestJSON) -> Reply | None:
+        if is_announce_step(req):
+            return await _answer(self.announce, req)
+        if is_child(req):
+            if self.child_gate is not None:
+                await self.child_gate.wait()
+            return await _answer(self.child, req)
+        if after_tool_call(req):
+            return text(self.requester_text)
+        if last_user_text(req).startswith("spawn"):
+            return tool_call("sessions_spawn", self.spawn_args)
+        return None
+
+
+async def _answer(reply: Reply | ReplyFn, req: RequestJSON) -> Reply:
+    if callable(reply):
+        out = reply(req)
+        return await out if asyncio.iscoroutine(out) else out  # type: ignore[return-value]
+    return reply
+
+
+OWNER_CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER]}}}
