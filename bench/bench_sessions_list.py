@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import time
 
-from sqlalchemy import insert
+from sqlalchemy import Connection, insert
 
 from bench.common import summary, temp_config
 from core.runtime import Runtime
@@ -28,16 +28,19 @@ async def seed(rt: Runtime, count: int) -> None:
                      "agent_id": "main", "kind": kind, "created_at": now - i,
                      "updated_at": now - i * 1000, "channel": "telegram",
                      "last_channel": "telegram", "last_to": f"g{i}", "display_name": f"chat {i}"})
-    async with rt.store.engine.begin() as conn:
+    msgs = []
+    for r in rows[:2000]:
+        for j in range(5):
+            m = TranscriptMessage.text("user" if j % 2 == 0 else "assistant", f"m{j}", now)
+            msgs.append({"session_key": r["key"], "session_id": r["session_id"],
+                         "role": m.role, "content": m.content, "timestamp": now})
+
+    def op(conn: Connection) -> None:
         for start in range(0, len(rows), 5000):
-            await conn.execute(insert(S), rows[start:start + 5000])
-        msgs = []
-        for r in rows[:2000]:
-            for j in range(5):
-                m = TranscriptMessage.text("user" if j % 2 == 0 else "assistant", f"m{j}", now)
-                msgs.append({"session_key": r["key"], "session_id": r["session_id"],
-                             "role": m.role, "content": m.content, "timestamp": now})
-        await conn.execute(insert(M), msgs)
+            conn.execute(insert(S), rows[start:start + 5000])
+        conn.execute(insert(M), msgs)
+
+    await rt.store.write(op)
 
 
 async def bench(count: int, db_url: str | None, iterations: int) -> None:

@@ -20,6 +20,9 @@ from core.tools.context import ToolContext
 if TYPE_CHECKING:
     from core.runtime import Runtime
 
+HISTORY_LIMIT = 40
+"""Messages of context per turn; older ones stay in the store and in `sessions_history`."""
+
 
 @dataclass(slots=True)
 class Deps:
@@ -77,7 +80,8 @@ class PydanticAITurnExecutor:
 
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
 
-        history = await rt.store.history(entry.session_id, up_to_id=request.input_message_id)
+        history = await rt.store.history(entry.session_id, up_to_id=request.input_message_id,
+                                         limit=HISTORY_LIMIT)
         prompt = history.pop().plain_text() if history and history[-1].role == "user" else \
             request.message
         names = rt.tool_names_for(entry.key, entry.agent_id)

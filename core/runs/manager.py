@@ -112,16 +112,17 @@ class RunManager:
         if entry is None:
             raise UnknownRun(f"Unknown session: {request.session_key}")
         run_id = str(uuid.uuid4())
-        if request.input_message_id is None:
-            msg = TranscriptMessage.text("user", request.message, now_ms(), run_id=run_id,
-                                         meta=request.message_meta)
-            (request.input_message_id,) = await self.store.append_messages(entry, [msg])
         run = RunRecord(id=run_id, session_key=request.session_key, status="queued",
                         lane=request.lane, deliver=request.deliver, created_at=now_ms(),
                         input_message_id=request.input_message_id,
                         meta={"traceId": request.context.trace_id, "hops": request.context.hops,
                               **request.meta})
-        await self.store.create_run(run)
+        if request.input_message_id is None:
+            msg = TranscriptMessage.text("user", request.message, now_ms(), run_id=run_id,
+                                         meta=request.message_meta)
+            request.input_message_id = await self.store.enqueue_message(entry, msg, run)
+        else:
+            await self.store.create_run(run)
         pending = _Pending(run, request, asyncio.get_running_loop().create_future())
         self._pending[run_id] = pending
         self._queues.setdefault(request.session_key, deque()).append(pending)

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Engine, StaticPool, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -34,6 +34,34 @@ def make_engine(url: str) -> AsyncEngine:
 
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=False)
+
+
+def sync_sqlite_url(url: str) -> str:
+    return url.replace("sqlite+aiosqlite://", "sqlite://", 1)
+
+
+def make_sync_sqlite_engine(url: str) -> Engine:
+    """One shared SQLite connection used from the event-loop thread.
+
+    Indexed SQLite statements take tens of microseconds, far less than a hop to a worker
+    thread, so the embedded default runs them inline; PostgreSQL goes through asyncpg.
+    """
+    url = sync_sqlite_url(url)
+    db_path = url.split("///", 1)[-1]
+    if db_path and db_path != ":memory:":
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, poolclass=StaticPool,
+                           connect_args={"check_same_thread": False, "timeout": 5})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.close()
+
+    return engine
 
 
 def _alembic_config(url: str) -> Any:

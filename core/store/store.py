@@ -1,7 +1,10 @@
 """The one store API: sessions, transcripts, runs and deliveries.
 
-Every query is indexed and set-based: listing sessions with their last messages is two queries
-whatever the number of sessions (a window function replaces per-row history calls).
+Every operation is written once, as a function of a synchronous SQLAlchemy connection, and run
+by :meth:`Store.read` / :meth:`Store.write`: inline on one shared connection for SQLite (the
+embedded default; an indexed statement costs less than a thread hop), through asyncpg's
+`run_sync` for PostgreSQL. Queries are indexed and set-based: listing sessions with their last
+messages is two statements whatever the number of sessions.
 """
 
 from __future__ import annotations
@@ -9,15 +12,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
-from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.store.engine import is_sqlite, make_engine, upgrade
+from core.store.engine import is_sqlite, make_engine, make_sync_sqlite_engine, upgrade
 from core.store.entries import (
     SESSION_FIELDS,
     DeliveryRecord,
@@ -28,6 +31,8 @@ from core.store.entries import (
 )
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
 
+T = TypeVar("T")
+
 S = SessionRow.__table__  # type: ignore[attr-defined]
 M = MessageRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
@@ -35,8 +40,8 @@ D = DeliveryRow.__table__  # type: ignore[attr-defined]
 
 _SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
 _MSG_COLS = (
-    M.c.id, M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
-    M.c.is_error, M.c.run_id, M.c.meta,
+    M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
+    M.c.is_error, M.c.run_id, M.c.meta, M.c.id,
 )
 
 
@@ -54,11 +59,18 @@ def _glob_to_like(pattern: str) -> str:
 
 
 def _message(row: Any) -> TranscriptMessage:
-    return TranscriptMessage(
-        role=row.role, content=row.content, timestamp=row.timestamp,
-        tool_call_id=row.tool_call_id, tool_name=row.tool_name, is_error=row.is_error,
-        run_id=row.run_id, meta=row.meta, id=row.id,
-    )
+    return TranscriptMessage(*row[-9:])
+
+
+def _session(conn: Connection, key: str) -> SessionEntry | None:
+    row = conn.execute(select(*_SESSION_COLS).where(S.c.key == key)).first()
+    return SessionEntry(*row) if row else None
+
+
+def _check_fields(values: dict[str, Any]) -> None:
+    unknown = set(values) - SESSION_FIELDS
+    if unknown:
+        raise StoreError(f"unknown session fields: {', '.join(sorted(unknown))}")
 
 
 class Store:
@@ -68,7 +80,8 @@ class Store:
         self.url = url
         self.state_dir = state_dir
         self.transcripts_dir = state_dir / "transcripts"
-        self.engine: AsyncEngine = make_engine(url)
+        self._sync: Engine | None = make_sync_sqlite_engine(url) if is_sqlite(url) else None
+        self._async: AsyncEngine | None = None if self._sync else make_engine(url)
 
     async def open(self, *, migrate: bool = True) -> None:
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
@@ -76,11 +89,32 @@ class Store:
             await upgrade(self.url)
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        if self._sync is not None:
+            self._sync.dispose()
+        if self._async is not None:
+            await self._async.dispose()
 
     @property
     def dialect(self) -> str:
-        return "sqlite" if is_sqlite(self.url) else "postgresql"
+        return "sqlite" if self._sync is not None else "postgresql"
+
+    async def read(self, op: Callable[[Connection], T]) -> T:
+        """Run a query function; extensions (e.g. the sub-agent registry) use this too."""
+        if self._sync is not None:
+            with self._sync.connect() as conn:
+                return op(conn)
+        assert self._async is not None
+        async with self._async.connect() as aconn:
+            return await aconn.run_sync(op)
+
+    async def write(self, op: Callable[[Connection], T]) -> T:
+        """Run a function inside one transaction (committed when it returns)."""
+        if self._sync is not None:
+            with self._sync.begin() as conn:
+                return op(conn)
+        assert self._async is not None
+        async with self._async.begin() as aconn:
+            return await aconn.run_sync(op)
 
     def transcript_path(self, session_id: str) -> Path:
         return self.transcripts_dir / f"{session_id}.jsonl"
@@ -88,70 +122,66 @@ class Store:
     # ---- sessions -------------------------------------------------------------------------
 
     async def get_session(self, key: str) -> SessionEntry | None:
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(select(S).where(S.c.key == key))).mappings().first()
-        return SessionEntry(**row) if row else None
+        return await self.read(lambda c: _session(c, key))
 
     async def get_session_by_id(self, session_id: str) -> SessionEntry | None:
-        async with self.engine.connect() as conn:
-            q = select(S).where(S.c.session_id == session_id)
-            row = (await conn.execute(q)).mappings().first()
-        return SessionEntry(**row) if row else None
+        def op(c: Connection) -> SessionEntry | None:
+            row = c.execute(select(*_SESSION_COLS).where(S.c.session_id == session_id)).first()
+            return SessionEntry(*row) if row else None
+        return await self.read(op)
 
     async def ensure_session(self, key: str, *, agent_id: str, kind: str, **fields: Any
                              ) -> SessionEntry:
         """Return the session, creating it with `fields` when it does not exist yet."""
-        entry = await self.get_session(key)
-        if entry is not None:
-            return entry
         now = now_ms()
         values = {"key": key, "agent_id": agent_id, "kind": kind, "session_id": str(uuid.uuid4()),
                   "created_at": now, "updated_at": now, **fields}
-        self._check_fields(values)
-        async with self.engine.begin() as conn:
-            try:
-                await conn.execute(insert(S).values(**values))
-            except Exception:
-                await conn.rollback()
-                existing = await self.get_session(key)
-                if existing is None:
-                    raise
+        _check_fields(values)
+
+        def op(c: Connection) -> SessionEntry:
+            existing = _session(c, key)
+            if existing is not None:
                 return existing
-        return SessionEntry(**{**{f: None for f in SESSION_FIELDS}, **values})
+            c.execute(insert(S).values(**values))
+            return SessionEntry(**{**{f: None for f in SESSION_FIELDS}, **values})
+        return await self.write(op)
 
     async def update_session(self, key: str, *, touch: bool = True, **fields: Any
                              ) -> SessionEntry:
         """Patch fields of one session; `touch` bumps `updatedAt` (the list order)."""
-        self._check_fields(fields)
+        _check_fields(fields)
         if touch:
             fields.setdefault("updated_at", now_ms())
-        async with self.engine.begin() as conn:
-            if fields:
-                res = await conn.execute(update(S).where(S.c.key == key).values(**fields))
-                if res.rowcount == 0:
-                    raise StoreError(f"Unknown session: {key}")
-            row = (await conn.execute(select(S).where(S.c.key == key))).mappings().first()
-        if row is None:
-            raise StoreError(f"Unknown session: {key}")
-        return SessionEntry(**row)
+
+        def op(c: Connection) -> SessionEntry:
+            if fields and c.execute(update(S).where(S.c.key == key).values(**fields)
+                                    ).rowcount == 0:
+                raise StoreError(f"Unknown session: {key}")
+            entry = _session(c, key)
+            if entry is None:
+                raise StoreError(f"Unknown session: {key}")
+            return entry
+        return await self.write(op)
 
     async def set_label(self, key: str, label: str | None) -> SessionEntry:
         """Labels are unique across the store so `sessions_send {label}` finds one session."""
         if label is not None:
-            async with self.engine.connect() as conn:
-                q = select(S.c.key).where(and_(S.c.label == label, S.c.key != key)).limit(1)
-                if (await conn.execute(q)).first() is not None:
-                    raise StoreError(f"label already in use: {label}")
+            q = select(S.c.key).where(and_(S.c.label == label, S.c.key != key)).limit(1)
+            if await self.read(lambda c: c.execute(q).first()) is not None:
+                raise StoreError(f"label already in use: {label}")
         return await self.update_session(key, label=label)
 
     async def delete_session(self, key: str) -> bool:
         """Remove a session and its transcript rows; the JSONL file is renamed, not erased."""
-        entry = await self.get_session(key)
+        def op(c: Connection) -> SessionEntry | None:
+            entry = _session(c, key)
+            if entry is not None:
+                c.execute(delete(M).where(M.c.session_key == key))
+                c.execute(delete(S).where(S.c.key == key))
+            return entry
+        entry = await self.write(op)
         if entry is None:
             return False
-        async with self.engine.begin() as conn:
-            await conn.execute(delete(M).where(M.c.session_key == key))
-            await conn.execute(delete(S).where(S.c.key == key))
         path = self.transcript_path(entry.session_id)
         if path.exists():
             stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
@@ -159,7 +189,6 @@ class Store:
         return True
 
     async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]:
-        q = select(*_SESSION_COLS)
         conds = []
         if query.kinds:
             conds.append(S.c.kind.in_(query.kinds))
@@ -178,14 +207,13 @@ class Store:
             conds.append(S.c.key.not_in(("global", "unknown")))
         if query.exclude_keys:
             conds.append(S.c.key.not_in(query.exclude_keys))
+        q = select(*_SESSION_COLS)
         if conds:
             q = q.where(and_(*conds))
         q = q.order_by(S.c.updated_at.desc(), S.c.key)
         if query.limit is not None:
             q = q.limit(query.limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).all()
-        return [SessionEntry(*r) for r in rows]
+        return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
     async def find_sessions(self, text: str, *, spawned_by: str | None = None,
                             limit: int = 8) -> list[SessionEntry]:
@@ -195,10 +223,9 @@ class Store:
                      func.lower(S.c.label).like(like), func.lower(S.c.display_name).like(like))]
         if spawned_by is not None:
             conds.append(S.c.spawned_by == spawned_by)
-        q = select(S).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).mappings().all()
-        return [SessionEntry(**r) for r in rows]
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(
+            S.c.updated_at.desc()).limit(limit)
+        return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
     async def find_by_label(self, label: str, *, agent_id: str | None = None,
                             spawned_by: str | None = None, limit: int = 2
@@ -208,50 +235,79 @@ class Store:
             conds.append(S.c.agent_id == agent_id)
         if spawned_by is not None:
             conds.append(S.c.spawned_by == spawned_by)
-        q = select(S).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).mappings().all()
-        return [SessionEntry(**r) for r in rows]
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(
+            S.c.updated_at.desc()).limit(limit)
+        return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
     # ---- transcripts ----------------------------------------------------------------------
 
-    async def append_messages(self, entry: SessionEntry, messages: Sequence[TranscriptMessage],
-                              *, touch: bool = True) -> list[int]:
-        """Store messages in order, mirror them to the JSONL transcript, bump `updatedAt`."""
-        if not messages:
-            return []
-        ids: list[int] = []
-        async with self.engine.begin() as conn:
-            for m in messages:
-                res = await conn.execute(insert(M).values(
-                    session_key=entry.key, session_id=entry.session_id, role=m.role,
-                    content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
-                    tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
-                ))
-                m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
-                ids.append(m.id)
-            if touch:
-                await conn.execute(
-                    update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
-        with self.transcript_path(entry.session_id).open("a", encoding="utf-8") as fh:
-            for m in messages:
-                fh.write(json.dumps(m.to_wire(), ensure_ascii=False) + "\n")
+    @staticmethod
+    def _insert_messages(c: Connection, entry: SessionEntry,
+                         messages: Sequence[TranscriptMessage], touch: bool) -> list[int]:
+        ids = []
+        for m in messages:
+            res = c.execute(insert(M).values(
+                session_key=entry.key, session_id=entry.session_id, role=m.role,
+                content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
+                tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
+            ))
+            m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            ids.append(m.id)
+        if touch:
+            c.execute(update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
         return ids
 
+    def _mirror(self, entry: SessionEntry, messages: Sequence[TranscriptMessage]) -> None:
+        with self.transcript_path(entry.session_id).open("a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(m.to_wire(), ensure_ascii=False) + "\n"
+                             for m in messages))
+
+    async def append_messages(self, entry: SessionEntry, messages: Sequence[TranscriptMessage],
+                              *, touch: bool = True, **session_fields: Any) -> list[int]:
+        """Store messages in order (and optional session fields, same transaction), mirror them
+        to the JSONL transcript, bump `updatedAt`."""
+        if not messages and not session_fields:
+            return []
+        _check_fields(session_fields)
+
+        def op(c: Connection) -> list[int]:
+            ids = self._insert_messages(c, entry, messages, touch and not session_fields)
+            if session_fields:
+                values = {"updated_at": now_ms(), **session_fields} if touch else session_fields
+                c.execute(update(S).where(S.c.key == entry.key).values(**values))
+            return ids
+        ids = await self.write(op)
+        if messages:
+            self._mirror(entry, messages)
+        return ids
+
+    async def enqueue_message(self, entry: SessionEntry, message: TranscriptMessage,
+                              run: RunRecord) -> int:
+        """Store a user message and the queued run it starts, atomically (one commit)."""
+        def op(c: Connection) -> int:
+            (msg_id,) = self._insert_messages(c, entry, [message], True)
+            run.input_message_id = msg_id
+            self._insert_run(c, run)
+            return msg_id
+        msg_id = await self.write(op)
+        self._mirror(entry, [message])
+        return msg_id
+
     async def history(self, session_id: str, *, limit: int | None = None,
-                      include_tools: bool = True, up_to_id: int | None = None
-                      ) -> list[TranscriptMessage]:
+                      include_tools: bool = True, up_to_id: int | None = None,
+                      run_id: str | None = None) -> list[TranscriptMessage]:
         """The last `limit` messages, oldest first; tool results are filtered before the limit."""
         q = select(*_MSG_COLS).where(M.c.session_id == session_id)
         if not include_tools:
             q = q.where(M.c.role != "toolResult")
         if up_to_id is not None:
             q = q.where(M.c.id <= up_to_id)
+        if run_id is not None:
+            q = q.where(M.c.run_id == run_id)
         q = q.order_by(M.c.id.desc())
         if limit is not None:
             q = q.limit(limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).all()
+        rows = await self.read(lambda c: c.execute(q).all())
         return [_message(r) for r in reversed(rows)]
 
     async def recent_messages(self, session_ids: Iterable[str], per_session: int
@@ -263,64 +319,69 @@ class Store:
         rn = func.row_number().over(partition_by=M.c.session_id, order_by=M.c.id.desc())
         inner = (select(M.c.session_id, *_MSG_COLS, rn.label("rn"))
                  .where(and_(M.c.session_id.in_(ids), M.c.role != "toolResult")).subquery())
-        q = select(inner).where(inner.c.rn <= per_session).order_by(inner.c.id)
+        cols = [inner.c.session_id, *(inner.c[c.name] for c in _MSG_COLS)]
+        q = select(*cols).where(inner.c.rn <= per_session).order_by(inner.c.id)
         out: dict[str, list[TranscriptMessage]] = {}
-        async with self.engine.connect() as conn:
-            for r in (await conn.execute(q)).all():
-                out.setdefault(r.session_id, []).append(_message(r))
+        for r in await self.read(lambda c: c.execute(q).all()):
+            out.setdefault(r[0], []).append(_message(r))
         return out
 
     # ---- runs -----------------------------------------------------------------------------
 
+    @staticmethod
+    def _insert_run(c: Connection, run: RunRecord) -> None:
+        c.execute(insert(R).values(
+            id=run.id, session_key=run.session_key, status=run.status, lane=run.lane,
+            deliver=run.deliver, input_message_id=run.input_message_id,
+            created_at=run.created_at, meta=run.meta,
+        ))
+
     async def create_run(self, run: RunRecord) -> None:
-        async with self.engine.begin() as conn:
-            await conn.execute(insert(R).values(
-                id=run.id, session_key=run.session_key, status=run.status, lane=run.lane,
-                deliver=run.deliver, input_message_id=run.input_message_id,
-                created_at=run.created_at, meta=run.meta,
-            ))
+        await self.write(lambda c: self._insert_run(c, run))
 
     async def update_run(self, run_id: str, **fields: Any) -> None:
-        async with self.engine.begin() as conn:
-            await conn.execute(update(R).where(R.c.id == run_id).values(**fields))
+        await self.write(lambda c: c.execute(update(R).where(R.c.id == run_id).values(**fields)))
 
     async def get_run(self, run_id: str) -> RunRecord | None:
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(select(R).where(R.c.id == run_id))).mappings().first()
-        return RunRecord(**row) if row else None
+        def op(c: Connection) -> RunRecord | None:
+            row = c.execute(select(R).where(R.c.id == run_id)).mappings().first()
+            return RunRecord(**row) if row else None
+        return await self.read(op)
 
     async def last_run(self, session_key: str) -> RunRecord | None:
         q = select(R).where(R.c.session_key == session_key).order_by(
             R.c.created_at.desc()).limit(1)
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(q)).mappings().first()
-        return RunRecord(**row) if row else None
+
+        def op(c: Connection) -> RunRecord | None:
+            row = c.execute(q).mappings().first()
+            return RunRecord(**row) if row else None
+        return await self.read(op)
 
     async def abort_inflight_runs(self, reason: str) -> list[RunRecord]:
         """Mark runs left queued/running by a dead process as aborted; flag their sessions."""
-        async with self.engine.begin() as conn:
+        def op(c: Connection) -> list[RunRecord]:
             q = select(R).where(R.c.status.in_(("queued", "running")))
-            rows = [RunRecord(**r) for r in (await conn.execute(q)).mappings().all()]
+            rows = [RunRecord(**r) for r in c.execute(q).mappings().all()]
             if rows:
-                ids = [r.id for r in rows]
                 keys = sorted({r.session_key for r in rows})
-                await conn.execute(update(R).where(R.c.id.in_(ids)).values(
+                c.execute(update(R).where(R.c.id.in_([r.id for r in rows])).values(
                     status="aborted", ended_at=now_ms(), error=reason))
-                await conn.execute(update(S).where(S.c.key.in_(keys)).values(
-                    aborted_last_run=True))
-        return rows
+                c.execute(update(S).where(S.c.key.in_(keys)).values(aborted_last_run=True))
+            return rows
+        return await self.write(op)
 
     # ---- deliveries -----------------------------------------------------------------------
 
     async def record_delivery(self, rec: DeliveryRecord) -> int:
-        async with self.engine.begin() as conn:
-            res = await conn.execute(insert(D).values(
+        def op(c: Connection) -> int:
+            res = c.execute(insert(D).values(
                 session_key=rec.session_key, kind=rec.kind, outcome=rec.outcome,
                 reason=rec.reason, channel=rec.channel, to=rec.to, account_id=rec.account_id,
                 thread_id=rec.thread_id, text=rec.text, run_id=rec.run_id,
                 attempts=rec.attempts, created_at=rec.created_at,
             ))
-        rec.id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            return int(res.inserted_primary_key[0])  # type: ignore[index]
+        rec.id = await self.write(op)
         return rec.id
 
     async def list_deliveries(self, *, session_key: str | None = None,
@@ -332,12 +393,5 @@ class Store:
         if outcome is not None:
             q = q.where(D.c.outcome == outcome)
         q = q.order_by(D.c.id.desc()).limit(limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(q)).mappings().all()
-        return [DeliveryRecord(**r) for r in rows]
-
-    @staticmethod
-    def _check_fields(fields: dict[str, Any]) -> None:
-        unknown = set(fields) - SESSION_FIELDS
-        if unknown:
-            raise StoreError(f"unknown session fields: {', '.join(sorted(unknown))}")
+        return await self.read(
+            lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()])

@@ -70,13 +70,12 @@ def _record(row: Any) -> SubagentRecord:
 
 
 async def insert_subagent_run(store: Store, rec: SubagentRecord) -> None:
-    async with store.engine.begin() as conn:
-        await conn.execute(insert(T).values(**asdict(rec)))
+    await store.write(lambda c: c.execute(insert(T).values(**asdict(rec))))
 
 
 async def get_subagent_run(store: Store, run_id: str) -> SubagentRecord | None:
-    async with store.engine.connect() as conn:
-        row = (await conn.execute(select(T).where(T.c.run_id == run_id))).mappings().first()
+    row = await store.read(
+        lambda c: c.execute(select(T).where(T.c.run_id == run_id)).mappings().first())
     return _record(row) if row else None
 
 
@@ -95,8 +94,7 @@ async def list_subagent_runs(store: Store, *, requester_key: str | None = None,
     if conds:
         q = q.where(and_(*conds))
     q = q.order_by(T.c.created_at, T.c.run_id)
-    async with store.engine.connect() as conn:
-        rows = (await conn.execute(q)).mappings().all()
+    rows = await store.read(lambda c: c.execute(q).mappings().all())
     return [_record(r) for r in rows]
 
 
@@ -104,26 +102,22 @@ async def update_subagent_run(store: Store, run_id: str, **values: Any) -> None:
     unknown = set(values) - _FIELDS
     if unknown:
         raise ValueError(f"unknown subagent run fields: {', '.join(sorted(unknown))}")
-    async with store.engine.begin() as conn:
-        await conn.execute(update(T).where(T.c.run_id == run_id).values(**values))
+    await store.write(
+        lambda c: c.execute(update(T).where(T.c.run_id == run_id).values(**values)))
 
 
 async def transition_announce(store: Store, run_id: str, from_states: tuple[str, ...],
                               to_state: str, **values: Any) -> bool:
     """Move `announce_state` only if it is in `from_states`; True when this call moved it."""
-    async with store.engine.begin() as conn:
-        res = await conn.execute(
-            update(T).where(and_(T.c.run_id == run_id, T.c.announce_state.in_(from_states)))
+    stmt = (update(T).where(and_(T.c.run_id == run_id, T.c.announce_state.in_(from_states)))
             .values(announce_state=to_state, **values))
-    return bool(res.rowcount)
+    return bool(await store.write(lambda c: c.execute(stmt).rowcount))
 
 
 async def release_stale_claims(store: Store) -> int:
     """Announces claimed by a process that died become pending again (called at start)."""
-    async with store.engine.begin() as conn:
-        res = await conn.execute(update(T).where(T.c.announce_state == "running")
-                                 .values(announce_state="pending"))
-    return int(res.rowcount or 0)
+    stmt = update(T).where(T.c.announce_state == "running").values(announce_state="pending")
+    return int(await store.write(lambda c: c.execute(stmt).rowcount) or 0)
 
 
 async def due_for_archive(store: Store, now: int) -> list[SubagentRecord]:
@@ -131,11 +125,9 @@ async def due_for_archive(store: Store, now: int) -> list[SubagentRecord]:
     q = select(T).where(and_(T.c.archive_at.is_not(None), T.c.archive_at <= now,
                              T.c.outcome.is_not(None),
                              T.c.announce_state.in_(tuple(ANNOUNCE_FINAL_STATES))))
-    async with store.engine.connect() as conn:
-        rows = (await conn.execute(q.order_by(T.c.archive_at))).mappings().all()
+    rows = await store.read(lambda c: c.execute(q.order_by(T.c.archive_at)).mappings().all())
     return [_record(r) for r in rows]
 
 
 async def delete_subagent_run(store: Store, run_id: str) -> None:
-    async with store.engine.begin() as conn:
-        await conn.execute(delete(T).where(T.c.run_id == run_id))
+    await store.write(lambda c: c.execute(delete(T).where(T.c.run_id == run_id)))

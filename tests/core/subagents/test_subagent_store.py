@@ -50,8 +50,7 @@ def record(run_id: str, *, requester: str = "agent:main:main", created: int = 1_
 
 
 async def tables(store: Store) -> set[str]:
-    async with store.engine.connect() as conn:
-        return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+    return set(await store.read(lambda c: inspect(c).get_table_names()))
 
 
 async def test_migration_creates_the_table_and_downgrades(store: Store) -> None:
