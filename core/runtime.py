@@ -81,9 +81,7 @@ class Runtime:
         await self.subagents.start()
         for adapter in adapters or []:
             await self.add_adapter(adapter)
-        if probe_models:
-            self.spawn(self.models.probe_loopback())
-        self.warmup = self.spawn(asyncio.to_thread(warm_up_imports))
+        self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 
     def _preview_sink(self, run: RunRecord, request: RunRequest) -> DeltaSink | None:
@@ -95,6 +93,14 @@ class Runtime:
             await self.gate.preview(run.session_key, target, run.id, text)
 
         return sink
+
+    async def _probe_and_warm_up(self, probe: bool) -> None:
+        """Find a local model server if none is configured; import the model stack only when
+        there is a model to talk to (it costs ~40 MiB and ~1 s)."""
+        if probe:
+            await self.models.probe_loopback()
+        if self.models.default_ref(self.config.default_agent_id()) is not None:
+            await asyncio.to_thread(warm_up_imports)
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)

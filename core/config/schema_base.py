@@ -6,7 +6,6 @@ alias rules, and so that ``schema.py`` stays readable.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from pydantic import (
@@ -20,6 +19,8 @@ from pydantic import (
     Tag,
 )
 from pydantic.alias_generators import to_camel
+
+from core.keys import normalize_account_id, normalize_agent_id
 
 __all__ = [
     "SYNTHETIC_LOC_TAGS",
@@ -59,31 +60,7 @@ def secret_value(value: SecretStr | None) -> str | None:
     return None if value is None else value.get_secret_value()
 
 
-# --- ids -----------------------------------------------------------------------------------
-
-_ID_OK = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
-_ID_BAD_RUN = re.compile(r"[^a-z0-9_-]+")
-
-
-def _normalize_id(value: str, empty: str) -> str:
-    text = value.strip()
-    if not text:
-        return empty
-    if _ID_OK.match(text):
-        return text.lower()
-    cleaned = _ID_BAD_RUN.sub("-", text.lower()).strip("-")[:64]
-    return cleaned or empty
-
-
-def normalize_agent_id(value: str) -> str:
-    """Agent id as in spec [1.2]: ``"My Agent!"`` → ``"my-agent"``, empty → ``"main"``."""
-    return _normalize_id(value, "main")
-
-
-def normalize_account_id(value: str) -> str:
-    """Account id as in spec [1.2]: same rule as agent ids, but empty → ``"default"``."""
-    return _normalize_id(value, "default")
-
+# --- ids (normalised by the one key module, core.keys) -------------------------------------
 
 def _coerce_id(value: Any) -> Any:
     """YAML turns numeric platform user ids into ints; they are strings to us."""

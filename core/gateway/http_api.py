@@ -13,6 +13,7 @@ from core.gateway.auth import is_authorized, unauthorized
 from core.gateway.http_tools import read_json_body
 from core.store import StoreError
 from core.tools.rows import session_row
+from core.validation import validation_message
 
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
@@ -68,10 +69,7 @@ async def patch_session(request: web.Request) -> web.Response:
     try:
         patch = SessionPatch.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        return error(400, f"invalid sessions.patch params: {where}: {msg}")
+        return error(400, f"invalid sessions.patch params: {validation_message(exc)}")
     key = _key(request)
     if await rt.store.get_session(key) is None:
         return error(404, f"Unknown session: {key}", "not_found")

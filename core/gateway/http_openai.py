@@ -21,6 +21,7 @@ from core.gateway.auth import is_authorized, unauthorized
 from core.gateway.http_api import error
 from core.gateway.http_tools import read_json_body
 from core.runs import RunRequest
+from core.validation import validation_message
 
 SESSION_HEADER = "x-crosstalk-session-key"
 
@@ -67,8 +68,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     try:
         chat = ChatRequest.model_validate(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        return error(400, f"{'.'.join(map(str, first['loc']))}: {first['msg']}")
+        return error(400, validation_message(exc))
     user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
     if user is None or not _text(user.content).strip():
         return error(400, "messages must contain a user message with text")

@@ -16,6 +16,15 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    """WAL so readers never block the writer; a busy timeout so writers queue, not fail."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=5000")
+    cur.close()
+
+
 def make_engine(url: str) -> AsyncEngine:
     """Create the async engine; SQLite gets WAL and a busy timeout so writers queue, not fail."""
     if is_sqlite(url):
@@ -23,15 +32,7 @@ def make_engine(url: str) -> AsyncEngine:
         if db_path and db_path != ":memory:":
             Path(db_path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, connect_args={"timeout": 30})
-
-        @event.listens_for(engine.sync_engine, "connect")
-        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA busy_timeout=30000")
-            cur.close()
-
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=False)
 
@@ -52,15 +53,7 @@ def make_sync_sqlite_engine(url: str) -> Engine:
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, poolclass=StaticPool,
                            connect_args={"check_same_thread": False, "timeout": 5})
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA busy_timeout=5000")
-        cur.close()
-
+    event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.errors import ToolInputError
 from core.tools.context import ToolContext
+from core.validation import validation_message
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -98,9 +99,7 @@ class ToolRegistry:
         try:
             return spec.args_model.model_validate(args)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "args"
-            raise ToolInputError(f"{where}: {err['msg']}") from exc
+            raise ToolInputError(validation_message(exc)) from exc
 
     async def invoke(self, rt: Runtime, name: str, args: dict[str, Any], ctx: ToolContext
                      ) -> Payload:
