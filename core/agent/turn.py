@@ -80,10 +80,10 @@ class PydanticAITurnExecutor:
 
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
 
-        history = await rt.store.history(entry.session_id, up_to_id=request.input_message_id,
-                                         limit=HISTORY_LIMIT)
-        prompt = history.pop().plain_text() if history and history[-1].role == "user" else \
-            request.message
+        history = context_messages(
+            await rt.store.history(entry.session_id, limit=HISTORY_LIMIT * 2),
+            request.input_message_id)[-HISTORY_LIMIT:]
+        prompt = request.message
         names = rt.tool_names_for(entry.key, entry.agent_id)
         toolset = FunctionToolset([self._tool(n) for n in names])
         instructions = base_system_prompt(rt.config, entry)
@@ -110,6 +110,20 @@ class PydanticAITurnExecutor:
         msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
         await self.rt.store.append_messages(entry, [msg])
         return TurnResult(text)
+
+
+def context_messages(history: list[TranscriptMessage], input_id: int | None
+                     ) -> list[TranscriptMessage]:
+    """What a turn sees: everything before its own input, plus the output of earlier turns.
+
+    User messages are stored when they arrive, so a message queued behind this turn has a
+    smaller id than the replies of the turns before it; it must not leak into this turn, and
+    this turn's own input goes last (as the prompt), after those replies.
+    """
+    if input_id is None:
+        return history
+    return [m for m in history
+            if m.id != input_id and (m.id is None or m.id < input_id or m.role != "user")]
 
 
 def _stream_handler(on_delta: DeltaSink) -> Any:

@@ -30,7 +30,7 @@ Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
 
 
 async def eventually(check: Callable[[], Awaitable[Any]],
-                     timeout: float = 5.0) -> Any:  # noqa: ASYNC109 - deadline per call
+                     timeout: float = 5.0) -> Any:
     """Re-run an async check until it returns something truthy, or fail at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -44,7 +44,7 @@ class Inbox:
         self.messages.append(msg)
         await self._queue.put(msg)
 
-    async def next(self, timeout: float = 5.0) -> InboundMessage:  # noqa: ASYNC109
+    async def next(self, timeout: float = 5.0) -> InboundMessage:
         return await asyncio.wait_for(self._queue.get(), timeout)
 
 

@@ -84,7 +84,7 @@ async def runs_in(rt: Runtime, key: str) -> list[TranscriptMessage]:
             if m.role == "user" and m.run_id]
 
 
-async def a2a_done(rt: Runtime, timeout: float = 20.0) -> None:  # noqa: ASYNC109
+async def a2a_done(rt: Runtime, timeout: float = 20.0) -> None:
     """Wait until no background reply-back flow is left (flows may start further flows)."""
     async with asyncio.timeout(timeout):
         while flows := [t for t in list(rt._background)
