@@ -79,9 +79,8 @@ class WebchatAdapter(ChannelAdapter):
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(body=PAGE.read_bytes(), content_type="text/html", charset="utf-8")
 
-    async def _history(self, peer: str) -> list[dict[str, Any]]:
-        key = self.rt.keys.dm_key(self.rt.config.default_agent_id(), "webchat", peer,
-                                  self.account_id)
+    async def _history(self) -> list[dict[str, Any]]:
+        key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
         entry = await self.rt.store.get_session(key)
         if entry is None:
             return []
@@ -98,7 +97,7 @@ class WebchatAdapter(ChannelAdapter):
         self._sockets.setdefault(peer, set()).add(ws)
         try:
             await ws.send_str(json.dumps({"type": "history",
-                                          "messages": await self._history(peer)}))
+                                          "messages": await self._history()}))
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue

@@ -30,6 +30,8 @@ class Router:
     def session_key_for(self, msg: InboundMessage) -> str:
         keys = self.rt.keys
         agent_id = self.rt.config.default_agent_id()
+        if msg.channel == "webchat":
+            return keys.main_session_key(agent_id)  # the gateway's own chat is the owner's main
         if msg.chat_type == "direct":
             return keys.dm_key(agent_id, msg.channel, msg.chat_id, msg.account_id)
         return keys.group_key(agent_id, msg.channel, msg.chat_type, msg.chat_id, msg.thread_id,

@@ -219,3 +219,16 @@ async def test_cleanup_other_values_keep(make_runtime: RuntimeFactory,
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_stats_use_the_child_usage_and_configured_cost(
+        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    priced = {"models": {"providers": {"fake": {"models": [
+        {"id": "fake-model", "cost": {"input": 3, "output": 15}}]}}}}
+    script = Script(child=text("result text", prompt_tokens=12, completion_tokens=516))
+    _, adapter = await spawn_via_chat(make_runtime, fake_model, script, priced)
+    [(_, posted)] = await adapter.wait_for("Status:")
+    stats = posted.rsplit("\n\n", 1)[1]
+    # (12 × 3 + 516 × 15) / 1e6 = 0.007776
+    assert re.match(r"Stats: runtime \d+s • tokens 528 \(in 12 / out 516\) • est \$0\.0078 • "
+                    r"sessionKey agent:main:subagent:", stats), stats
