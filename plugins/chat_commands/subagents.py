@@ -15,6 +15,7 @@ from core.runs import RunRequest
 from core.store import TranscriptMessage, now_ms
 from core.store.subagent_store import SubagentRecord
 from core.subagents.announce import format_duration, status_word
+from core.subagents.prompts import subagent_system_prompt
 from core.tools.context import ToolContext
 
 OWNER_ONLY = "⚙️ /subagents is owner-only."
@@ -177,10 +178,13 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
         return f"Unknown subagent session: {target.child_key}"
     ctx = ToolContext(session_key=target.child_key, agent_id=agent_id_of(target.child_key),
                       sandboxed=rt.is_sandboxed(target.child_key))
+    prompt = subagent_system_prompt(
+        task=target.task, child_key=target.child_key, requester_key=target.requester_key,
+        requester_channel=target.origin.channel if target.origin else None, label=target.label)
     try:
         run = await rt.start_run(RunRequest(
             session_key=target.child_key, message=message.strip(), context=ctx, deliver=False,
-            lane="subagent", model=target.model))
+            lane="subagent", model=target.model, extra_system_prompt=prompt))
     except SendBlocked as exc:
         return f"⚠️ {exc}"
     return f"✅ Sent to {_name(target)} (run {run.id[:8]}). See /subagents log {token}."

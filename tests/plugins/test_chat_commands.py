@@ -46,9 +46,8 @@ async def test_send_cycle_and_status_source(make_runtime: RuntimeFactory,
 
 async def test_non_owner_is_refused_and_nothing_reaches_the_agent(
         make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    adapter = RecordingAdapter(channel="webchat")
-    rt = await make_runtime({"channels": {"webchat": {"owners": ["boss"]}},
-                             "session": {"dmScope": "per-peer"}}, adapters=[adapter])
+    adapter = RecordingAdapter()  # a channel with no owners configured: nobody is an owner
+    rt = await make_runtime({"session": {"dmScope": "per-peer"}}, adapters=[adapter])
     await adapter.inject(adapter.message("/send off", chat_id="guest", sender_id="guest"))
     await adapter.inject(adapter.message("/help", chat_id="guest", sender_id="guest"))
     sent = await adapter.wait_sent(2)

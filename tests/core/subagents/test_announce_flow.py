@@ -65,13 +65,14 @@ async def test_announce_is_posted_to_the_requester_chat_and_transcript(
     rec = await only_record(rt)
     assert match.group(3) == rec.child_key
     child = await rt.store.get_session(rec.child_key)
-    assert match.group(4) == child.session_id
+    assert child is not None and match.group(4) == child.session_id
     assert match.group(5).endswith(f"{child.session_id}.jsonl")
     # the requester agent learns the result too: an assistant message marked as an announce
     msgs = await transcript(rt, REQUESTER)
     announced = [m for m in msgs if m.meta and m.meta.get("announce")]
     assert [m.plain_text() for m in announced] == [posted]
-    assert announced[0].role == "assistant" and announced[0].meta["delivery"] == "delivered"
+    assert announced[0].role == "assistant"
+    assert announced[0].meta is not None and announced[0].meta["delivery"] == "delivered"
     rows = [d for d in await rt.store.list_deliveries() if d.kind == "announce"]
     assert [(d.outcome, d.session_key, d.to) for d in rows] == [
         ("delivered", REQUESTER, CHAT)]
@@ -94,9 +95,10 @@ async def test_child_run_gets_the_subagent_prompt_lane_and_no_delivery(
                           f"- Requester channel: telegram.\n"
                           f"- Your session: {rec.child_key}.")
     run = await rt.store.get_run(rec.run_id)
+    assert run is not None and run.meta is not None
     assert run.lane == "subagent" and run.deliver is False and run.meta["hops"] == 1
     entry = await rt.store.get_session(rec.child_key)
-    assert entry.spawned_by == REQUESTER and entry.label == "probe"
+    assert entry is not None and entry.spawned_by == REQUESTER and entry.label == "probe"
     # deliver:false — nothing of the child's own reply reached the chat
     assert not any("result text" == t for _, t in adapter.sent)
 
@@ -180,7 +182,7 @@ async def test_announce_goes_to_the_origin_frozen_at_spawn(
     await adapter.say("hello from elsewhere", chat_id="chat-2")
     await adapter.wait_for("echo: hello from elsewhere")
     entry = await rt.store.get_session(REQUESTER)
-    assert entry.last_to == "chat-2"
+    assert entry is not None and entry.last_to == "chat-2"
     gate.set()
     [(target, _)] = await adapter.wait_for("Status:")
     assert target.to == CHAT
@@ -192,6 +194,7 @@ async def test_cleanup_delete_removes_the_child_after_the_announce(
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     rec = await only_record(rt)
     child = await rt.store.get_session(rec.child_key)
+    assert child is not None
     path = rt.store.transcript_path(child.session_id)
     await adapter.wait_for("Status:")
 
