@@ -12,8 +12,9 @@ from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
 
 
-async def _webchat_exchange(gw: GatewayProcess, text: str) -> str:
-    """Send one message over the web-chat socket and return the assistant's final reply."""
+async def _webchat_exchange(gw: GatewayProcess, text: str) -> tuple[str, list[str]]:
+    """Send one message over the web-chat socket; the final reply and the streamed previews."""
+    deltas: list[str] = []
     async with aiohttp.ClientSession() as http, http.ws_connect(
             f"{gw.url}/ws?token={gw.token}") as ws:
         first = json.loads((await asyncio.wait_for(ws.receive(), 10)).data)
@@ -21,8 +22,10 @@ async def _webchat_exchange(gw: GatewayProcess, text: str) -> str:
         await ws.send_str(json.dumps({"type": "message", "text": text}))
         while True:
             frame = json.loads((await asyncio.wait_for(ws.receive(), 10)).data)
+            if frame["type"] == "delta":
+                deltas.append(frame["text"])
             if frame["type"] == "message":
-                return str(frame["text"])
+                return str(frame["text"]), deltas
 
 
 async def test_chat_list_history_and_restart(tmp_path: Path, fake_model: FakeModelServer) -> None:
@@ -34,7 +37,9 @@ async def test_chat_list_history_and_restart(tmp_path: Path, fake_model: FakeMod
         assert status == 200, body
         assert body["choices"][0]["message"]["content"] == "echo: hello over http"
 
-        assert await _webchat_exchange(gw, "hello from the web") == "echo: hello from the web"
+        reply, deltas = await _webchat_exchange(gw, "hello from the web")
+        assert reply == "echo: hello from the web"
+        assert len(deltas) > 1 and deltas[-1] == reply  # streamed word by word, then final
 
         listed = await gw.invoke("sessions_list", {"messageLimit": 2})
         main = next(r for r in listed["sessions"] if r["key"] == "main")
