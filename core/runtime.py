@@ -78,9 +78,9 @@ class Runtime:
         load_builtin_plugins(self)
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_delta_sink(self._preview_sink)
-        await self.subagents.start()
         for adapter in adapters or []:
             await self.add_adapter(adapter)
+        await self.subagents.start()  # after the adapters: resumed announces need their chats
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

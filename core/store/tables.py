@@ -1,4 +1,4 @@
-"""The four tables behind the store API.
+"""The tables behind the store API (sessions, messages, runs, deliveries, sub-agent runs).
 
 The classes describe the schema (and feed Alembic); the hot paths query them through SQLAlchemy
 Core and hand out the light value types of :mod:`core.store.entries`, because building ORM

@@ -191,7 +191,14 @@ class SubagentRegistry:
         if rec.outcome is not None:
             return False
         await transition_announce(self.rt.store, rec.run_id, ("pending",), "stopped")
-        return await self.rt.runs.abort_session(rec.child_key, STOPPED_REASON) > 0
+        if await self.rt.runs.abort_session(rec.child_key, STOPPED_REASON) > 0:
+            return True
+        # it had just finished on its own: announce it after all
+        if await transition_announce(self.rt.store, rec.run_id, ("stopped",), "pending"):
+            current = await get_subagent_run(self.rt.store, rec.run_id)
+            if current is not None and current.outcome is not None:
+                self._spawn(self._finish(rec.run_id))
+        return False
 
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""
