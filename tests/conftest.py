@@ -15,8 +15,10 @@ import pytest
 
 from core.config import CrosstalkConfig, validate_config
 from core.runtime import Runtime
+from core.store import Store
 from tests.fakes.fixtures import fake_discord, fake_slack, fake_telegram  # noqa: F401
 from tests.fakes.model import FakeModelServer
+from tests.pg import fresh_pg_database
 
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
@@ -75,3 +77,19 @@ async def make_runtime(make_config: ConfigFactory) -> AsyncIterator[RuntimeFacto
     yield factory
     for rt in reversed(started):
         await rt.stop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """An opened, migrated store on real SQLite and on a fresh real PostgreSQL database."""
+    if request.param == "sqlite":
+        s = Store(f"sqlite+aiosqlite:///{tmp_path}/ct.db", tmp_path)
+        await s.open()
+        yield s
+        await s.close()
+    else:
+        async with fresh_pg_database() as url:
+            s = Store(url, tmp_path)
+            await s.open()
+            yield s
+            await s.close()

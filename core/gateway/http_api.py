@@ -6,14 +6,13 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
-from core.gateway.http_tools import read_json_body
+from core.gateway.http_tools import authorized_model
 from core.store import StoreError
 from core.tools.rows import session_row
-from core.validation import validation_message
 
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
@@ -60,16 +59,11 @@ async def get_session(request: web.Request) -> web.Response:
 
 
 async def patch_session(request: web.Request) -> web.Response:
-    if not is_authorized(request, request.app[SECRET]):
-        return unauthorized()
+    parsed = await authorized_model(request, SessionPatch, "invalid sessions.patch params: ")
+    if isinstance(parsed, web.Response):
+        return parsed
+    patch, body = parsed
     rt = request.app[RUNTIME]
-    body = await read_json_body(request, rt.config.gateway.max_body_bytes)
-    if isinstance(body, web.Response):
-        return body
-    try:
-        patch = SessionPatch.model_validate(body)
-    except ValidationError as exc:
-        return error(400, f"invalid sessions.patch params: {validation_message(exc)}")
     key = _key(request)
     if await rt.store.get_session(key) is None:
         return error(404, f"Unknown session: {key}", "not_found")

@@ -13,15 +13,13 @@ import uuid
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from core.errors import SEND_BLOCKED, SendBlocked
-from core.gateway.appkeys import RUNTIME, SECRET
-from core.gateway.auth import is_authorized, unauthorized
+from core.gateway.appkeys import RUNTIME
 from core.gateway.http_api import error
-from core.gateway.http_tools import read_json_body
+from core.gateway.http_tools import authorized_model
 from core.runs import RunRequest
-from core.validation import validation_message
 
 SESSION_HEADER = "x-crosstalk-session-key"
 
@@ -59,16 +57,11 @@ def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = Non
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
-    if not is_authorized(request, request.app[SECRET]):
-        return unauthorized()
+    parsed = await authorized_model(request, ChatRequest)
+    if isinstance(parsed, web.Response):
+        return parsed
+    chat, _ = parsed
     rt = request.app[RUNTIME]
-    body = await read_json_body(request, rt.config.gateway.max_body_bytes)
-    if isinstance(body, web.Response):
-        return body
-    try:
-        chat = ChatRequest.model_validate(body)
-    except ValidationError as exc:
-        return error(400, validation_message(exc))
     user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
     if user is None or not _text(user.content).strip():
         return error(400, "messages must contain a user message with text")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel, ValidationError
 
 from core.errors import ToolError
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
 from core.keys import agent_id_of
 from core.tools.registry import tool_result
+from core.validation import validation_message
 
 
 def _bad_request(message: str) -> web.Response:
@@ -35,6 +37,27 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any] | w
     if not isinstance(body, dict):
         return _bad_request("request body must be a JSON object")
     return body
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def authorized_model(request: web.Request, model: type[M], prefix: str = ""
+                           ) -> tuple[M, dict[str, Any]] | web.Response:
+    """Authenticate, read the JSON body within the limit, validate it into `model`.
+
+    Returns the model and the raw body (so PATCH-style callers can tell "absent" from null),
+    or the documented 401/400 response.
+    """
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    body = await read_json_body(request, request.app[RUNTIME].config.gateway.max_body_bytes)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        return model.model_validate(body), body
+    except ValidationError as exc:
+        return _bad_request(f"{prefix}{validation_message(exc)}")
 
 
 async def tools_invoke(request: web.Request) -> web.StreamResponse:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.recording_adapter import RecordingAdapter
+from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def _setup(make_runtime: RuntimeFactory, extra: dict | None = None

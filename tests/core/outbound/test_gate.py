@@ -10,7 +10,7 @@ from core.errors import RateLimited, TargetForbidden
 from core.outbound.gate import Outbound
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
-from tests.recording_adapter import RecordingAdapter
+from tests.fakes.recording_adapter import RecordingAdapter
 
 ROOT = Path(__file__).resolve().parents[3]
 KINDS = ("reply", "announce", "tool_send", "command_reply", "notice")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,22 +15,6 @@ from core.store import (
     TranscriptMessage,
     now_ms,
 )
-from tests.pg import fresh_pg_database
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "sqlite":
-        s = Store(f"sqlite+aiosqlite:///{tmp_path}/ct.db", tmp_path)
-        await s.open()
-        yield s
-        await s.close()
-    else:
-        async with fresh_pg_database() as url:
-            s = Store(url, tmp_path)
-            await s.open()
-            yield s
-            await s.close()
 
 
 async def _session(store: Store, key: str, **kw: object) -> None:

@@ -12,9 +12,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
-from core.delivery_context import DeliveryContext
-from core.inbound import InboundMessage
 from core.runtime import Runtime
 from core.store import TranscriptMessage
 from core.store.subagent_store import SubagentRecord, get_subagent_run
@@ -28,54 +25,21 @@ from tests.fakes.model import (
     text,
     tool_call,
 )
+from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
 
 OWNER = "owner-1"
 REQUESTER = "agent:main:main"
 CHAT = "chat-1"
 
 
-class RecordingAdapter(ChannelAdapter):
-    """A chat platform that only records: `sent` holds (target, text) in order."""
+class RecordingAdapter(BaseRecordingAdapter):
+    """The shared recording fake, on Telegram by default (sub-agent tests' requester chat)."""
 
     def __init__(self, channel: str = "telegram") -> None:
-        self.channel = channel
-        self.sent: list[tuple[DeliveryContext, str]] = []
-        self.sink: InboundSink | None = None
-        self._changed = asyncio.Condition()
-
-    async def start(self, sink: InboundSink) -> None:
-        self.sink = sink
-
-    async def stop(self) -> None:
-        self.sink = None
-
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
-        self.sent.append((target, text))
-        async with self._changed:
-            self._changed.notify_all()
-        return SendReceipt(message_id=str(len(self.sent)))
-
-    def status(self) -> AdapterStatus:
-        return AdapterStatus(self.channel, self.account_id, "connected")
-
-    def texts(self, prefix: str = "") -> list[str]:
-        return [t for _, t in self.sent if t.startswith(prefix)]
-
-    async def wait_for(self, prefix: str, count: int = 1, timeout: float = 10.0
-                       ) -> list[tuple[DeliveryContext, str]]:
-        def found() -> bool:
-            return len(self.texts(prefix)) >= count
-
-        async with asyncio.timeout(timeout), self._changed:
-            await self._changed.wait_for(found)
-        return [(c, t) for c, t in self.sent if t.startswith(prefix)]
+        super().__init__(channel)
 
     async def say(self, text: str, *, chat_id: str = CHAT, sender: str = OWNER) -> None:
-        """Deliver a direct message from `sender` in chat `chat_id` to the router."""
-        assert self.sink is not None
-        await self.sink(InboundMessage(
-            channel=self.channel, chat_type="direct", chat_id=chat_id, sender_id=sender,
-            text=text, reply_to=DeliveryContext(channel=self.channel, to=chat_id)))
+        await super().say(text, chat_id=chat_id, sender=sender)
 
 
 async def until(predicate: Callable[[], Awaitable[bool]], timeout: float = 10.0,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,22 +23,6 @@ from core.store.subagent_store import (
     transition_announce,
     update_subagent_run,
 )
-from tests.pg import fresh_pg_database
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "sqlite":
-        s = Store(f"sqlite+aiosqlite:///{tmp_path}/ct.db", tmp_path)
-        await s.open()
-        yield s
-        await s.close()
-    else:
-        async with fresh_pg_database() as url:
-            s = Store(url, tmp_path)
-            await s.open()
-            yield s
-            await s.close()
 
 
 def record(run_id: str, *, requester: str = "agent:main:main", created: int = 1_000,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from core.delivery_context import DeliveryContext
 from core.runs import RunRequest
 from core.runtime import Runtime
@@ -38,27 +37,11 @@ from tests.fakes.model import (
     tool_call,
     tool_results,
 )
+from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
 
 
-class RecordingAdapter(ChannelAdapter):
-    """A connected chat platform that only remembers what it was asked to send."""
-
-    def __init__(self, channel: str = "discord") -> None:
-        self.channel = channel
-        self.sent: list[tuple[DeliveryContext, str]] = []
-
-    async def start(self, sink: InboundSink) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
-
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
-        self.sent.append((target, text))
-        return SendReceipt(message_id=str(len(self.sent)))
-
-    def status(self) -> AdapterStatus:
-        return AdapterStatus(self.channel, self.account_id, "connected")
+def RecordingAdapter() -> BaseRecordingAdapter:
+    return BaseRecordingAdapter("discord")
 
 
 def turns(max_turns: int | None) -> dict[str, Any]:

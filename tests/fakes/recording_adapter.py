@@ -1,14 +1,13 @@
-"""An in-test channel adapter: the network edge, recording what the gate hands it."""
+"""An in-test channel adapter: the network edge, recording what the outbound gate hands it."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from core.delivery_context import DeliveryContext
 from core.errors import DeliveryError
-from core.inbound import InboundMessage
+from core.inbound import ChatType, InboundMessage
 
 
 class RecordingAdapter(ChannelAdapter):
@@ -41,19 +40,26 @@ class RecordingAdapter(ChannelAdapter):
             self._changed.notify_all()
         return SendReceipt(message_id=str(len(self.sent)))
 
-    async def wait_sent(self, count: int, timeout: float = 5.0) -> list[str]:
-        async def until() -> None:
-            async with self._changed:
-                await self._changed.wait_for(lambda: len(self.sent) >= count)
-        await asyncio.wait_for(until(), timeout)
-        return [t for _, t in self.sent]
+    def texts(self, prefix: str = "") -> list[str]:
+        return [t for _, t in self.sent if t.startswith(prefix)]
 
-    def message(self, text: str, *, chat_id: str = "u1", sender_id: str = "u1",
-                chat_type: str = "direct", mentioned: bool = False,
+    async def wait_for(self, prefix: str = "", count: int = 1, timeout: float = 10.0
+                       ) -> list[tuple[DeliveryContext, str]]:
+        """Wait (with a deadline) until `count` sent texts start with `prefix`."""
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(self.texts(prefix)) >= count)
+        return [(c, t) for c, t in self.sent if t.startswith(prefix)]
+
+    async def wait_sent(self, count: int, timeout: float = 5.0) -> list[str]:
+        await self.wait_for("", count, timeout)
+        return self.texts()
+
+    def message(self, text: str, *, chat_id: str = "u1", sender_id: str | None = None,
+                chat_type: ChatType = "direct", mentioned: bool = False,
                 thread_id: str | None = None) -> InboundMessage:
         return InboundMessage(
-            channel=self.channel, account_id=self.account_id, chat_type=chat_type,  # type: ignore[arg-type]
-            chat_id=chat_id, sender_id=sender_id, text=text, mentioned=mentioned,
+            channel=self.channel, account_id=self.account_id, chat_type=chat_type,
+            chat_id=chat_id, sender_id=sender_id or chat_id, text=text, mentioned=mentioned,
             thread_id=thread_id,
             reply_to=DeliveryContext(channel=self.channel, to=chat_id,
                                      account_id=self.account_id, thread_id=thread_id))
@@ -62,5 +68,6 @@ class RecordingAdapter(ChannelAdapter):
         assert self.sink is not None, "adapter not started"
         await self.sink(msg)
 
-
-Predicate = Callable[[], bool]
+    async def say(self, text: str, *, chat_id: str = "chat-1", sender: str = "owner-1") -> None:
+        """A direct message from `sender` in chat `chat_id`, handed to the router."""
+        await self.inject(self.message(text, chat_id=chat_id, sender_id=sender))
