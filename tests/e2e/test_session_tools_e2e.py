@@ -110,3 +110,54 @@ async def test_telegram_agent_sends_to_web_chat_main(
     finally:
         await rt.stop()
         await server.close()
+
+
+def spawn_script(req: RequestJSON) -> Any:
+    system, prompt = system_text(req), last_user_text(req)
+    if "Session: agent:main:subagent:" in system:
+        if prompt == "Sub-agent announce step.":
+            return text("Result: 3 open issues\nNotes: - all in core")
+        return text("counted the issues")
+    if "Session: agent:main:telegram:" in system:
+        if tool_results(req):
+            return text("A sub-agent is on it.")
+        return tool_call("sessions_spawn", {"task": "count the open issues", "label": "count"})
+    return None
+
+
+async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enforced(
+        fake_telegram: FakeTelegram, make_runtime: Any, fake_model: FakeModelServer) -> None:
+    from adapters.telegram import build
+
+    rt = await make_runtime({
+        "session": {"dmScope": "per-channel-peer"},
+        "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
+        "channels": {"telegram": {"botToken": fake_telegram.token,
+                                  "apiBaseUrl": fake_telegram.base_url}},
+    })
+    for adapter in build(rt.config.channels.telegram, rt):
+        await rt.add_adapter(adapter)
+    fake_model.set_responder(spawn_script)
+    fake_telegram.user_message(TG_USER, "count the open issues in the background")
+    sent = await fake_telegram.wait_for("sendMessage", count=2, timeout=15)
+    texts = [c.params["text"] for c in sent]
+    assert texts[0] == "A sub-agent is on it."
+    announce = texts[1].split("\n")
+    assert announce[:5] == ["Status: success", "", "Result:", "3 open issues", ""]
+    assert announce[5:7] == ["Notes:", "- all in core"]
+    assert announce[-1].startswith("Stats: runtime ")
+    assert "sessionKey agent:main:subagent:" in announce[-1]
+    assert all(str(c.params["chat_id"]) == str(TG_USER) for c in sent)
+
+    # The Telegram session is sandboxed (mode non-main): it sees only what it spawned.
+    tg = await rt.store.get_session(f"agent:main:telegram:dm:{TG_USER}")
+    assert tg is not None
+    ctx = rt.context_for(tg)
+    assert ctx.sandboxed
+    listed = await rt.tools.invoke(rt, "sessions_list", {}, ctx)
+    assert [r["key"].split(":")[2] for r in listed["sessions"]] == ["subagent"]
+    await rt.ensure_session("agent:main:main")
+    refused = await rt.tools.invoke(rt, "sessions_history",
+                                    {"sessionKey": "agent:main:main"}, ctx)
+    assert refused == {"status": "forbidden", "error":
+                       "Session not visible from this sandboxed agent session: agent:main:main"}
