@@ -161,6 +161,33 @@ def _is_group_rest(rest: str) -> bool:
     )
 
 
+_ROUTE_MARKERS: dict[str, Literal["direct", "group", "channel"]] = {
+    "group": "group", "channel": "channel", "dm": "direct"}
+
+
+def route_of_key(session_key: str | None
+                 ) -> tuple[str | None, Literal["direct", "group", "channel"] | None]:
+    """Channel and chat type encoded in a key, prefixed (``agent:<id>:…``) or bare legacy.
+
+    The first ``group``/``channel``/``dm`` segment of the key's rest gives the chat type; the
+    segment before it (or two before it, for ``<channel>:<account>:dm:<peer>``) is the
+    channel. Unlike the reference, this also works for ``agent:``-prefixed keys.
+    """
+    key = (session_key or "").strip().lower()
+    if not key:
+        return None, None
+    parts = [part for part in key.split(":") if part]
+    rest = parts[2:] if len(parts) >= 3 and parts[0] == "agent" else parts
+    for index, part in enumerate(rest):
+        marker = _ROUTE_MARKERS.get(part)
+        if marker is None:
+            continue
+        if index + 1 >= len(rest):
+            return None, None
+        return (rest[0] if index in (1, 2) else None), marker
+    return None, None
+
+
 def parse_announce_target(key: str | None) -> AnnounceTarget | None:
     """`[agent:<id>:]<channel>:group|channel:<id>[:topic|thread:<n>]` → announce target ([3.6]).
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
+from core.keys import route_of_key
+
 __all__ = [
     "Action",
     "ChatType",
@@ -34,7 +36,6 @@ _CHAT_TYPES: dict[str, ChatType] = {
     "group": "group",
     "channel": "channel",
 }
-_KEY_MARKERS: dict[str, ChatType] = {"group": "group", "channel": "channel", "dm": "direct"}
 _MATCH_KEYS: dict[str, str] = {
     "channel": "channel",
     "provider": "provider",
@@ -227,29 +228,6 @@ class PolicyDecision:
         return self.action == "allow"
 
 
-def _derive_from_key(session_key: str | None) -> tuple[str | None, ChatType | None]:
-    """Channel and chat type encoded in a key, prefixed (``agent:<id>:…``) or bare legacy.
-
-    The first ``group``/``channel``/``dm`` segment of the key's rest gives the chat type;
-    the segment before it (or two before it, for ``<channel>:<account>:dm:<peer>``) is the
-    channel. Unlike the reference, this also works for ``agent:``-prefixed keys.
-    """
-    key = _clean(session_key)
-    if key is None:
-        return None, None
-    parts = [part for part in key.split(":") if part]
-    rest = parts[2:] if len(parts) >= 3 and parts[0] == "agent" else parts
-    for index, part in enumerate(rest):
-        marker = _KEY_MARKERS.get(part)
-        if marker is None:
-            continue
-        if index + 1 >= len(rest):
-            return None, None
-        channel = rest[0] if index in (1, 2) else None
-        return channel, marker
-    return None, None
-
-
 def resolve_send_policy(
     spec: SendPolicySpec | None,
     *,
@@ -270,7 +248,7 @@ def resolve_send_policy(
         return PolicyDecision("allow", "implicit", None, "no policy configured")
 
     key = _clean(session_key)
-    key_channel, key_chat_type = _derive_from_key(key)
+    key_channel, key_chat_type = route_of_key(key)
     effective_channel = _clean(channel) or key_channel
     effective_chat_type = normalize_chat_type(chat_type) or key_chat_type
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from core.keys import route_of_key
 from core.policy.send_policy import (
     PolicyDecision,
     SendPolicySpec,
     SendRule,
-    _derive_from_key,
     effective_policy_text,
     resolve_send_policy,
 )
@@ -401,5 +401,5 @@ def test_from_config_policy_resolves_like_the_spec_example() -> None:
         (None, (None, None)),
     ],
 )
-def test_derive_from_key(key: str | None, expected: tuple[str | None, str | None]) -> None:
-    assert _derive_from_key(key) == expected
+def test_route_of_key(key: str | None, expected: tuple[str | None, str | None]) -> None:
+    assert route_of_key(key) == expected
