@@ -1,0 +1,1 @@
+"""One conformance suite, parametrised over every channel adapter (see ``drivers.py``)."""

@@ -1,0 +1,524 @@
+"""Platform drivers for the adapter conformance suite: one small class per channel.
+
+A driver plays the *people* of one platform: it injects their messages into the platform's
+loopback fake (for the web chat: a real websocket client on the real gateway app) and reads
+back what the bot sent. The adapter under test is the real one, built from config and started
+on a real runtime, talking through the platform's real client library (python-telegram-bot,
+discord.py, slack-bolt, aiohttp). Nothing of ours is mocked.
+
+Every driver has the same interface, so each conformance test is written once:
+
+* ``await start(make_runtime, extra_config)`` → the started :class:`Runtime`;
+* ``await dm(text, user=OWNER)``, ``await group(text, mentioned=..., user=OWNER)``,
+  ``await thread(text, user=OWNER)`` post as a person and return what was posted
+  (a :class:`Reply`-shaped record: the text as the platform shows it, and where);
+* ``await own_message(text, other_bot=False)`` posts as the bot itself (or another bot);
+* ``await wait_replies(count, timeout)`` → every message the bot sent so far, oldest first;
+* ``fail_next_send("rate_limit" | "forbidden")`` makes the platform refuse the next send;
+* ``address(reply)`` is the delivery-context ``to`` of the chat a reply went to;
+* ``owner_id``, ``channel``, ``text_limit``; ``supports`` / ``unsupported`` say which
+  capabilities the platform has (and why not), so tests skip with a reason.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import aiohttp
+from aiohttp import WSMsgType
+from aiohttp.test_utils import TestServer
+
+from adapters.base import ChannelAdapter
+from core.runtime import Runtime
+from tests.conftest import RuntimeFactory, deep_merge
+from tests.fakes.base import EmulatorServer
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.slack import FakeSlack
+from tests.fakes.telegram import FakeTelegram
+
+User = Literal["owner", "stranger"]
+OWNER: User = "owner"
+STRANGER: User = "stranger"
+SendFailure = Literal["rate_limit", "forbidden"]
+
+#: Everything a conformance test may need from a platform.
+CAPABILITIES = frozenset({
+    "group",      # multi-person chats
+    "mention",    # groups answer only when the bot is addressed
+    "thread",     # threads / forum topics inside a group
+    "self",       # the bot's own (and other bots') messages arrive as events
+    "strangers",  # people other than the owner can write to the bot
+    "rate_limit",  # the platform API can answer a send with a rate limit
+    "forbidden",  # ... or with "you may not post there"
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A message on the platform: its text and where it is (chat id, thread id or ``None``).
+
+    Discord threads are channels of their own; they are reported as ``(parent, thread)`` so the
+    shape is the same on every platform.
+    """
+
+    text: str
+    chat: str
+    thread: str | None = None
+
+    @property
+    def place(self) -> tuple[str, str | None]:
+        return self.chat, self.thread
+
+
+class Unsupported(NotImplementedError):
+    """The platform has no such thing; tests check ``supports`` before calling."""
+
+
+class Driver(abc.ABC):
+    """The common interface; subclasses fill in the platform specifics."""
+
+    platform: ClassVar[str]
+    unsupported: ClassVar[dict[str, str]] = {}
+    owner_id: str
+
+    def __init__(self) -> None:
+        self._rt: Runtime | None = None
+        self.adapters: list[ChannelAdapter] = []
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def channel(self) -> str:
+        return self.platform
+
+    @property
+    def supports(self) -> frozenset[str]:
+        return CAPABILITIES - set(self.unsupported)
+
+    @property
+    def rt(self) -> Runtime:
+        assert self._rt is not None, "driver not started"
+        return self._rt
+
+    @property
+    def text_limit(self) -> int:
+        [adapter] = self.adapters
+        return adapter.text_limit
+
+    async def start(self, make_runtime: RuntimeFactory,
+                    extra_config: dict[str, Any] | None = None) -> Runtime:
+        """Start a runtime with this platform's config and its adapter, connected."""
+        rt = await make_runtime(deep_merge(self.config(), extra_config or {}))
+        self._rt = rt
+        for adapter in self.build(rt):
+            self.adapters.append(adapter)
+            await rt.add_adapter(adapter)
+            assert adapter.status().state == "connected", adapter.status()
+        await self.connected(rt)
+        return rt
+
+    async def stop(self) -> None:
+        """Disconnect before the fake goes away (adapters' stop is idempotent)."""
+        for adapter in reversed(self.adapters):
+            await adapter.stop()
+
+    @abc.abstractmethod
+    def config(self) -> dict[str, Any]:
+        """The config fragment for this platform (owner included)."""
+
+    @abc.abstractmethod
+    def build(self, rt: Runtime) -> list[ChannelAdapter]:
+        """The adapters, built from the runtime's config the way the gateway builds them."""
+
+    async def connected(self, rt: Runtime) -> None:
+        """Hook: anything to do once the adapter is up (the web chat connects its client)."""
+        return None
+
+    # -- what people do ---------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
+        """A direct message from ``user``; returns what was posted and where."""
+
+    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
+        """A message in the platform's test group, addressing the bot or not."""
+        raise Unsupported(self.unsupported.get("group", "group"))
+
+    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
+        """A message addressing the bot inside a thread (forum topic) of a group."""
+        raise Unsupported(self.unsupported.get("thread", "thread"))
+
+    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
+        """A message from the bot itself (or another bot) in the owner's DM."""
+        raise Unsupported(self.unsupported.get("self", "self"))
+
+    def fail_next_send(self, kind: SendFailure) -> None:
+        """Make the platform refuse the next send (one-shot, as the platform would)."""
+        raise Unsupported(self.unsupported.get(kind, kind))
+
+    # -- what the bot did -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def replies(self) -> list[Reply]:
+        """Every message the platform accepted from the bot so far, oldest first."""
+
+    @abc.abstractmethod
+    async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
+        """Wait (with a deadline) until at least ``count`` replies exist; return them all."""
+
+    @abc.abstractmethod
+    def address(self, reply: Reply) -> str:
+        """The delivery-context ``to`` naming the chat ``reply`` went to."""
+
+
+class FakeDriver(Driver):
+    """A driver whose platform is one of the loopback fakes (:class:`EmulatorServer`)."""
+
+    fake: EmulatorServer
+
+    async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
+        await self.fake.wait_until(lambda: len(self.replies()) >= count, timeout)
+        return self.replies()
+
+
+class TelegramDriver(FakeDriver):
+    """python-telegram-bot long polling against :class:`FakeTelegram`."""
+
+    platform = "telegram"
+    GROUP, FORUM, TOPIC = -100123, -100777, 7
+    USERS: ClassVar[dict[User, tuple[int, str]]] = {
+        OWNER: (42, "alice"), STRANGER: (7, "mallory")}
+
+    def __init__(self, fake: FakeTelegram) -> None:
+        super().__init__()
+        self.fake = self.tg = fake
+        self.owner_id = str(self.USERS[OWNER][0])
+
+    def config(self) -> dict[str, Any]:
+        return {"channels": {"telegram": {"botToken": self.tg.token,
+                                          "apiBaseUrl": self.tg.base_url,
+                                          "owners": [self.owner_id]}}}
+
+    def build(self, rt: Runtime) -> list[ChannelAdapter]:
+        from adapters.telegram import TelegramAdapter, build
+
+        section = rt.config.channels.telegram
+        assert section is not None
+        adapters = build(section, rt)
+        for adapter in adapters:
+            assert isinstance(adapter, TelegramAdapter)
+            adapter.poll_timeout = 1  # the fake releases held polls on stop anyway
+            adapter.retry_initial = 0.05
+        return adapters
+
+    def _mention(self, text: str) -> str:
+        return f"@{self.tg.bot_username} {text}"
+
+    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
+        uid, name = self.USERS[user]
+        self.tg.user_message(uid, text, username=name)
+        return Reply(text, str(uid))
+
+    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
+        uid, name = self.USERS[user]
+        said = self._mention(text) if mentioned else text
+        self.tg.user_message(self.GROUP, said, chat_type="supergroup", user_id=uid,
+                             username=name, title="Team")
+        return Reply(said, str(self.GROUP))
+
+    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
+        uid, name = self.USERS[user]
+        said = self._mention(text)
+        self.tg.user_message(self.FORUM, said, chat_type="supergroup", user_id=uid,
+                             username=name, thread_id=self.TOPIC, is_topic=True, title="Forum")
+        return Reply(said, str(self.FORUM), str(self.TOPIC))
+
+    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
+        update = self.tg.user_message(self.USERS[OWNER][0], text, push=False)
+        update["message"]["from"] = (
+            {"id": 555, "is_bot": True, "first_name": "Other", "username": "other_bot"}
+            if other_bot else self.tg.bot_user)
+        self.tg.push_update(update)
+
+    def fail_next_send(self, kind: SendFailure) -> None:
+        if kind == "rate_limit":  # Telegram only ever asks for whole seconds
+            self.tg.fail_next("sendMessage", 429, retry_after=1)
+        else:
+            self.tg.fail_next("sendMessage", 403)
+
+    def replies(self) -> list[Reply]:
+        out = []
+        for call in self.tg.calls_for("sendMessage"):
+            if call.status == 200:
+                topic = call.params.get("message_thread_id")
+                out.append(Reply(str(call.params["text"]), str(call.params["chat_id"]),
+                                 None if topic is None else str(topic)))
+        return out
+
+    def address(self, reply: Reply) -> str:
+        return reply.chat
+
+
+class DiscordDriver(FakeDriver):
+    """discord.py (gateway websocket + REST) against :class:`FakeDiscord`."""
+
+    platform = "discord"
+    USERS: ClassVar[dict[User, tuple[int, str, int]]] = {
+        OWNER: (800000000001, "alice", FakeDiscord.DM_CHANNEL_ID),
+        STRANGER: (800000000002, "bob", FakeDiscord.DM_CHANNEL_ID + 1)}
+    OTHER_BOT = 700000000001
+
+    def __init__(self, fake: FakeDiscord) -> None:
+        super().__init__()
+        self.fake = self.dc = fake
+        self.owner_id = str(self.USERS[OWNER][0])
+
+    def config(self) -> dict[str, Any]:
+        # the fake_discord fixture points discord.py's global endpoints at the fake
+        return {"channels": {"discord": {"token": self.dc.token, "owners": [self.owner_id]}}}
+
+    def build(self, rt: Runtime) -> list[ChannelAdapter]:
+        from adapters.discord import build
+
+        section = rt.config.channels.discord
+        assert section is not None
+        return build(section, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0)
+
+    def _place(self, channel_id: int | str) -> tuple[str, str | None]:
+        """Threads are channels on Discord: report them as (parent channel, thread)."""
+        for guild in self.dc.guilds.values():
+            for thread in guild["threads"]:
+                if thread["id"] == str(channel_id):
+                    return str(thread["parent_id"]), str(channel_id)
+        return str(channel_id), None
+
+    async def _post(self, channel_id: int, text: str, user: User, *,
+                    mentioned: bool = False) -> Reply:
+        uid, name, _ = self.USERS[user]
+        payload = await self.dc.user_message(channel_id, text, author_id=uid, username=name,
+                                             mentions_bot=mentioned)
+        return Reply(str(payload["content"]), *self._place(channel_id))
+
+    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
+        return await self._post(self.USERS[user][2], text, user)
+
+    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
+        return await self._post(self.dc.CHANNEL_ID, text, user, mentioned=mentioned)
+
+    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
+        return await self._post(self.dc.THREAD_ID, text, user, mentioned=True)
+
+    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
+        dm = self.USERS[OWNER][2]
+        if other_bot:
+            await self.dc.user_message(dm, text, author_id=self.OTHER_BOT, username="otherbot",
+                                       bot_author=True)
+        else:  # (the fake also echoes every real reply back, as Discord does)
+            await self.dc.dispatch("MESSAGE_CREATE", self.dc.message_payload(
+                dm, text, guild_id=None, author=self.dc.bot_user))
+
+    def fail_next_send(self, kind: SendFailure) -> None:
+        if kind == "rate_limit":
+            # discord.py itself waits out short 429s (five tries) before giving up; the gate's
+            # retry is the one after that
+            self.dc.fail_next("createMessage", 429, retry_after=0.01, times=5)
+        else:
+            self.dc.fail_next("createMessage", 403)
+
+    def replies(self) -> list[Reply]:
+        return [Reply(str(c.params["content"]), *self._place(c.params["channel_id"]))
+                for c in self.dc.calls_for("createMessage") if c.status == 200]
+
+    def address(self, reply: Reply) -> str:
+        return f"channel:{reply.chat}"
+
+
+class SlackDriver(FakeDriver):
+    """slack-bolt in Socket Mode against :class:`FakeSlack`."""
+
+    platform = "slack"
+    GROUP, THREAD_CHANNEL, THREAD_TS = "C0CHAN001", "C0CHAN002", "1700000000.000100"
+    USERS: ClassVar[dict[User, tuple[str, str]]] = {
+        OWNER: ("U0OWNER01", "D0DMOWNER"), STRANGER: ("U0USER001", "D0DMUSER")}
+
+    def __init__(self, fake: FakeSlack) -> None:
+        super().__init__()
+        self.fake = self.sl = fake
+        self.owner_id = self.USERS[OWNER][0]
+
+    def config(self) -> dict[str, Any]:
+        return {"channels": {"slack": {
+            "botToken": self.sl.bot_token, "appToken": self.sl.app_token,
+            "apiBaseUrl": self.sl.base_url, "owners": [self.owner_id]}}}
+
+    def build(self, rt: Runtime) -> list[ChannelAdapter]:
+        from adapters.slack import build
+
+        section = rt.config.channels.slack
+        assert section is not None
+        return build(section, rt)
+
+    async def _mention(self, channel: str, text: str, user: User,
+                       thread_ts: str | None = None) -> str:
+        """A channel mention arrives twice, as ``message`` and ``app_mention`` (same ts)."""
+        said, ts = f"<@{self.sl.bot_user_id}> {text}", self.sl.next_ts()
+        uid = self.USERS[user][0]
+        await self.sl.push_event(self.sl.message_event(
+            channel, said, channel_type="channel", user=uid, ts=ts, thread_ts=thread_ts))
+        await self.sl.push_event(self.sl.app_mention(channel, said, user=uid, ts=ts,
+                                                     thread_ts=thread_ts))
+        return said
+
+    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
+        uid, dm = self.USERS[user]
+        await self.sl.push_event(self.sl.message_event(dm, text, user=uid))
+        return Reply(text, dm)
+
+    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
+        if mentioned:
+            return Reply(await self._mention(self.GROUP, text, user), self.GROUP)
+        await self.sl.push_event(self.sl.message_event(self.GROUP, text, channel_type="channel",
+                                                       user=self.USERS[user][0]))
+        return Reply(text, self.GROUP)
+
+    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
+        said = await self._mention(self.THREAD_CHANNEL, text, user, self.THREAD_TS)
+        return Reply(said, self.THREAD_CHANNEL, self.THREAD_TS)
+
+    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
+        user, bot = ("U0OTHERBOT", "B0OTHER") if other_bot else (
+            self.sl.bot_user_id, self.sl.bot_id)
+        await self.sl.push_event(self.sl.message_event(self.USERS[OWNER][1], text, user=user,
+                                                       bot_id=bot))
+
+    def fail_next_send(self, kind: SendFailure) -> None:
+        if kind == "rate_limit":  # HTTP 429 with Retry-After: 0
+            self.sl.fail_next("chat.postMessage", 429, retry_after=0.01)
+        else:  # Slack answers API errors with HTTP 200 and ok: false
+            self.sl.fail_next("chat.postMessage", 200, {"error": "not_in_channel"})
+
+    def replies(self) -> list[Reply]:
+        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well)
+        return [Reply(str(m["text"]), str(m["channel"]), m.get("thread_ts"))
+                for m in self.sl.posted]
+
+    def address(self, reply: Reply) -> str:
+        return f"channel:{reply.chat}"
+
+
+class WebchatDriver(Driver):
+    """The built-in web chat: the real gateway app on a test server, a websocket client."""
+
+    platform = "webchat"
+    TOKEN = "test-token"  # make_config's gateway.auth.token
+    unsupported: ClassVar[dict[str, str]] = {
+        "group": "the web chat has no groups (only the owner's main session)",
+        "mention": "the web chat has no groups, so nothing to mention the bot in",
+        "thread": "the web chat has no threads",
+        "self": "the web chat's socket only carries the user's messages; no bot authors",
+        "strangers": "the web chat's only user is the owner (whoever holds the gateway token)",
+        "rate_limit": "the web chat pushes to its own websocket; no platform API to limit it",
+        "forbidden": "the web chat pushes to its own websocket; nothing can refuse a send",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.owner_id = "owner"  # the default ?chat= peer
+        self._server: TestServer | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._replies: list[Reply] = []
+        self._changed = asyncio.Event()
+
+    def config(self) -> dict[str, Any]:
+        return {}  # the web chat is on by default; its owners default to ["*"]
+
+    def build(self, rt: Runtime) -> list[ChannelAdapter]:
+        from adapters.webchat import WebchatAdapter
+
+        return [WebchatAdapter(rt)]
+
+    async def connected(self, rt: Runtime) -> None:
+        from core.gateway.server import build_app
+
+        self._server = TestServer(build_app(rt, self.TOKEN, self.adapters))
+        await self._server.start_server()
+        self._http = aiohttp.ClientSession()
+        self._ws = await self._http.ws_connect(
+            self._server.make_url(f"/ws?token={self.TOKEN}"))
+        first = json.loads((await self._ws.receive(timeout=5)).data)
+        assert first["type"] == "history", first
+        self._reader = asyncio.create_task(self._read(self._ws))
+
+    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        async for msg in ws:
+            if msg.type != WSMsgType.TEXT:
+                continue
+            frame = json.loads(msg.data)
+            if frame.get("type") == "message":  # "delta" frames are streaming previews
+                self._replies.append(Reply(str(frame["text"]), self.owner_id))
+                self._changed.set()
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        if self._ws is not None:
+            await self._ws.close()
+        if self._http is not None:
+            await self._http.close()
+        await super().stop()
+        if self._server is not None:
+            await self._server.close()
+
+    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
+        if user != OWNER:
+            raise Unsupported(self.unsupported["strangers"])
+        assert self._ws is not None, "driver not started"
+        await self._ws.send_str(json.dumps({"type": "message", "text": text}))
+        return Reply(text, self.owner_id)
+
+    def replies(self) -> list[Reply]:
+        return list(self._replies)
+
+    async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while len(self._replies) < count:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(f"webchat: expected {count} replies within {timeout}s, "
+                                     f"got {self.replies()}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+        return self.replies()
+
+    def address(self, reply: Reply) -> str:
+        return reply.chat
+
+
+PLATFORMS = ("telegram", "discord", "slack", "webchat")
+
+
+def make_driver(platform: str, fake: EmulatorServer | None) -> Driver:
+    """The driver of ``platform`` on its (already started) fake."""
+    if platform == "telegram":
+        assert isinstance(fake, FakeTelegram)
+        return TelegramDriver(fake)
+    if platform == "discord":
+        assert isinstance(fake, FakeDiscord)
+        return DiscordDriver(fake)
+    if platform == "slack":
+        assert isinstance(fake, FakeSlack)
+        return SlackDriver(fake)
+    if platform == "webchat":
+        return WebchatDriver()
+    raise ValueError(f"no conformance driver for {platform!r}")

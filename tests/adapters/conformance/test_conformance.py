@@ -1,0 +1,249 @@
+"""Channel-adapter conformance: the same behaviour on Telegram, Discord, Slack and the web chat.
+
+Each test runs once per platform (the ``driver`` fixture, see ``drivers.py``): a real runtime,
+the real adapter on its real client library, the platform's loopback fake and the fake model,
+whose default reply is ``"echo: <last user text>"``. A platform without a capability a test
+needs is skipped with the reason. Waits always have deadlines; "no reply" is shown by the
+transcript (the message is stored with a ``noRun`` reason), never by sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import pytest
+
+from core.runtime import Runtime
+from core.store import DeliveryRecord, SessionEntry, TranscriptMessage
+from core.store.entries import SessionQuery
+from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, Reply
+from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import text
+
+pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+
+PER_PEER = {"session": {"dmScope": "per-channel-peer"}}  # owner and stranger: separate sessions
+T = TypeVar("T")
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def require(driver: Driver, *capabilities: str) -> None:
+    for cap in capabilities:
+        if cap not in driver.supports:
+            pytest.skip(f"{driver.platform}: {driver.unsupported.get(cap, cap)}")
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 5.0) -> T:
+    """Re-run ``check`` until it returns something truthy; store writes have no event."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        result = await check()
+        if result:
+            return result
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last: {result!r})")
+        await asyncio.sleep(0.02)
+
+
+async def user_messages(rt: Runtime) -> list[tuple[SessionEntry, TranscriptMessage]]:
+    """Every stored user message, in every session."""
+    out: list[tuple[SessionEntry, TranscriptMessage]] = []
+    for entry in await rt.store.list_sessions(SessionQuery()):
+        out += [(entry, m) for m in await rt.store.history(entry.session_id)
+                if m.role == "user"]
+    return out
+
+
+async def stored(rt: Runtime, said: str) -> tuple[SessionEntry, TranscriptMessage]:
+    """The session and transcript message of a user message, once it has been stored."""
+
+    async def find() -> tuple[SessionEntry, TranscriptMessage] | None:
+        return next(((e, m) for e, m in await user_messages(rt) if m.plain_text() == said),
+                    None)
+
+    return await eventually(find)
+
+
+async def deliveries(rt: Runtime, outcome: str | None = None, count: int = 1
+                     ) -> list[DeliveryRecord]:
+    """Delivery-log rows, once there are ``count`` (a row is written after the platform send)."""
+
+    async def rows() -> list[DeliveryRecord] | None:
+        found = await rt.store.list_deliveries(outcome=outcome)
+        return found if len(found) >= count else None
+
+    return await eventually(rows)
+
+
+def assert_split(chunks: list[str], whole: str, limit: int) -> None:
+    """Every chunk fits, and the chunks are ``whole`` in order, cut only at whitespace."""
+    assert all(len(c) <= limit for c in chunks), [len(c) for c in chunks]
+    pos = 0
+    for chunk in chunks:
+        found = whole.find(chunk, pos)
+        assert found >= 0 and not whole[pos:found].strip(), f"text lost before {chunk[:40]!r}"
+        pos = found + len(chunk)
+    assert not whole[pos:].strip(), "text lost at the end"
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+async def test_dm_round_trip(driver: Driver, make_runtime: RuntimeFactory) -> None:
+    await driver.start(make_runtime)
+    sent = await driver.dm("hello there")
+    [reply] = await driver.wait_replies(1)
+    assert reply.text == "echo: hello there"
+    assert reply.place == (sent.chat, None)
+
+
+async def test_group_needs_mention(driver: Driver, make_runtime: RuntimeFactory) -> None:
+    require(driver, "group", "mention")
+    rt = await driver.start(make_runtime)
+    quiet = await driver.group("just chatting", mentioned=False)
+    loud = await driver.group("ping", mentioned=True)
+    assert loud.text != "ping" and loud.text.endswith("ping")  # the mention is in the text
+    [reply] = await driver.wait_replies(1)
+    assert reply.text == f"echo: {loud.text}"
+    assert reply.place == loud.place
+    quiet_entry, quiet_msg = await stored(rt, quiet.text)
+    assert (quiet_msg.meta or {}).get("noRun") == "not addressed to the bot"
+    loud_entry, loud_msg = await stored(rt, loud.text)
+    assert "noRun" not in (loud_msg.meta or {})
+    assert quiet_entry.key == loud_entry.key and quiet_entry.chat_type != "direct"
+    assert driver.replies() == [reply]
+
+
+async def test_thread_reply_lands_in_thread(driver: Driver, make_runtime: RuntimeFactory
+                                            ) -> None:
+    require(driver, "thread")
+    rt = await driver.start(make_runtime)
+    sent = await driver.thread("in thread")
+    assert sent.thread is not None
+    [reply] = await driver.wait_replies(1)
+    assert reply.text == f"echo: {sent.text}"
+    assert reply.place == sent.place
+    entry, _ = await stored(rt, sent.text)
+    assert entry.last_thread_id == sent.thread
+    assert entry.last_to == driver.address(reply)
+
+
+async def test_own_and_bot_messages_ignored(driver: Driver, make_runtime: RuntimeFactory
+                                            ) -> None:
+    require(driver, "self")
+    rt = await driver.start(make_runtime)
+    await driver.own_message("from myself")
+    await driver.own_message("from another bot", other_bot=True)
+    await driver.dm("real one")
+    [first] = await driver.wait_replies(1)
+    assert first.text == "echo: real one"
+    # a second round trip: everything before it (incl. the bot's echoed reply) has been handled
+    await driver.dm("again")
+    replies = await driver.wait_replies(2)
+    assert [r.text for r in replies] == ["echo: real one", "echo: again"]
+    assert [m.plain_text() for _, m in await user_messages(rt)] == ["real one", "again"]
+
+
+async def test_long_reply_is_split_without_loss(driver: Driver, make_runtime: RuntimeFactory,
+                                                fake_model: FakeModelServer) -> None:
+    await driver.start(make_runtime)
+    limit = driver.text_limit
+    lines: list[str] = []
+    size = 0
+    while size <= 2 * limit + limit // 2:  # three chunks or more, cut at line ends
+        lines.append(f"line {len(lines):05d} " + "lorem ipsum dolor sit amet " * 3)
+        size += len(lines[-1]) + 1
+    long = "\n".join(lines)
+    fake_model.script(text(long, chunks=[long[i:i + 4000] for i in range(0, len(long), 4000)]))
+    sent = await driver.dm("tell me a lot")
+    await driver.wait_replies(3, timeout=10)
+    await deliveries(driver.rt, "delivered")  # written once every chunk has been sent
+    replies = driver.replies()
+    assert all(r.place == (sent.chat, None) for r in replies)
+    assert_split([r.text for r in replies], long, limit)
+
+
+async def test_delivery_context_round_trip(driver: Driver, make_runtime: RuntimeFactory
+                                           ) -> None:
+    rt = await driver.start(make_runtime)
+    await driver.dm("where am I?")
+    [reply] = await driver.wait_replies(1)
+    entry, _ = await stored(rt, "where am I?")
+    listed = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(entry))
+    [row] = [r for r in listed["sessions"] if r["sessionId"] == entry.session_id]
+    assert row["channel"] == driver.channel
+    assert row["deliveryContext"] == {"channel": driver.channel, "to": driver.address(reply),
+                                      "accountId": "default"}
+    [log] = await deliveries(rt, "delivered")
+    assert (log.channel, log.to, log.session_key) == (
+        driver.channel, driver.address(reply), entry.key)
+
+
+async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: RuntimeFactory
+                                            ) -> None:
+    require(driver, "rate_limit")
+    rt = await driver.start(make_runtime)
+    driver.fail_next_send("rate_limit")
+    await driver.dm("busy?")
+    [reply] = await driver.wait_replies(1)
+    assert reply.text == "echo: busy?"
+    [row] = await deliveries(rt, "delivered")
+    assert row.attempts == 2
+    assert (row.channel, row.to) == (driver.channel, driver.address(reply))
+    assert not await rt.store.list_deliveries(outcome="failed")
+
+
+async def test_forbidden_send_is_recorded_as_failed(driver: Driver,
+                                                    make_runtime: RuntimeFactory) -> None:
+    require(driver, "forbidden")
+    rt = await driver.start(make_runtime)
+    driver.fail_next_send("forbidden")
+    sent = await driver.dm("are you blocked?")
+    [row] = await deliveries(rt, "failed")
+    assert "TargetForbidden" in (row.reason or ""), row.reason
+    assert row.channel == driver.channel and row.text == "echo: are you blocked?"
+    assert row.attempts == 1  # not retried
+    # the refusal was one-shot: the next reply goes through, the refused one never does
+    await driver.dm("still there?")
+    replies = await driver.wait_replies(1)
+    assert [r.text for r in replies] == ["echo: still there?"]
+    assert row.to == driver.address(replies[0]) and replies[0].chat == sent.chat
+
+
+async def test_send_off_by_owner_silences_but_stores(driver: Driver,
+                                                     make_runtime: RuntimeFactory) -> None:
+    rt = await driver.start(make_runtime, PER_PEER)
+    sent = await driver.dm("/send off")
+    [off] = await driver.wait_replies(1)
+    assert off.text == "⚙️ Send policy set to off."
+    assert off.chat == sent.chat
+    await driver.dm("anyone there?")
+    _, silent = await stored(rt, "anyone there?")
+    assert "send policy" in str((silent.meta or {}).get("noRun"))
+    await driver.dm("/send on")
+    replies = await driver.wait_replies(2)
+    assert [r.text for r in replies] == ["⚙️ Send policy set to off.",
+                                         "⚙️ Send policy set to on."]
+    assert [r.kind for r in await deliveries(rt, count=2)] == ["command_reply"] * 2
+
+
+async def test_send_off_by_non_owner_is_refused(driver: Driver,
+                                                make_runtime: RuntimeFactory) -> None:
+    require(driver, "strangers")
+    await driver.start(make_runtime, PER_PEER)
+    sent = await driver.dm("/send off", user=STRANGER)
+    [refused] = await driver.wait_replies(1)
+    assert refused.text == "⚙️ /send is owner-only."
+    assert refused.place == (sent.chat, None)
+    # the policy did not change: the owner (in a separate session) still gets replies
+    owner = await driver.dm("still on?", user=OWNER)
+    replies = await driver.wait_replies(2)
+    assert replies[1] == Reply("echo: still on?", owner.chat)
+    assert owner.chat != sent.chat
+
