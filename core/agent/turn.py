@@ -95,14 +95,12 @@ class PydanticAITurnExecutor:
             instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
             toolsets=[toolset], event_stream_handler=handler,
         )
-        new = [m for m in from_model_messages(result.new_messages(), now_ms=now_ms(),
-                                              run_id=run.id)]
-        await rt.store.append_messages(entry, new)
+        new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
-        await rt.store.update_session(
-            entry.key, model=ref, input_tokens=tin, output_tokens=tout,
-            context_tokens=tin, total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0))
+        await rt.store.append_messages(
+            entry, new, model=ref, input_tokens=tin, output_tokens=tout, context_tokens=tin,
+            total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0))
         return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
                           context_tokens=tin)
 

@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, StaticPool, create_engine, event
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    StaticPool,
+    String,
+    Table,
+    create_engine,
+    event,
+    insert,
+    inspect,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -76,3 +91,46 @@ def upgrade_sync(url: str, revision: str = "head") -> None:
 async def upgrade(url: str, revision: str = "head") -> None:
     """Upgrade from async code: Alembic runs in a worker thread with a loop of its own."""
     await asyncio.to_thread(upgrade_sync, url, revision)
+
+
+_REV = re.compile(r"^revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)
+_DOWN = re.compile(r"^down_revision\s*=\s*['\"]([^'\"]+)['\"]", re.M)
+
+
+@cache
+def head_revision() -> str:
+    """The newest migration, read from the version files without importing Alembic."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (MIGRATIONS_DIR / "versions").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if (rev := _REV.search(text)) is not None:
+            revisions.add(rev.group(1))
+        if (down := _DOWN.search(text)) is not None:
+            parents.add(down.group(1))
+    heads = revisions - parents
+    if len(heads) != 1:
+        raise RuntimeError(f"migrations must have exactly one head, found {sorted(heads)}")
+    return heads.pop()
+
+
+_VERSION_TABLE = Table("alembic_version", MetaData(),
+                       Column("version_num", String(32), primary_key=True))
+
+
+def schema_revision(c: Connection) -> str | None:
+    """"" for an empty database, None for tables without a version, else the revision."""
+    tables = set(inspect(c).get_table_names())
+    if "alembic_version" not in tables:
+        return "" if not tables else None
+    row = c.execute(select(_VERSION_TABLE.c.version_num)).first()
+    return str(row[0]) if row else None
+
+
+def create_and_stamp(c: Connection, head: str) -> None:
+    """A new database: the tables as defined now, recorded as being at `head`."""
+    from core.store.tables import metadata
+
+    metadata.create_all(c)
+    _VERSION_TABLE.create(c)
+    c.execute(insert(_VERSION_TABLE).values(version_num=head))
