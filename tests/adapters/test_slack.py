@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from core.store.entries import SessionQuery
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.model import FakeModelServer, text
 from tests.fakes.slack import FakeSlack
+from tests.polling import eventually, user_texts
 
 OWNER = "U0OWNER01"
 USER = "U0USER001"
@@ -37,23 +37,6 @@ async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> Slack
         return rt, adapter
 
     return factory
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:
-    """Poll an async condition against a deadline (store writes have no event to wait on)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
-
-
-async def user_texts(rt: Runtime, key: str) -> list[str]:
-    entry = await rt.store.get_session(key)
-    if entry is None:
-        return []
-    return [m.plain_text() for m in await rt.store.history(entry.session_id) if m.role == "user"]
 
 
 async def session_keys(rt: Runtime) -> list[str]:

@@ -7,7 +7,6 @@ recorded, always with deadlines.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -21,26 +20,13 @@ from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
 from tests.fakes.telegram import FakeTelegram
+from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
 OWNER = 42
 BOT = "@crosstalk_test_bot"
 Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
-
-
-async def eventually(check: Callable[[], Awaitable[Any]],
-                     timeout: float = 5.0) -> Any:
-    """Re-run an async check until it returns something truthy, or fail at the deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s (last: {result!r})")
-        await asyncio.sleep(0.02)
 
 
 def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:

@@ -9,8 +9,6 @@ transcript (the message is stored with a ``noRun`` reason), never by sleeping.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import pytest
@@ -22,6 +20,7 @@ from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, Reply
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
+from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
@@ -36,19 +35,6 @@ def require(driver: Driver, *capabilities: str) -> None:
     for cap in capabilities:
         if cap not in driver.supports:
             pytest.skip(f"{driver.platform}: {driver.unsupported.get(cap, cap)}")
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 5.0) -> T:
-    """Re-run ``check`` until it returns something truthy; store writes have no event."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s (last: {result!r})")
-        await asyncio.sleep(0.02)
 
 
 async def user_messages(rt: Runtime) -> list[tuple[SessionEntry, TranscriptMessage]]:

@@ -7,7 +7,6 @@ inbound messages to the router exactly as a platform adapter would.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ from tests.fakes.model import (
     tool_call,
 )
 from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
+from tests.polling import eventually as until
 
 OWNER = "owner-1"
 REQUESTER = "agent:main:main"
@@ -40,16 +40,6 @@ class RecordingAdapter(BaseRecordingAdapter):
 
     async def say(self, text: str, *, chat_id: str = CHAT, sender: str = OWNER) -> None:
         await super().say(text, chat_id=chat_id, sender=sender)
-
-
-async def until(predicate: Callable[[], Awaitable[bool]], timeout: float = 10.0,
-                what: str = "condition") -> None:
-    """Poll an async predicate until it holds, failing at the deadline."""
-    deadline = time.monotonic() + timeout
-    while not await predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def record_state(rt: Runtime, run_id: str, states: tuple[str, ...],
