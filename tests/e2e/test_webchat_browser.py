@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from tests.browser import Browser, chromium_path
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
+from tests.polling import eventually
 
 pytestmark = pytest.mark.browser
 
@@ -54,15 +54,12 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
         # Reload: the history shown comes from the store, including the unanswered message.
         await say("stored but not answered")
 
-        async def stored() -> None:
-            while True:
-                hist = await gw.invoke("sessions_history", {"sessionKey": "main"})
-                if any(m["content"][0]["text"] == "stored but not answered"
-                       for m in hist["messages"]):
-                    return
-                await asyncio.sleep(0.05)  # the page's socket gives the test no ack to await
+        async def stored() -> bool:
+            hist = await gw.invoke("sessions_history", {"sessionKey": "main"})
+            return any(m["content"][0]["text"] == "stored but not answered"
+                       for m in hist["messages"])
 
-        await asyncio.wait_for(stored(), 10)
+        await eventually(stored, what="the unanswered message stored")
         status, body = await gw.request("GET", "/api/sessions/main")
         assert status == 200 and body["entry"]["sendPolicy"] == "deny"
         await browser.goto(f"{gw.url}/")
