@@ -16,7 +16,7 @@ from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
-from core.keys import KeyModel, agent_id_of, is_subagent_key
+from core.keys import KeyModel, agent_id_of
 from core.outbound.channels import ChannelRegistry
 from core.outbound.gate import OutboundGate, session_target
 from core.policy.send_policy import SendPolicySpec
@@ -173,7 +173,3 @@ class Runtime:
     async def stop_subagents_of(self, requester_key: str) -> int:
         """`/stop`: abort the running sub-agents this session spawned; returns how many."""
         return await self.subagents.stop_of(requester_key)
-
-    @staticmethod
-    def is_subagent(key: str) -> bool:
-        return is_subagent_key(key)

@@ -6,7 +6,6 @@ so identity always comes from the runtime and never from model-chosen arguments.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +139,3 @@ def _stream_handler(on_delta: DeltaSink) -> Any:
                 await on_delta(text)
 
     return handle
-
-
-def payload_text(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, indent=2, ensure_ascii=False)
