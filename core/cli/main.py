@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from core.config import ConfigError, CrosstalkConfig, dump_masked, load_config
+from core.errors import CrosstalkError
 
 
 def _load(args: argparse.Namespace) -> CrosstalkConfig:
@@ -27,11 +28,17 @@ def _gateway(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("httpx", "httpx2", "httpcore"):
+        # request lines carry the Telegram bot token in the URL path: keep them out of logs
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     config = _load(args)
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:
         pass
+    except (CrosstalkError, OSError) as exc:
+        print(f"crosstalk: the gateway could not start: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

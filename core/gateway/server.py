@@ -76,7 +76,12 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
     await site.start()
     addrs = runner.addresses
     actual_port = addrs[0][1] if addrs else config.gateway.port
-    await rt.start(adapters=adapters)
+    try:
+        await rt.start(adapters=adapters)
+    except BaseException:
+        await rt.stop()
+        await runner.cleanup()
+        raise
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
     return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret)
 

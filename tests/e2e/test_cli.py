@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from tests.fakes.model import FakeModelServer
-from tests.gateway_process import GatewayProcess, write_config
+from tests.fakes.telegram import FakeTelegram
+from tests.gateway_process import GatewayProcess, free_port, write_config
 
 
 async def crosstalk(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -75,3 +76,17 @@ async def test_client_commands_against_a_running_gateway(tmp_path: Path,
         assert code == 0 and "webchat/default: connected" in out
         code, _, err = await crosstalk(*common, "tools", "invoke", "nope", *client)
         assert code == 1 and "Tool not available: nope" in err
+
+
+async def test_rejected_channel_token_stops_the_gateway_with_a_clear_error(
+        tmp_path: Path, fake_telegram: FakeTelegram) -> None:
+    config = tmp_path / "crosstalk.yaml"
+    config.write_text(
+        f"gateway:\n  stateDir: {tmp_path / 'state'}\n"
+        f"channels:\n  telegram:\n    botToken: '999:wrong'\n"
+        f"    apiBaseUrl: {fake_telegram.base_url}\n", encoding="utf-8")
+    code, _, err = await crosstalk("--config", str(config), "gateway",
+                                   env={"CROSSTALK_GATEWAY_PORT": str(free_port())})
+    assert code == 1
+    assert "crosstalk: the gateway could not start: telegram account default:" in err
+    assert "999:wrong" not in err
