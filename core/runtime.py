@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from core.agent.models import ModelResolver, warm_up_imports
+from core.background import BackgroundTasks
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
 from core.delivery_context import DeliveryContext
@@ -61,7 +62,7 @@ class Runtime:
         self.router: Router = Router(self)
         self.subagents = SubagentRegistry(self)
         self._adapters: list[ChannelAdapter] = []
-        self._background: set[asyncio.Task[object]] = set()
+        self.background = BackgroundTasks("runtime")
         self.started = False
         self.warmup: asyncio.Task[object] | None = None
 
@@ -115,24 +116,13 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.background.cancel_all()
         await self.store.close()
         self.started = False
 
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]:
         """Run a background job whose failure is logged, never lost."""
-        task: asyncio.Task[object] = asyncio.ensure_future(coro)
-        self._background.add(task)
-
-        def done(t: asyncio.Task[object]) -> None:
-            self._background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
-        return task
+        return self.background.spawn(coro)
 
     # ---- identity and policy --------------------------------------------------------------
 

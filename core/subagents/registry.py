@@ -14,6 +14,7 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from core.background import BackgroundTasks
 from core.runs import RunOutcome, RunRequest
 from core.store import FINAL_RUN_STATUSES, RunRecord, now_ms
 from core.store.subagent_store import (
@@ -41,7 +42,7 @@ class SubagentRegistry:
     def __init__(self, rt: Runtime, *, sweep_interval: float = DEFAULT_SWEEP_INTERVAL) -> None:
         self.rt = rt
         self._live: dict[str, asyncio.Event] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("sub-agent")
         self.sweeper = SubagentSweeper(self, sweep_interval)
         self._closing = False
         self._listening = False
@@ -64,21 +65,10 @@ class SubagentRegistry:
         """Called before the run manager closes, so no announce mistakes that for an outcome."""
         self._closing = True
         await self.sweeper.stop()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.cancel_all()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("sub-agent task failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
+        self._tasks.spawn(coro)
 
     # ---- registration and completion ------------------------------------------------------
 

@@ -91,6 +91,5 @@ async def test_runs_in_flight_at_a_crash_are_aborted_on_start(make_config: Confi
         assert [m.plain_text() for m in history] == ["in flight"]
     finally:
         await rt2.stop()
-        for task in list(rt._background):
-            task.cancel()
+        await rt.background.cancel_all()
         await rt.runs.close()

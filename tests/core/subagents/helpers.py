@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from core.store import TranscriptMessage
 from core.store.subagent_store import SubagentRecord, get_subagent_run
@@ -30,6 +31,7 @@ from tests.polling import eventually as until
 OWNER = "owner-1"
 REQUESTER = "agent:main:main"
 CHAT = "chat-1"
+ORIGIN = DeliveryContext(channel="telegram", to=CHAT)
 
 
 class RecordingAdapter(BaseRecordingAdapter):
@@ -117,3 +119,10 @@ async def _answer(reply: Reply | ReplyFn, req: RequestJSON) -> Reply:
 
 
 OWNER_CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER]}}}
+
+
+async def spawn_tool(rt: Runtime, **args: Any) -> dict[str, Any]:
+    """`sessions_spawn` called by the owner's main session, whose chat is ORIGIN."""
+    entry = await rt.ensure_session(REQUESTER)
+    ctx = rt.context_for(entry, origin=ORIGIN)
+    return await rt.tools.invoke(rt, "sessions_spawn", {"task": "x", **args}, ctx)

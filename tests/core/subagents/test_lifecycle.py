@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from core.config import CrosstalkConfig
-from core.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from core.store.subagent_store import SubagentRecord, list_subagent_runs, update_subagent_run
 from tests.conftest import RuntimeFactory
@@ -20,12 +18,11 @@ from tests.core.subagents.helpers import (
     Script,
     is_child,
     record_state,
+    spawn_tool,
     transcript,
     until,
 )
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, delay, text
-
-ORIGIN = DeliveryContext(channel="telegram", to=CHAT)
 
 
 @asynccontextmanager
@@ -37,12 +34,6 @@ async def running(config: CrosstalkConfig, adapter: RecordingAdapter
         yield rt
     finally:
         await rt.stop()
-
-
-async def spawn_tool(rt: Runtime, **args: Any) -> dict[str, Any]:
-    entry = await rt.ensure_session(REQUESTER)
-    ctx = rt.context_for(entry, origin=ORIGIN)
-    return await rt.tools.invoke(rt, "sessions_spawn", {"task": "x", **args}, ctx)
 
 
 async def announce_rows(rt: Runtime) -> list[str]:

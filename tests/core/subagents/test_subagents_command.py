@@ -6,24 +6,21 @@ import asyncio
 import re
 from typing import Any
 
-from core.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from core.store.subagent_store import SubagentRecord
 from plugins.chat_commands.subagents import HELP, resolve_target
 from tests.conftest import RuntimeFactory
 from tests.core.subagents.helpers import (
-    CHAT,
     OWNER_CONFIG,
     REQUESTER,
     RecordingAdapter,
     Script,
     record_state,
+    spawn_tool,
     transcript,
     until,
 )
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, last_user_text, text
-
-ORIGIN = DeliveryContext(channel="telegram", to=CHAT)
 
 
 async def command(adapter: RecordingAdapter, line: str, sender: str = "owner-1") -> str:
@@ -31,12 +28,6 @@ async def command(adapter: RecordingAdapter, line: str, sender: str = "owner-1")
     await adapter.say(line, sender=sender)
     assert len(adapter.sent) == before + 1, adapter.sent[before:]
     return adapter.sent[-1][1]
-
-
-async def spawn_tool(rt: Runtime, **args: Any) -> dict[str, Any]:
-    entry = await rt.ensure_session(REQUESTER)
-    ctx = rt.context_for(entry, origin=ORIGIN)
-    return await rt.tools.invoke(rt, "sessions_spawn", {"task": "x", **args}, ctx)
 
 
 async def setup(make_runtime: RuntimeFactory, fake_model: FakeModelServer

@@ -87,8 +87,7 @@ async def runs_in(rt: Runtime, key: str) -> list[TranscriptMessage]:
 async def a2a_done(rt: Runtime, timeout: float = 20.0) -> None:
     """Wait until no background reply-back flow is left (flows may start further flows)."""
     async with asyncio.timeout(timeout):
-        while flows := [t for t in list(rt._background)
-                        if getattr(t.get_coro(), "__name__", "") == "run_a2a_flow"]:
+        while flows := rt.background.named("run_a2a_flow"):
             await asyncio.gather(*flows)
 
 
@@ -284,8 +283,7 @@ async def test_slow_target_times_out_and_the_run_still_finishes(
     assert out == {"runId": out["runId"], "status": "timeout", "sessionKey": TARGET}
     # The wait is server-side and persisted: a later wait on the same id gets the end.
     assert (await rt.runs.wait(out["runId"], 10)).status == "ok"
-    assert not [t for t in rt._background
-                if getattr(t.get_coro(), "__name__", "") == "run_a2a_flow"]
+    assert not rt.background.named("run_a2a_flow")
     assert len(fake_model.requests) == 1
 
 
