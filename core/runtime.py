@@ -15,6 +15,7 @@ from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
+from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.keys import KeyModel, agent_id_of
@@ -61,6 +62,7 @@ class Runtime:
 
         self.router: Router = Router(self)
         self.subagents = SubagentRegistry(self)
+        self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
         self.started = False
@@ -82,6 +84,7 @@ class Runtime:
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
+        await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 
@@ -109,6 +112,7 @@ class Runtime:
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:
+        await self.cron.stop()
         for adapter in reversed(self._adapters):
             try:
                 await adapter.stop()

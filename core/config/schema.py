@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
+from core.config.schema_cron import CronConfig, HooksConfig
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -214,6 +215,8 @@ class CrosstalkConfig(ConfigModel):
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
 
     def default_agent_id(self) -> str:
         """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""

@@ -158,4 +158,6 @@ class SubagentRunRow(SQLModel, table=True):
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
 
 
+from core.store.cron_tables import CronJobRow  # noqa: E402,F401  (registers the table)
+
 metadata = SQLModel.metadata
