@@ -13,6 +13,13 @@ def _json(schema: dict[str, Any], desc: str) -> dict[str, Any]:
     return {"description": desc, "content": {"application/json": {"schema": schema}}}
 
 
+def _cron_and_hook_paths() -> dict[str, Any]:
+    from core.gateway.http_cron import OPENAPI_PATHS as cron
+    from core.gateway.http_hooks import OPENAPI_PATHS as hooks
+
+    return {**cron, **hooks}
+
+
 def openapi_spec() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -55,5 +62,6 @@ def openapi_spec() -> dict[str, Any]:
                 "summary": "Delivery log, newest first (?session=KEY&outcome=X&limit=N)",
                 "security": _AUTH, "responses": {"200": {"description": "deliveries"}}}},
             "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
+            **_cron_and_hook_paths(),
         },
     }
