@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plugins import PluginAPI
+from plugins.chat_commands import cron, send, session, subagents
 from plugins.chat_commands import help as help_cmd
-from plugins.chat_commands import send, session, subagents
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,8 @@ class ChatCommandsPlugin:
     name: str = "chat-commands"
 
     def register(self, api: PluginAPI) -> None:
-        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, help_cmd.SPEC):
+        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, cron.SPEC,
+                     help_cmd.SPEC):
             api.register_command(spec)
 
 

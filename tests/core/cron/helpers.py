@@ -26,11 +26,12 @@ async def clocked_runtime(make_config: ConfigFactory, clock: ManualClock
     """`rt, chat = await clocked_runtime({...})`; call again for a restart on the same state."""
     started: list[Runtime] = []
 
-    async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, RecordingAdapter]:
+    async def factory(extra: dict[str, Any] | None = None, *, channel: str = "testchat"
+                      ) -> tuple[Runtime, RecordingAdapter]:
         rt = Runtime(make_config(extra))
         rt.cron.clock = clock
         rt.cron.run_loop = False
-        chat = RecordingAdapter()
+        chat = RecordingAdapter(channel=channel)
         await rt.start(adapters=[chat], probe_models=False)
         started.append(rt)
         return rt, chat
