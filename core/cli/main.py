@@ -197,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     st = ch.add_parser("status", help="connection state of each channel")
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
+    from core.cli.cron import add_cron_commands
+
+    add_cron_commands(sub, client)
     return p
 
 

@@ -23,3 +23,8 @@ def to_ms(dt: datetime) -> int:
 
 def from_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def iso(ms: int | None) -> str:
+    """A stored millisecond time for people (`-` when unset)."""
+    return from_ms(ms).isoformat() if ms is not None else "-"

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.config.schema_cron import CronJobConfig
-from core.cron.clock import Clock, SystemClock, from_ms, to_ms
+from core.cron.clock import Clock, SystemClock, to_ms
 from core.cron.limits import AddLimiter
 from core.cron.schedule import Schedule
 from core.cron.turns import deliver_target, finish_turn, start_turn
@@ -271,7 +271,3 @@ class CronService:
         log.info("cron job %s fired (%s): %s%s", rec.id, entry["trigger"], status,
                  f" — {error}" if error else "")
         self._wake.set()
-
-
-def iso(ms: int | None) -> str:
-    return from_ms(ms).isoformat() if ms is not None else "-"
