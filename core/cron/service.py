@@ -20,6 +20,7 @@ from core.cron.clock import Clock, SystemClock, to_ms
 from core.cron.limits import AddLimiter
 from core.cron.schedule import Schedule
 from core.cron.turns import deliver_target, finish_turn, start_turn
+from core.errors import CrosstalkError
 from core.store import RunRecord
 from core.store import cron_store as cs
 from core.store.cron_store import CronJobRecord
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 Source = Literal["config", "api", "agent"]
 
 
-class CronError(Exception):
+class CronError(CrosstalkError):
     """A refused cron operation; `status` is the HTTP code it maps to."""
 
     status = 400
@@ -106,6 +107,10 @@ class CronService:
             if rec.source == "config" and rec.id not in wanted:
                 await cs.delete_job(self.store, rec.id)
         for job in wanted.values():
+            try:
+                self._agent(job)
+            except CronError as exc:
+                raise CronError(f"cron.jobs {job.id}: {exc}") from exc
             stored = await cs.get_job(self.store, job.id)
             sched = schedule_of(job)
             if stored is None:

@@ -32,11 +32,10 @@ async def clocked_runtime(make_config: ConfigFactory, clock: ManualClock
         rt.cron.clock = clock
         rt.cron.run_loop = False
         chat = RecordingAdapter(channel=channel)
-        await rt.start(adapters=[chat], probe_models=False)
         started.append(rt)
+        await rt.start(adapters=[chat], probe_models=False)
         return rt, chat
 
     yield factory
     for rt in reversed(started):
-        if rt.started:
-            await rt.stop()
+        await rt.stop()

@@ -8,6 +8,8 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from core.config.schema_cron import CronJobConfig
 from core.cron.clock import to_ms
 from core.runtime import Runtime
@@ -166,3 +168,12 @@ async def test_manual_run_disable_and_enable(clocked_runtime: ClockedRuntime,
     await rt.cron.set_enabled("nightly", True)  # missed while disabled: not fired
     assert await fire(rt) == 0
     assert (await rt.cron.get("nightly")).next_run_at == to_ms(clock.now() + timedelta(hours=1))
+
+
+async def test_a_config_job_for_an_unknown_agent_stops_the_start(
+        clocked_runtime: ClockedRuntime) -> None:
+    from core.errors import CrosstalkError
+
+    with pytest.raises(CrosstalkError, match=r"cron\.jobs nightly: unknown agent: ghost"):
+        await clocked_runtime({"agents": {"list": [{"id": "main"}]},
+                               "cron": {"jobs": [job(agentId="ghost")]}})
