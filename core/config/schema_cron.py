@@ -147,9 +147,19 @@ class HookMappingConfig(ConfigModel):
     @classmethod
     def _path(cls, value: str) -> str:
         path = value.strip().strip("/")
-        if not _HOOK_PATH.fullmatch(path):
+        if not _HOOK_PATH.fullmatch(path) or {".", ".."} & set(path.split("/")):
             raise ValueError(f"invalid path: {value!r} (letters, digits, . _ ~ - and /)")
         return path
+
+    @field_validator("session_key")
+    @classmethod
+    def _session_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        key = value.strip()
+        if not key.strip(":") or len(key) > 256:
+            raise ValueError(f"invalid session key: {value!r}")
+        return key
 
     @field_validator("token")
     @classmethod
