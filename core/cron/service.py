@@ -19,9 +19,9 @@ from core.config.schema_cron import CronJobConfig
 from core.cron.clock import Clock, SystemClock, to_ms
 from core.cron.limits import AddLimiter
 from core.cron.schedule import Schedule
-from core.cron.turns import deliver_target, finish_turn, start_turn
+from core.cron.turns import deliver_target, finish_turn, public_error, start_turn
 from core.errors import CrosstalkError
-from core.store import RunRecord
+from core.store import RunRecord, Store
 from core.store import cron_store as cs
 from core.store.cron_store import CronJobRecord
 
@@ -66,7 +66,7 @@ class CronService:
         self.add_limiter = AddLimiter()
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         return self.rt.store
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -253,7 +253,8 @@ class CronService:
             return
         ok = done.outcome.status == "ok"
         await self._finish(rec, spec, fired_at, run.id, "ok" if ok else "error",
-                           None if ok else (done.outcome.error or done.outcome.status),
+                           None if ok else public_error(done.outcome.error or
+                                                        done.outcome.status),
                            done.delivery.outcome if done.delivery else None, manual)
 
     async def _finish(self, rec: CronJobRecord, spec: CronJobConfig, fired_at: datetime,

@@ -9,6 +9,7 @@ suppressed (D15: a suppressed reply still counts as `ok`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,3 +68,15 @@ async def finish_turn(rt: Runtime, run: RunRecord, target: DeliveryContext | Non
         delivery = await rt.gate.deliver(Outbound(outcome.reply, kind, run.session_key,
                                                   target=target, run_id=run.id))
     return TurnDone(outcome, delivery)
+
+
+_PROVIDER_HTTP = re.compile(r"^status_code: (\d{3}), model_name:")
+
+
+def public_error(error: str | None) -> str | None:
+    """A run error as the API may show it: a provider failure only as D12's text (the detail
+    stays in the gateway log)."""
+    if error and (m := _PROVIDER_HTTP.match(error)):
+        return (f"⚠️ The model provider failed (HTTP {m.group(1)}). Details are in the gateway "
+                "log.")
+    return error

@@ -102,16 +102,16 @@ async def hook(request: web.Request) -> web.Response:
     except TimeoutError:
         return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
                                   "status": "timeout", "reply": None})
+    except Exception as exc:  # logged by the background holder too; the caller gets a status
+        log.warning("hook %s turn failed: %s", mapping.id, exc)
+        result = None
     outcome = result.outcome if isinstance(result, TurnDone) else None
     if outcome is None:
         return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
                                   "status": "error", "reply": None})
     status = outcome.status if outcome.status in ("ok", "timeout") else "error"
-    out = {"ok": True, "runId": run.id, "sessionKey": key, "status": status,
-           "reply": outcome.reply}
-    if outcome.error:
-        out["error"] = outcome.error
-    return web.json_response(out)
+    return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
+                              "status": status, "reply": outcome.reply})
 
 
 def routes() -> list[web.RouteDef]:

@@ -143,12 +143,14 @@ async def test_deny_rule_suppresses_the_delivery_and_the_run_still_counts_ok(
 async def test_a_failed_turn_sets_last_status_error(
         clocked_runtime: ClockedRuntime, clock: ManualClock,
         fake_model: FakeModelServer) -> None:
-    fake_model.script(error(500, "boom"), error(500, "boom"), error(500, "boom"))
+    fake_model.script(error(500, "boom"))
     rt, chat = await clocked_runtime({"cron": {"jobs": [job(deliver="none")]}})
     clock.advance(minutes=10)
     assert await fire(rt) == 1
     rec = await rt.cron.get("nightly")
-    assert rec.last_status == "error" and rec.last_error
+    assert rec.last_status == "error"
+    assert rec.last_error == ("⚠️ The model provider failed (HTTP 500). Details are in the "
+                              "gateway log.")
     assert rec.last_run_at == to_ms(clock.now())
     assert chat.sent == []
 

@@ -13,6 +13,7 @@ from core.gateway.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import error
 from tests.fakes.recording_adapter import RecordingAdapter
 from tests.polling import eventually
 
@@ -193,4 +194,17 @@ async def test_hook_send_policy_suppresses_the_delivery(make_client: ClientFacto
     deliveries = await eventually(
         lambda: rt.store.list_deliveries(session_key="agent:main:ci-feed"), what="delivery")
     assert [(d.kind, d.outcome) for d in deliveries] == [("hook", "suppressed_by_policy")]
+    assert chat.sent == []
+
+
+async def test_hook_wait_reports_a_failed_turn(make_client: ClientFactory,
+                                               fake_model: FakeModelServer) -> None:
+    fake_model.script(error(500, "boom"))
+    c, _, chat = await make_client(_hooks())
+    resp = await c.post("/hooks/ci/github?wait=true", json={"status": "s", "repo": "r"},
+                        headers={"x-crosstalk-hook-token": HOOK_TOKEN})
+    body = await _json(resp)
+    assert resp.status == 200 and body["status"] == "error" and body["reply"] is None
+    assert "error" not in body  # the provider's detail stays in the gateway log (D12)
+    assert fake_model.pending_script == 0
     assert chat.sent == []
