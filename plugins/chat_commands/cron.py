@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from core.commands.registry import CommandInvocation, CommandSpec
-from core.cron.service import CronError, iso
+from core.cron.clock import iso
+from core.cron.service import CronError
 
 OWNER_ONLY = "⚙️ /cron is owner-only."
 USAGE = "⚙️ Usage: /cron list | /cron rm ID"
