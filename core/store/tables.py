@@ -158,4 +158,9 @@ class SubagentRunRow(SQLModel, table=True):
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
 
 
+from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow  # noqa: E402
+
 metadata = SQLModel.metadata
+
+__all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
+           "SessionRow", "SubagentRunRow", "metadata"]

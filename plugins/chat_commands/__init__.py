@@ -1,4 +1,4 @@
-"""Owner chat commands: /send, /status, /new, /stop, /help."""
+"""Owner chat commands: /send, /status, /new, /stop, /pair, /help."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from plugins import PluginAPI
 from plugins.chat_commands import help as help_cmd
-from plugins.chat_commands import send, session, subagents
+from plugins.chat_commands import pair, send, session, subagents
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class ChatCommandsPlugin:
     name: str = "chat-commands"
 
     def register(self, api: PluginAPI) -> None:
-        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, help_cmd.SPEC):
+        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, pair.SPEC, help_cmd.SPEC):
             api.register_command(spec)
 
 
