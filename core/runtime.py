@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from core.access.admission import Admission
 from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
 from core.commands.registry import CommandRegistry
@@ -50,6 +51,7 @@ class Runtime:
         self.channels = ChannelRegistry()
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
+        self.access = Admission(config, self.store, self.gate)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)

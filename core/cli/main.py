@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from core.cli.pairing import add_pairing_parser
 from core.config import ConfigError, CrosstalkConfig, dump_masked, load_config
 from core.errors import CrosstalkError
 
@@ -43,7 +44,12 @@ def _gateway(args: argparse.Namespace) -> int:
 
 
 def _config_check(args: argparse.Namespace) -> int:
-    print(json.dumps(dump_masked(_load(args)), indent=2))
+    from core.access.policy import dm_scope_warnings
+
+    config = _load(args)
+    print(json.dumps(dump_masked(config), indent=2))
+    for warning in dm_scope_warnings(config):
+        print(warning, file=sys.stderr)
     return 0
 
 
@@ -148,7 +154,10 @@ def _deliveries(args: argparse.Namespace) -> int:
 def _channels_status(args: argparse.Namespace) -> int:
     data = _call(args, "GET", "/healthz")
     for ch in data["channels"]:
-        print(f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}")
+        line = f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
+        if "refused" in ch:
+            line = f"{line.rstrip()} refused={ch['refused']}"
+        print(line)
     return 0
 
 
@@ -197,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     st = ch.add_parser("status", help="connection state of each channel")
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
+    add_pairing_parser(sub, client)
     from core.cli.cron import add_cron_commands
 
     add_cron_commands(sub, client)

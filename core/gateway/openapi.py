@@ -13,6 +13,34 @@ def _json(schema: dict[str, Any], desc: str) -> dict[str, Any]:
     return {"description": desc, "content": {"application/json": {"schema": schema}}}
 
 
+_CODE = [{"name": "channel", "in": "path", "required": True, "schema": {"type": "string"}},
+         {"name": "code", "in": "path", "required": True, "schema": {"type": "string"}}]
+_SETTLED = _json({"type": "object", "properties": {"ok": {"type": "boolean"},
+                                                   "userId": {"type": "string"}}}, "settled")
+_PAIRING: dict[str, Any] = {
+    "/api/pairing": {"get": {
+        "summary": "Pending pairing requests and approved senders (D11; ?channel=CH)",
+        "security": _AUTH,
+        "responses": {"200": _json({"type": "object", "properties": {
+            "requests": {"type": "array", "items": {"type": "object"}},
+            "approved": {"type": "array", "items": {"type": "object"}}}}, "pairing state"),
+            "400": _json(_ERR, "unknown channel")}}},
+    "/api/pairing/{channel}/{code}/approve": {"post": {
+        "summary": "Approve a pending request; the sender joins the allowlist and is told once",
+        "security": _AUTH, "parameters": _CODE,
+        "responses": {"200": _SETTLED, "404": _json(_ERR, "no pending request with code")}}},
+    "/api/pairing/{channel}/{code}/deny": {"post": {
+        "summary": "Deny a pending request", "security": _AUTH, "parameters": _CODE,
+        "responses": {"200": _SETTLED, "404": _json(_ERR, "no pending request with code")}}},
+    "/api/pairing/{channel}/approved/{userId}": {"delete": {
+        "summary": "Revoke an approved sender on every account of the channel",
+        "security": _AUTH,
+        "parameters": [_CODE[0], {"name": "userId", "in": "path", "required": True,
+                                  "schema": {"type": "string"}}],
+        "responses": {"200": _SETTLED, "404": _json(_ERR, "sender not approved")}}},
+}
+
+
 def _cron_and_hook_paths() -> dict[str, Any]:
     from core.gateway.http_cron import OPENAPI_PATHS as cron
     from core.gateway.http_hooks import OPENAPI_PATHS as hooks
@@ -61,6 +89,7 @@ def openapi_spec() -> dict[str, Any]:
             "/api/deliveries": {"get": {
                 "summary": "Delivery log, newest first (?session=KEY&outcome=X&limit=N)",
                 "security": _AUTH, "responses": {"200": {"description": "deliveries"}}}},
+            **_PAIRING,
             "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
             **_cron_and_hook_paths(),
         },

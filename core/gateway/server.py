@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 import time
 from dataclasses import dataclass
 
@@ -12,8 +13,16 @@ from aiohttp import web
 
 from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
+from core.access.policy import dm_scope_warnings
 from core.config import CrosstalkConfig
-from core.gateway import http_api, http_cron, http_hooks, http_openai, http_tools
+from core.gateway import (
+    http_api,
+    http_cron,
+    http_hooks,
+    http_openai,
+    http_pairing,
+    http_tools,
+)
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
@@ -24,7 +33,8 @@ log = logging.getLogger(__name__)
 
 async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
-    channels = [s.to_wire() for s in rt.channels.statuses()]
+    channels = [{**s.to_wire(), "refused": rt.access.refused(s.channel, s.account_id)}
+                for s in rt.channels.statuses()]
     ok = rt.started and all(c["state"] != "failed" for c in channels)
     return web.json_response({"ok": ok, "channels": channels,
                               "model": rt.models.default_ref(rt.config.default_agent_id())},
@@ -44,6 +54,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
+    app.add_routes(http_pairing.routes())
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
@@ -92,6 +103,8 @@ async def serve(config: CrosstalkConfig) -> None:
     t0 = time.perf_counter()
     gw = await start_gateway(config)
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
+    for warning in dm_scope_warnings(config):
+        print(warning, file=sys.stderr, flush=True)
     print(f"Web chat: {gw.url}?token={gw.token}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

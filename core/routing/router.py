@@ -57,6 +57,8 @@ class Router:
             display_name=display if display != entry.display_name else entry.display_name)
 
     async def handle_inbound(self, msg: InboundMessage) -> None:
+        if not await self.rt.access.admit(msg):  # D11: before any session is touched
+            return
         key = self.session_key_for(msg)
         entry = await self._touch_route(key, msg)
         adapter = self.rt.channels.get(msg.channel, msg.account_id)
@@ -91,6 +93,9 @@ class Router:
             timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
 
     def _require_mention(self, msg: InboundMessage) -> bool:
+        per_account = self.rt.access.require_mention(msg)
+        if per_account is not None:
+            return per_account
         channel_cfg = getattr(self.rt.config.channels, msg.channel, None)
         groups = getattr(channel_cfg, "groups", None)
         return bool(getattr(groups, "require_mention", True))

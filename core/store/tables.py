@@ -159,5 +159,9 @@ class SubagentRunRow(SQLModel, table=True):
 
 
 from core.store.cron_tables import CronJobRow  # noqa: E402,F401  (registers the table)
+from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow  # noqa: E402
 
 metadata = SQLModel.metadata
+
+__all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
+           "SessionRow", "SubagentRunRow", "metadata"]

@@ -19,7 +19,7 @@ from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call, tool_results
 
 OWNER = "owner-1"
-CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER]}},
+CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER], "dmPolicy": "open"}},
                           "session": {"dmScope": "per-channel-peer"}}
 OWNER_KEY = "agent:main:telegram:dm:owner-1"
 GUEST_KEY = "agent:main:telegram:dm:guest"

@@ -1,7 +1,7 @@
 """cron jobs: scheduled jobs and their run state (decision D15)
 
 Revision ID: 0008
-Revises: 0002
+Revises: 0004
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlmodel
 from alembic import op
 
 revision = '0008'
-down_revision = '0002'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 
