@@ -13,7 +13,7 @@ from aiohttp import web
 from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
 from core.config import CrosstalkConfig
-from core.gateway import http_api, http_openai, http_tools
+from core.gateway import http_api, http_openai, http_tools, openai_routes
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
@@ -44,6 +44,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
+    openai_routes.register(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:
