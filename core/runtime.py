@@ -101,7 +101,7 @@ class Runtime:
         if probe:
             await self.models.probe_loopback()
         if self.models.default_ref(self.config.default_agent_id()) is not None:
-            await asyncio.to_thread(warm_up_imports)
+            await asyncio.to_thread(warm_up_imports, self.config)
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
