@@ -69,7 +69,7 @@ class ModelResolver:
 
     def chain(self, refs: list[str]) -> Model:
         """One model for `refs`: the first, falling back to the next on a provider error."""
-        return fallback_chain([self.get(r) for r in refs])
+        return fallback_chain([self.get(r, fail_fast=len(refs) > 1) for r in refs])
 
     def is_known(self, ref: str) -> bool:
         """True when `ref` names a configured provider (and a listed model, if it lists any)."""
@@ -81,8 +81,8 @@ class ModelResolver:
             return False
         return not provider.models or any(m.id == model_id for m in provider.models)
 
-    def get(self, ref: str) -> Model:
-        cached = self._cache.get(ref)
+    def get(self, ref: str, *, fail_fast: bool = False) -> Model:
+        cached = self._cache.get(f"{ref}|{fail_fast}")
         if cached is not None:
             return cached
         if not self.is_known(ref):
@@ -97,10 +97,10 @@ class ModelResolver:
             cfg = self.config.models.providers[provider_id]
             api_key = _secret(cfg.api_key)
         try:
-            model = tagged(build_model(model_id, cfg, api_key), ref)
+            model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast), ref)
         except MissingExtra as exc:
             raise ModelNotAvailable(str(exc)) from exc
-        self._cache[ref] = model
+        self._cache[f"{ref}|{fail_fast}"] = model
         return model
 
     async def probe_loopback(self, timeout: float = 0.4) -> ProbedProvider | None:

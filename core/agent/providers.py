@@ -28,10 +28,15 @@ class MissingExtra(Exception):
     """A provider's API needs an optional dependency that is not installed."""
 
 
-def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Model:
-    """A pydantic-ai model for `model_id` on a provider configured as `cfg`."""
+def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None, *,
+                fail_fast: bool = False) -> Model:
+    """A pydantic-ai model for `model_id` on a provider configured as `cfg`.
+
+    `fail_fast` (a model in a fallback chain): no SDK retries, so an error or a timeout moves
+    the chain on at once instead of after the SDK's backoff.
+    """
     try:
-        return _build(model_id, cfg, api_key)
+        return _build(model_id, cfg, api_key, 0 if fail_fast else None)
     except ImportError as exc:
         extra = EXTRA_OF_API.get(cfg.api)
         if extra is None:
@@ -41,7 +46,8 @@ def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Mode
             f"pip install 'crosstalk[{extra}]' ({exc})") from exc
 
 
-def _build(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Model:
+def _build(model_id: str, cfg: ProviderConfig, api_key: str | None,
+           max_retries: int | None) -> Model:
     from pydantic_ai.settings import ModelSettings
 
     settings = ModelSettings(timeout=cfg.timeout_seconds) if cfg.timeout_seconds else None
@@ -49,8 +55,14 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Model:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        return AnthropicModel(model_id, settings=settings, provider=AnthropicProvider(
-            api_key=api_key or "none", base_url=cfg.base_url))
+        if max_retries is None:
+            anthropic = AnthropicProvider(api_key=api_key or "none", base_url=cfg.base_url)
+        else:
+            from anthropic import AsyncAnthropic
+
+            anthropic = AnthropicProvider(anthropic_client=AsyncAnthropic(
+                api_key=api_key or "none", base_url=cfg.base_url, max_retries=max_retries))
+        return AnthropicModel(model_id, settings=settings, provider=anthropic)
     if cfg.api == "google-gemini":
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
@@ -64,10 +76,11 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Model:
         base = cfg.base_url or OLLAMA_DEFAULT_URL
         base = base if base.endswith("/v1") else f"{base}/v1"
         return OllamaModel(model_id, settings=settings, provider=OllamaProvider(
-            base_url=base, api_key=api_key or "ollama"))
+            openai_client=_openai_client(base, api_key or "ollama", max_retries)))
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(base_url=cfg.base_url, api_key=api_key or "none")
+    provider = OpenAIProvider(openai_client=_openai_client(cfg.base_url, api_key or "none",
+                                                           max_retries))
     if cfg.api == "openai-responses":
         from pydantic_ai.models.openai import OpenAIResponsesModel
 
@@ -75,6 +88,14 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
 
     return OpenAIChatModel(model_id, provider=provider, settings=settings)
+
+
+def _openai_client(base_url: str | None, api_key: str, max_retries: int | None) -> Any:
+    from openai import AsyncOpenAI
+
+    if max_retries is None:
+        return AsyncOpenAI(base_url=base_url, api_key=api_key)
+    return AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries)
 
 
 def _mark(ref: str) -> None:
