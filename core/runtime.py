@@ -51,6 +51,9 @@ class Runtime:
         self.gate = OutboundGate(self.store, self.channels, policy)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
+        from core.mcp.client import McpClients
+
+        self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
         from core.agent.turn import PydanticAITurnExecutor
@@ -116,6 +119,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()
         self.started = False

@@ -143,6 +143,8 @@ class AgentConfig(ConfigModel):
     system_prompt: str | None = None
     subagents: AgentSubagentsConfig = Field(default_factory=AgentSubagentsConfig)
     tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
+    mcp: list[str] | None = None
+    """MCP servers (names under ``mcp.servers``) this agent may use; ``None`` = all of them."""
 
     @field_validator("id", mode="before")
     @classmethod
