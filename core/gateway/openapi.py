@@ -82,6 +82,14 @@ def openapi_spec() -> dict[str, Any]:
             "/api/deliveries": {"get": {
                 "summary": "Delivery log, newest first (?session=KEY&outcome=X&limit=N)",
                 "security": _AUTH, "responses": {"200": {"description": "deliveries"}}}},
+            "/mcp": {"post": {
+                "summary": "MCP (streamable HTTP, JSON responses): the session tools, acting as "
+                           "the session of header x-crosstalk-session-key (default main)",
+                "security": _AUTH,
+                "parameters": [{"name": "x-crosstalk-session-key", "in": "header",
+                                "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "JSON-RPC response"},
+                              "401": _json(_ERR, "unauthorized")}}},
             "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
         },
     }

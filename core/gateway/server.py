@@ -17,6 +17,7 @@ from core.gateway import http_api, http_openai, http_tools, openai_routes
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
+from core.mcp import http as mcp_http
 from core.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
     openai_routes.register(app)
+    mcp_http.register(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:

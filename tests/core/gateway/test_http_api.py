@@ -116,4 +116,4 @@ async def test_healthz_and_openapi(client: tuple[TestClient, Runtime]) -> None:
     assert resp.status == 200 and (await resp.json())["ok"] is True
     spec = await (await c.get("/openapi.json")).json()
     assert {"/tools/invoke", "/v1/chat/completions", "/api/sessions/{key}", "/v1/models",
-            "/v1/models/{id}", "/v1/responses"} <= set(spec["paths"])
+            "/v1/models/{id}", "/v1/responses", "/mcp"} <= set(spec["paths"])
