@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from core.config import CrosstalkConfig, secret_value
+from core.mcp import MISSING_EXTRA, mcp_installed
 
 if TYPE_CHECKING:
     from core.config.schema_mcp import McpServerConfig
@@ -71,6 +72,9 @@ class McpConnection:
         return streamable_http_client(self.cfg.url, http_client=http)
 
     async def _hold(self, ready: asyncio.Future[list[Any]]) -> None:
+        if not mcp_installed():
+            ready.set_exception(ConnectionError(MISSING_EXTRA))
+            return
         from mcp import Client
 
         try:
@@ -139,6 +143,8 @@ class McpClients:
     def __init__(self, config: CrosstalkConfig) -> None:
         self.config = config
         self._conns = {n: McpConnection(n, c) for n, c in config.mcp.servers.items()}
+        if self._conns and not mcp_installed():
+            log.warning("mcp.servers is configured but %s", MISSING_EXTRA)
 
     def servers_for(self, agent_id: str) -> list[str]:
         agent = self.config.agent(agent_id)

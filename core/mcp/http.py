@@ -15,6 +15,7 @@ from aiohttp import web
 
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
+from core.mcp import MISSING_EXTRA, mcp_installed
 
 
 class McpEndpoint:
@@ -60,6 +61,9 @@ class McpEndpoint:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if not is_authorized(request, request.app[SECRET]):
             return unauthorized()
+        if not mcp_installed():
+            return web.json_response({"error": {"message": MISSING_EXTRA,
+                                                "type": "not_implemented"}}, status=501)
         manager = await self._ensure(request.app)
         return await call_asgi(manager.handle_request, request)
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from core.mcp import MISSING_EXTRA, mcp_installed
 from core.mcp.server import SESSION_HEADER
 
 
 async def run_stdio_proxy(url: str, token: str, session: str) -> int:
+    if not mcp_installed():
+        print(f"crosstalk mcp: {MISSING_EXTRA}", file=sys.stderr)
+        return 1
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
