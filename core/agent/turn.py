@@ -90,7 +90,7 @@ class PydanticAITurnExecutor:
             request.input_message_id)[-HISTORY_LIMIT:]
         prompt = request.message
         names = rt.tool_names_for(entry.key, entry.agent_id)
-        mcp_tools = await rt.mcp.tools_for(entry.agent_id)
+        mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
         toolset = FunctionToolset([self._tool(n) for n in names] + mcp_tools)
         instructions = base_system_prompt(rt.config, entry)
         if request.extra_system_prompt:

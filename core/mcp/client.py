@@ -151,7 +151,21 @@ class McpClients:
         allowed = agent.mcp if agent is not None and agent.mcp is not None else None
         return [n for n in self._conns if allowed is None or n in allowed]
 
-    async def tools_for(self, agent_id: str) -> list[Any]:
+    def _allowed(self, names: list[str], session_key: str, agent_id: str) -> set[str]:
+        """Deny lists (global, agent, sub-agent) apply to MCP tools by their `<server>__<tool>`
+        names; allow lists and profiles name built-in tools only, so they do not."""
+        from core.keys import is_subagent_key
+        from core.tools.registry import filter_tools
+
+        deny = list(self.config.tools.deny)
+        agent = self.config.agent(agent_id)
+        if agent is not None:
+            deny += agent.tools.deny
+        if is_subagent_key(session_key):
+            deny += self.config.tools.subagents.tools.deny
+        return set(filter_tools(names, profile=None, allow=None, deny=deny))
+
+    async def tools_for(self, agent_id: str, session_key: str = "") -> list[Any]:
         """pydantic-ai tools of the agent's servers; a server that cannot connect adds none."""
         names = self.servers_for(agent_id)
         if not names:
@@ -164,7 +178,8 @@ class McpClients:
                 log.warning("MCP server %s unavailable: %s", server, tools)
                 continue
             out += [self._tool(self._conns[server], t) for t in tools]
-        return out
+        allowed = self._allowed([t.name for t in out], session_key, agent_id)
+        return [t for t in out if t.name in allowed]
 
     @staticmethod
     def _tool(conn: McpConnection, spec: Any) -> Any:

@@ -29,11 +29,14 @@ def _result(fake: FakeModelServer, index: int) -> str:
 
 async def test_stdio_tools_reach_the_model_and_are_stored(
         make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({"mcp": {"servers": {"calc": STDIO}}})
+    rt = await make_runtime({"mcp": {"servers": {"calc": STDIO}},
+                             "tools": {"deny": ["calc__die"]}})
     fake_model.script(tool_call("calc__add", {"a": 2, "b": 3}), text("five"),
                       tool_call("calc__fail", {"message": "nope"}), text("it failed"))
     assert (await _turn(rt, "add them")).reply == "five"
-    assert {"calc__add", "calc__echo", "sessions_list"} <= set(tool_names(fake_model.requests[0]))
+    offered = set(tool_names(fake_model.requests[0]))
+    assert {"calc__add", "calc__echo", "sessions_list"} <= offered
+    assert "calc__die" not in offered  # tools.deny applies to MCP tools by name
     assert "sum=5" in _result(fake_model, 1)
     assert (await _turn(rt, "fail")).reply == "it failed"
     assert "nope" in _result(fake_model, 3) and "error" in _result(fake_model, 3)
