@@ -82,7 +82,8 @@ class ModelResolver:
         return not provider.models or any(m.id == model_id for m in provider.models)
 
     def get(self, ref: str, *, fail_fast: bool = False) -> Model:
-        cached = self._cache.get(f"{ref}|{fail_fast}")
+        key = f"{ref}|fallback" if fail_fast else ref
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
         if not self.is_known(ref):
@@ -100,7 +101,7 @@ class ModelResolver:
             model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast), ref)
         except MissingExtra as exc:
             raise ModelNotAvailable(str(exc)) from exc
-        self._cache[f"{ref}|{fail_fast}"] = model
+        self._cache[key] = model
         return model
 
     async def probe_loopback(self, timeout: float = 0.4) -> ProbedProvider | None:
