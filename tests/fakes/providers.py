@@ -8,8 +8,9 @@ One aiohttp server speaks three APIs, each plain and streamed, as their SDKs exp
   ``:streamGenerateContent?alt=sse``.
 
 Replies are text (default ``"echo: <last user text>"``), scripted per request with
-:meth:`FakeProviders.script`: a string, an ``(status, message)`` error, or ``("hang", s)``.
-Each request is recorded as ``(api, body)`` in ``requests``.
+:meth:`FakeProviders.script`: a string, an ``(status, message)`` error, ``("hang", s)``, or a
+:class:`Call` (one function call, answered without streaming). Each request is recorded as
+``(api, body)`` in ``requests``; :func:`tool_output` reads a tool result back out of one.
 """
 
 from __future__ import annotations
@@ -19,12 +20,39 @@ import json
 import time
 import uuid
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-Script = str | tuple[int, str] | tuple[str, float]
+
+@dataclass(frozen=True)
+class Call:
+    """A scripted function call of the model."""
+
+    name: str
+    args: dict[str, Any]
+
+
+Script = str | tuple[int, str] | tuple[str, float] | Call
 USAGE_IN, USAGE_OUT = 12, 7
+
+
+def tool_output(api: str, body: dict[str, Any]) -> str:
+    """The last tool result the client sent back, as text (JSON-encoded when structured)."""
+    if api == "responses":
+        outs = [i for i in body.get("input") or [] if isinstance(i, dict)
+                and i.get("type") == "function_call_output"]
+        return str(outs[-1]["output"]) if outs else ""
+    if api == "anthropic":
+        blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                  for b in m["content"] if b.get("type") == "tool_result"]
+        return json.dumps(blocks[-1].get("content")) if blocks else ""
+    parts = [p for c in body.get("contents", []) for p in c.get("parts", [])
+             if "functionResponse" in p or "function_response" in p]
+    if not parts:
+        return ""
+    return json.dumps(parts[-1].get("functionResponse") or parts[-1].get("function_response"))
 
 
 def _text_of(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str:
@@ -95,7 +123,7 @@ class FakeProviders:
     def script(self, *replies: Script) -> None:
         self._queue.extend(replies)
 
-    async def _reply(self, api: str, body: dict[str, Any]) -> str | web.Response:
+    async def _reply(self, api: str, body: dict[str, Any]) -> str | Call | web.Response:
         self.requests.append((api, body))
         entry = self._queue.popleft() if self._queue else None
         if isinstance(entry, tuple) and entry[0] == "hang":
@@ -108,7 +136,9 @@ class FakeProviders:
             if api == "anthropic":
                 err = {"type": "error", "error": {"type": "api_error", "message": message}}
             return web.json_response(err, status=status, headers={"x-should-retry": "false"})
-        return entry if isinstance(entry, str) else f"echo: {last_user_text(api, body)}"
+        if isinstance(entry, str | Call):
+            return entry
+        return f"echo: {last_user_text(api, body)}"
 
     @staticmethod
     async def _stream(request: web.Request, frames: list[bytes]) -> web.StreamResponse:
@@ -126,6 +156,16 @@ class FakeProviders:
         text = await self._reply("responses", body)
         if isinstance(text, web.Response):
             return text
+        if isinstance(text, Call):
+            call = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex}",
+                    "call_id": f"call_{uuid.uuid4().hex[:8]}", "name": text.name,
+                    "arguments": json.dumps(text.args), "status": "completed"}
+            return web.json_response({
+                "id": f"resp_{uuid.uuid4().hex}", "object": "response", "status": "completed",
+                "created_at": int(time.time()), "model": body.get("model"), "output": [call],
+                "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT,
+                          "total_tokens": USAGE_IN + USAGE_OUT}, "parallel_tool_calls": True,
+                "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None})
         rid, mid = f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}"
         message = {"type": "message", "id": mid, "status": "completed", "role": "assistant",
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}
@@ -168,6 +208,13 @@ class FakeProviders:
         text = await self._reply("anthropic", body)
         if isinstance(text, web.Response):
             return text
+        if isinstance(text, Call):
+            return web.json_response({
+                "id": f"msg_{uuid.uuid4().hex}", "type": "message", "role": "assistant",
+                "model": body.get("model"), "stop_reason": "tool_use", "stop_sequence": None,
+                "content": [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}",
+                             "name": text.name, "input": text.args}],
+                "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}})
         msg = {"id": f"msg_{uuid.uuid4().hex}", "type": "message", "role": "assistant",
                "model": body.get("model"), "content": [{"type": "text", "text": text}],
                "stop_reason": "end_turn", "stop_sequence": None,
@@ -198,6 +245,15 @@ class FakeProviders:
         text = await self._reply("gemini", body)
         if isinstance(text, web.Response):
             return text
+        if isinstance(text, Call):
+            return web.json_response({
+                "candidates": [{"content": {"role": "model", "parts": [
+                    {"functionCall": {"name": text.name, "args": text.args}}]},
+                    "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": USAGE_IN,
+                                  "candidatesTokenCount": USAGE_OUT,
+                                  "totalTokenCount": USAGE_IN + USAGE_OUT},
+                "modelVersion": model, "responseId": uuid.uuid4().hex})
         response_id = uuid.uuid4().hex  # one id for every chunk of a response
 
         def chunk(piece: str, last: bool) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from core.runs.manager import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.providers import FakeProviders, system_text
+from tests.fakes.providers import Call, FakeProviders, system_text, tool_output
 from tests.fakes.recording_adapter import RecordingAdapter
 
 
@@ -130,3 +130,24 @@ async def test_missing_extra_names_it(make_runtime: RuntimeFactory, providers: F
     assert outcome.status == "ok"
     assert outcome.reply is not None and "pip install 'crosstalk[anthropic]'" in outcome.reply
     assert providers.requests == []
+
+
+@pytest.mark.parametrize(("ref", "api"), [("resp/gpt-x", "responses"),
+                                          ("claude/claude-x", "anthropic"),
+                                          ("gem/gemini-x", "gemini")])
+async def test_each_api_calls_the_session_tools(make_runtime: RuntimeFactory,
+                                                providers: FakeProviders,
+                                                fake_model: FakeModelServer, ref: str,
+                                                api: str) -> None:
+    rt = await make_runtime({**_providers(providers, fake_model),
+                             "agents": {"defaults": {"model": ref}}})
+    await rt.ensure_session("agent:main:ops")
+    providers.script(Call("sessions_list", {"limit": 5}), "listed")
+    outcome, _ = await _turn(rt, "list them", stream=False)
+    assert (outcome.status, outcome.reply) == ("ok", "listed")
+    assert [a for a, _ in providers.requests] == [api, api]
+    assert "agent:main:ops" in tool_output(api, providers.requests[1][1])
+    entry = await rt.store.get_session("agent:main:main")
+    assert entry is not None
+    stored = [m for m in await rt.store.history(entry.session_id) if m.role == "toolResult"]
+    assert [m.tool_name for m in stored] == ["sessions_list"]

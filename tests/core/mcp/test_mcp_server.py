@@ -120,3 +120,18 @@ async def test_stdio_command_relays_to_the_gateway(make_config: ConfigFactory, t
             assert sent["reply"] == "echo: via stdio"
     finally:
         await gw.stop()
+
+
+async def test_stdio_command_without_a_gateway_says_so(tmp_path: Path) -> None:
+    import asyncio
+
+    config = tmp_path / "client.yaml"
+    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'state'}\n", encoding="utf-8")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "core.cli.main", "--config", str(config), "mcp", "--url",
+        "http://127.0.0.1:9", "--token", "t", cwd=REPO_ROOT,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1 and out == b""
+    assert "crosstalk mcp: cannot serve the gateway at http://127.0.0.1:9" in err.decode()
