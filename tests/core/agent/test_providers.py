@@ -151,3 +151,24 @@ async def test_each_api_calls_the_session_tools(make_runtime: RuntimeFactory,
     assert entry is not None
     stored = [m for m in await rt.store.history(entry.session_id) if m.role == "toolResult"]
     assert [m.tool_name for m in stored] == ["sessions_list"]
+
+
+async def test_per_agent_chain_and_session_override(make_runtime: RuntimeFactory,
+                                                    providers: FakeProviders,
+                                                    fake_model: FakeModelServer) -> None:
+    rt = await make_runtime({**_providers(providers, fake_model), "agents": {"list": [
+        {"id": "main", "default": True},
+        {"id": "helper", "model": {"primary": "claude/claude-x", "fallbacks": ["resp/gpt-x"]}},
+    ]}})
+    providers.script((500, "down"))
+    outcome, _ = await _turn(rt, "hi", stream=False, key="agent:helper:main")
+    assert outcome.reply == "echo: hi"
+    assert [a for a, _ in providers.requests] == ["anthropic", "responses"]
+    run = await rt.store.last_run("agent:helper:main")
+    assert run is not None and run.meta is not None and run.meta["model"] == "resp/gpt-x"
+    outcome, _ = await _turn(rt, "main agent", stream=False)  # defaults: the OpenAI fake
+    assert outcome.reply == "echo: main agent" and len(fake_model.requests) == 1
+    # a session's own model (sessions.patch) is used alone, without the agent's fallbacks
+    await rt.store.update_session("agent:helper:main", model="gem/gemini-x")
+    outcome, _ = await _turn(rt, "pinned", stream=False, key="agent:helper:main")
+    assert outcome.reply == "echo: pinned" and providers.requests[-1][0] == "gemini"
