@@ -54,6 +54,9 @@ class Runtime:
         self.access = Admission(config, self.store, self.gate)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
+        from core.mcp.client import McpClients
+
+        self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
         from core.agent.turn import PydanticAITurnExecutor
@@ -106,7 +109,7 @@ class Runtime:
         if probe:
             await self.models.probe_loopback()
         if self.models.default_ref(self.config.default_agent_id()) is not None:
-            await asyncio.to_thread(warm_up_imports)
+            await asyncio.to_thread(warm_up_imports, self.config)
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
@@ -122,6 +125,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()
         self.started = False

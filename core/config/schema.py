@@ -18,6 +18,7 @@ from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, T
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
 from core.config.schema_cron import CronConfig, HooksConfig
+from core.config.schema_mcp import McpConfig
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -217,6 +218,16 @@ class CrosstalkConfig(ConfigModel):
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+
+    @model_validator(mode="after")
+    def _known_mcp_servers(self) -> CrosstalkConfig:
+        for entry in self.agents.list:
+            unknown = [n for n in entry.mcp or [] if n not in self.mcp.servers]
+            if unknown:
+                raise ValueError(f"agents.list[{entry.id}].mcp names unknown MCP server(s): "
+                                 f"{', '.join(unknown)}")
+        return self
 
     def default_agent_id(self) -> str:
         """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""

@@ -22,10 +22,12 @@ from core.gateway import (
     http_openai,
     http_pairing,
     http_tools,
+    openai_routes,
 )
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
+from core.mcp import http as mcp_http
 from core.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.add_routes(http_api.routes())
     app.add_routes(http_pairing.routes())
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])
+    openai_routes.register(app)
+    mcp_http.register(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:

@@ -41,6 +41,7 @@ class SessionRow(SQLModel, table=True):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    cost_usd: float | None = None
     thinking_level: str | None = Field(default=None, max_length=16)
     verbose_level: str | None = Field(default=None, max_length=16)
     system_sent: bool | None = None

@@ -11,7 +11,7 @@ import sqlmodel
 from alembic import op
 
 revision = '0008'
-down_revision = '0004'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 
