@@ -72,6 +72,8 @@ class GatewayConfig(ConfigModel):
     state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
+    """A request body not fully received by then is answered 408 (D12)."""
 
     @field_validator("state_dir")
     @classmethod

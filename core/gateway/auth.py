@@ -39,8 +39,19 @@ def presented_secret(request: web.Request) -> str | None:
 
 
 def is_authorized(request: web.Request, secret: str) -> bool:
+    """Constant-time comparison of UTF-8 bytes (D12): any token, ASCII or not, is 200 or 401.
+
+    `?token=` arrives percent-decoded as UTF-8 by aiohttp; undecodable bytes become U+FFFD,
+    which no configured token matches unless it holds U+FFFD itself.
+    """
     given = presented_secret(request)
-    return bool(secret) and given is not None and hmac.compare_digest(given, secret)
+    if not secret or given is None:
+        return False
+    return hmac.compare_digest(_utf8(given), _utf8(secret))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def unauthorized() -> web.Response:

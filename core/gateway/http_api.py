@@ -10,13 +10,14 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
+from core.gateway.edge import error_response
 from core.gateway.http_tools import authorized_model
 from core.store import StoreError
 from core.tools.rows import session_row
 
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
-    return web.json_response({"error": {"message": message, "type": type_}}, status=status)
+    return error_response(status, message, type_)
 
 
 class SessionPatch(BaseModel):
@@ -41,9 +42,11 @@ class SessionPatch(BaseModel):
 
 
 def _key(request: web.Request) -> str:
+    """The path's key, canonical; a blank, separator-only or too long key raises
+    InvalidSessionKey, which the edge answers with 400 (D12)."""
     rt = request.app[RUNTIME]
     raw = unquote(request.match_info["key"]).strip()
-    return rt.keys.main_session_key() if raw in ("", "main") else rt.keys.canonical(raw)
+    return rt.keys.main_session_key() if raw == "main" else rt.keys.canonical(raw)
 
 
 async def get_session(request: web.Request) -> web.Response:

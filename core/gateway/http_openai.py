@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, model_validator
 
 from core.errors import SEND_BLOCKED, SendBlocked
 from core.gateway.appkeys import RUNTIME
@@ -24,23 +24,37 @@ from core.runs import RunRequest
 SESSION_HEADER = "x-crosstalk-session-key"
 
 
+class ContentPart(BaseModel):
+    """One part of a message's `content` list; a `text` part must carry a string `text`."""
+
+    model_config = ConfigDict(extra="allow")
+    type: StrictStr
+    text: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _text_part_has_text(self) -> ContentPart:
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text part needs a string 'text'")
+        return self
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | list[dict[str, Any]] | None = None
+    role: StrictStr
+    content: StrictStr | list[ContentPart] | None = None
 
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str | None = None
+    model: StrictStr | None = None
     messages: list[ChatMessage]
-    stream: bool = False
+    stream: StrictBool = False
 
 
-def _text(content: str | list[dict[str, Any]] | None) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     if isinstance(content, str):
         return content
-    return "".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
+    return "".join(p.text or "" for p in content or [] if p.type == "text")
 
 
 def _completion(cid: str, model: str, text: str, usage: dict[str, int]) -> dict[str, Any]:

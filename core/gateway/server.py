@@ -16,6 +16,7 @@ from core.config import CrosstalkConfig
 from core.gateway import http_api, http_openai, http_tools
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
+from core.gateway.edge import edge_middleware
 from core.gateway.openapi import openapi_spec
 from core.runtime import Runtime
 
@@ -36,7 +37,10 @@ async def openapi(request: web.Request) -> web.Response:
 
 
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
-    app = web.Application(client_max_size=rt.config.gateway.max_body_bytes + 1024)
+    gw = rt.config.gateway
+    app = web.Application(client_max_size=gw.max_body_bytes,
+                          middlewares=[edge_middleware(gw.max_body_bytes,
+                                                       gw.body_timeout_seconds)])
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)
