@@ -57,10 +57,26 @@ class GatewayAuthConfig(ConfigModel):
         return self
 
 
+DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres",
+                    "postgresql+asyncpg")
+
+
 class DatabaseConfig(ConfigModel):
     """``url`` ``None`` = SQLite file in the state dir; see ``CrosstalkConfig.database_url()``."""
 
     url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _supported_scheme(cls, value: str | None) -> str | None:
+        """Only the drivers the store ships with; anything else would fail at start (D12)."""
+        if value is None or not value.strip():
+            return value
+        scheme = value.strip().partition("://")[0].lower()
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(f"unsupported database URL scheme {scheme[:40]!r} "
+                             "(use sqlite:///PATH or postgresql://USER@HOST/DB)")
+        return value
 
 
 class GatewayConfig(ConfigModel):

@@ -15,20 +15,25 @@ UNAUTHORIZED = {"error": {"message": "Unauthorized", "type": "unauthorized"}}
 
 def gateway_secret(config: CrosstalkConfig, state_dir: Path) -> str:
     """The configured token/password; in token mode without one, a token kept in the state dir."""
+    return load_gateway_secret(config, state_dir)[0]
+
+
+def load_gateway_secret(config: CrosstalkConfig, state_dir: Path) -> tuple[str, bool]:
+    """`gateway_secret` and whether this call generated it (only then is it printed, D12)."""
     auth = config.gateway.auth
     if auth.mode == "password":
-        return secret_value(auth.password) or ""
+        return secret_value(auth.password) or "", False
     token = secret_value(auth.token)
     if token:
-        return token
+        return token, False
     path = state_dir / "gateway-token"
     if path.exists():
-        return path.read_text(encoding="utf-8").strip()
+        return path.read_text(encoding="utf-8").strip(), False
     state_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(24)
     path.write_text(token + "\n", encoding="utf-8")
     path.chmod(0o600)
-    return token
+    return token, True
 
 
 def presented_secret(request: web.Request) -> str | None:

@@ -15,7 +15,7 @@ from adapters.factory import build_adapters
 from core.config import CrosstalkConfig
 from core.gateway import http_api, http_openai, http_tools
 from core.gateway.appkeys import RUNTIME, SECRET
-from core.gateway.auth import gateway_secret
+from core.gateway.auth import load_gateway_secret
 from core.gateway.edge import edge_middleware
 from core.gateway.openapi import openapi_spec
 from core.runtime import Runtime
@@ -61,6 +61,13 @@ class RunningGateway:
     runner: web.AppRunner
     url: str
     token: str
+    token_generated: bool = False
+    """True when this start created the token (the only start that prints it, D12)."""
+
+    def web_chat_line(self) -> str:
+        if self.token_generated:
+            return f"Web chat: {self.url}?token={self.token}"
+        return f"Web chat: {self.url} (add ?token=<your gateway token>)"
 
     async def stop(self) -> None:
         await self.runtime.stop()
@@ -70,7 +77,7 @@ class RunningGateway:
 async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> RunningGateway:
     """Start everything; `port=0` picks a free port (tests)."""
     rt = Runtime(config)
-    secret = gateway_secret(config, rt.state_dir)
+    secret, generated = load_gateway_secret(config, rt.state_dir)
     adapters = build_adapters(config, rt)
     app = build_app(rt, secret, adapters)
     runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
@@ -87,7 +94,7 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
         await runner.cleanup()
         raise
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
-    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret)
+    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret, generated)
 
 
 async def serve(config: CrosstalkConfig) -> None:
@@ -95,7 +102,7 @@ async def serve(config: CrosstalkConfig) -> None:
     t0 = time.perf_counter()
     gw = await start_gateway(config)
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
-    print(f"Web chat: {gw.url}?token={gw.token}", flush=True)
+    print(gw.web_chat_line(), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
