@@ -56,6 +56,7 @@ _VALID_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
 _INVALID_RUN = re.compile(r"[^a-z0-9_-]+")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _THREAD_SUFFIX = re.compile(r":(topic|thread):(\d+(?:\.\d+)?)$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY_PREFIXES = ("agent:", "cron:", "hook:", "node-", "node:", "acp:")
 _CHANNEL_TO = frozenset({"discord", "slack"})
 
@@ -296,6 +297,8 @@ class KeyModel:
         parts = _segments(_clean(raw))
         if not parts:
             raise InvalidSessionKey(f"invalid session key: {raw[:80]!r}")
+        if _SURROGATE.search(raw):  # undecodable bytes of a header or path (D12)
+            raise InvalidSessionKey("invalid session key: not valid UTF-8")
         if len(parts) == 1 and parts[0] in RESERVED_KEYS:
             return parts[0]
         if parts[0] == "agent" and len(parts) >= 2:

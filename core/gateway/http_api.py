@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -95,10 +96,12 @@ async def list_deliveries(request: web.Request) -> web.Response:
     key = None
     if session:
         key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)
-    try:
-        limit = max(1, min(1000, int(request.query.get("limit", "100"))))
-    except ValueError:
+    raw_limit = request.query.get("limit", "100")
+    if not re.fullmatch(r"-?[0-9]+", raw_limit):
         return error(400, "limit must be an integer")
+    digits = raw_limit.lstrip("-").lstrip("0")  # clamped, so huge values need no int()
+    limit = 1 if raw_limit.startswith("-") else max(1, min(1000, int(digits[:5] or "0")
+                                                             if len(digits) < 5 else 1000))
     rows = await rt.store.list_deliveries(session_key=key, outcome=request.query.get("outcome"),
                                           limit=limit)
     return web.json_response({"ok": True, "deliveries": [r.to_wire() for r in rows]})

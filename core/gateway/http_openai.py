@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import uuid
 from typing import Any
@@ -22,6 +23,7 @@ from core.gateway.http_tools import authorized_model
 from core.runs import RunRequest
 
 SESSION_HEADER = "x-crosstalk-session-key"
+_PRINTABLE_ASCII = re.compile(r"[ -~]*")
 
 
 class ContentPart(BaseModel):
@@ -76,10 +78,14 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return parsed
     chat, _ = parsed
     rt = request.app[RUNTIME]
-    user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
-    if user is None or not _text(user.content).strip():
+    user = next((m for m in reversed(chat.messages)
+                 if m.role == "user" and _text(m.content).strip()), None)
+    if user is None:
         return error(400, "messages must contain a user message with text")
     raw_key = request.headers.get(SESSION_HEADER, "").strip()
+    if not _PRINTABLE_ASCII.fullmatch(raw_key):
+        return error(400, f"invalid session key: the {SESSION_HEADER} header must be "
+                          "printable ASCII")
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
     entry = await rt.ensure_session(key)
     deltas: asyncio.Queue[str] = asyncio.Queue()

@@ -58,8 +58,10 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     tool = tool.strip()
     raw_args = body.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
-    raw_key = body.get("sessionKey")
-    raw_key = raw_key.strip() if isinstance(raw_key, str) else ""
+    raw_key = body.get("sessionKey", "")
+    if not isinstance(raw_key, str):
+        return _bad_request("body.sessionKey must be a string")
+    raw_key = raw_key.strip()
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
     spec = rt.tools.get(tool)
     if spec is None or tool not in rt.tool_names_for(key, agent_id_of(key)):

@@ -33,7 +33,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_spec())
+    return web.json_response(openapi_spec(request.app[RUNTIME].config))
 
 
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
