@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -13,8 +13,11 @@ from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
 from core.gateway.edge import error_response
 from core.gateway.http_tools import authorized_model
+from core.outbound.gate import Outcome
 from core.store import StoreError
 from core.tools.rows import session_row
+
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
@@ -83,6 +86,8 @@ async def patch_session(request: web.Request) -> web.Response:
             await rt.store.set_label(key, patch.label)
         entry = await rt.store.update_session(key, **fields)
     except StoreError as exc:
+        if str(exc).startswith("label already in use"):  # another session holds it
+            return error(409, str(exc), "conflict")
         return error(400, str(exc))
     row = session_row(rt, entry, rt.config.default_agent_id())
     return web.json_response({"ok": True, "key": key, "entry": row})
@@ -102,8 +107,10 @@ async def list_deliveries(request: web.Request) -> web.Response:
     digits = raw_limit.lstrip("-").lstrip("0")  # clamped, so huge values need no int()
     limit = 1 if raw_limit.startswith("-") else max(1, min(1000, int(digits[:5] or "0")
                                                              if len(digits) < 5 else 1000))
-    rows = await rt.store.list_deliveries(session_key=key, outcome=request.query.get("outcome"),
-                                          limit=limit)
+    outcome = request.query.get("outcome") or None
+    if outcome is not None and outcome not in OUTCOMES:
+        return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
+    rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
     return web.json_response({"ok": True, "deliveries": [r.to_wire() for r in rows]})
 
 

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from core.config import CrosstalkConfig
+from core.gateway.http_api import OUTCOMES
 from core.keys import MAX_KEY_LENGTH
 
 ERROR = {"type": "object", "required": ["error"], "properties": {"error": {
@@ -27,6 +28,7 @@ _ERROR_TEXT = {
     403: "send blocked by session policy",
     404: "not found",
     408: "the request body did not arrive within gateway.bodyTimeoutSeconds",
+    409: "label already in use by another session",
     502: "the agent run failed (the model provider failed)",
     503: "a channel failed",
 }
@@ -162,14 +164,15 @@ def _session_paths(config: CrosstalkConfig) -> dict[str, Any]:
                       "security": _AUTH,
                       "requestBody": {"required": False, **json_content(patch, "changes")},
                       "responses": {"200": json_content(entry, "updated entry"),
-                                    **errors(400, 401, 404, 408, e404="unknown session")}}},
+                                    **errors(400, 401, 404, 408, 409, e404="unknown session")}}},
         "/api/deliveries": {"get": {
             "summary": "Delivery log, newest first", "security": _AUTH,
             "parameters": [
                 {"name": "session", "in": "query", "schema": {
                     "type": "string", "maxLength": key_schema(config)["maxLength"],
                     "pattern": f"^$|[^:{WS}]"}},
-                {"name": "outcome", "in": "query", "schema": {"type": "string"}},
+                {"name": "outcome", "in": "query", "schema": {"enum": ["", *OUTCOMES]},
+                 "description": "only deliveries with this outcome (blank = all)"},
                 {"name": "limit", "in": "query", "schema": {"type": "integer"},
                  "description": "clamped to 1..1000; default 100"}],
             "responses": {"200": json_content(deliveries, "deliveries"),

@@ -263,3 +263,17 @@ async def test_a_live_client_sees_the_same_edge(client: tuple[TestClient, Runtim
                              headers={**AUTH, "Content-Type": "application/json"}) as resp:
             assert resp.status == 400
             assert _is_invalid_request(await resp.json(), "JSON nested deeper")
+
+
+async def test_a_label_held_by_another_session_is_409(client: tuple[TestClient, Runtime]
+                                                      ) -> None:
+    """Found by schemathesis: a schema-valid patch is not a bad request; it conflicts."""
+    c, rt = client
+    for key in ("agent:main:a", "agent:main:b"):
+        await rt.ensure_session(key)
+    resp = await c.patch("/api/sessions/agent%3Amain%3Aa", json={"label": "home"}, headers=AUTH)
+    assert resp.status == 200
+    resp = await c.patch("/api/sessions/agent%3Amain%3Ab", json={"label": "home"}, headers=AUTH)
+    assert resp.status == 409
+    assert (await resp.json())["error"] == {"message": "label already in use: home",
+                                            "type": "conflict"}
