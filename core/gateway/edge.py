@@ -1,7 +1,7 @@
 """The HTTP edge: one body reader and one error mapping for every route (D12).
 
-Every route of the gateway (and every route other modules add to it) runs behind
-`edge_middleware`, which
+Every route of the gateway (and every route other modules add to it) runs behind the
+middleware that `install_edge(app, ...)` adds, which
 
 * reads any request body completely before the handler runs, within `gateway.maxBodyBytes`
   (over it: `400 payload too large`, reference [7]) and `gateway.bodyTimeoutSeconds` (a body
@@ -49,6 +49,7 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 M = TypeVar("M", bound=BaseModel)
+_STARTED: web.RequestKey[bool] = web.RequestKey("crosstalk.edge.response_started", bool)
 
 
 class HttpError(Exception):
@@ -207,8 +208,20 @@ def edge_middleware(max_body_bytes: int, body_timeout: float) -> Any:
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception:
+            if request.get(_STARTED):  # a stream or WebSocket is under way: nothing to answer
+                raise
             log.exception("%s %s failed", request.method, request.path)
             return error_response(500, "internal error (details are in the gateway log)",
                                   "internal_error")
 
     return middleware
+
+
+async def _mark_started(request: web.Request, response: web.StreamResponse) -> None:
+    request[_STARTED] = True
+
+
+def install_edge(app: web.Application, max_body_bytes: int, body_timeout: float) -> None:
+    """Put every route of `app` behind the edge (call before the app starts)."""
+    app.middlewares.append(edge_middleware(max_body_bytes, body_timeout))
+    app.on_response_prepare.append(_mark_started)

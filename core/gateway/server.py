@@ -16,7 +16,7 @@ from core.config import CrosstalkConfig
 from core.gateway import http_api, http_openai, http_tools
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import load_gateway_secret
-from core.gateway.edge import edge_middleware
+from core.gateway.edge import install_edge
 from core.gateway.openapi import openapi_spec
 from core.runtime import Runtime
 
@@ -38,9 +38,8 @@ async def openapi(request: web.Request) -> web.Response:
 
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
     gw = rt.config.gateway
-    app = web.Application(client_max_size=gw.max_body_bytes,
-                          middlewares=[edge_middleware(gw.max_body_bytes,
-                                                       gw.body_timeout_seconds)])
+    app = web.Application(client_max_size=gw.max_body_bytes)
+    install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)

@@ -277,3 +277,34 @@ async def test_a_label_held_by_another_session_is_409(client: tuple[TestClient, 
     assert resp.status == 409
     assert (await resp.json())["error"] == {"message": "label already in use: home",
                                             "type": "conflict"}
+
+
+async def test_a_failure_inside_a_started_stream_is_not_answered_twice(
+        make_runtime: RuntimeFactory) -> None:
+    """Unexpected errors are a JSON 500 before a response starts, and left to aiohttp (which
+    closes the connection) once a stream has begun."""
+    from aiohttp import web
+
+    from core.gateway.edge import install_edge
+
+    async def early(request: web.Request) -> web.StreamResponse:
+        raise RuntimeError("boom")
+
+    async def late(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        await resp.write(b"partial")
+        raise RuntimeError("boom")
+
+    app = web.Application()
+    install_edge(app, 1000, 5)
+    app.router.add_get("/early", early)
+    app.router.add_get("/late", late)
+    async with TestClient(TestServer(app)) as c:
+        resp = await c.get("/early")
+        assert resp.status == 500
+        assert (await resp.json())["error"]["type"] == "internal_error"
+        resp = await c.get("/late")
+        assert resp.status == 200
+        with pytest.raises(Exception):  # noqa: B017 - the stream is cut, however aiohttp says it
+            await resp.read()
