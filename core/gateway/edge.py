@@ -56,12 +56,14 @@ class HttpError(Exception):
     """A client error, answered as `{error: {message, type}}` with `status`."""
 
     def __init__(self, status: int, message: str, type_: str = "invalid_request_error",
-                 headers: Mapping[str, str] | None = None) -> None:
+                 headers: Mapping[str, str] | None = None, *, close: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type_
         self.headers = dict(headers or {})
+        self.close = close
+        """Close the connection after answering (the rest of the body is not worth reading)."""
 
     def response(self) -> web.Response:
         return error_response(self.status, self.message, self.type, self.headers)
@@ -167,9 +169,12 @@ async def _read_body(request: web.Request, limit: int, timeout: float) -> None:
             await request.read()
     except TimeoutError:
         raise HttpError(408, f"request body not received within {timeout:g} s",
-                        "request_timeout") from None
+                        "request_timeout", close=True) from None
     except web.HTTPRequestEntityTooLarge:
         raise payload_too_large() from None
+    except web.RequestPayloadError as exc:  # e.g. a Content-Encoding that does not decode
+        reason = " ".join(str(exc).split())
+        raise HttpError(400, f"request body could not be read: {reason}", close=True) from None
 
 
 _STATUS_TYPES = {404: "not_found", 405: "method_not_allowed", 413: "invalid_request_error"}
@@ -194,7 +199,7 @@ def edge_middleware(max_body_bytes: int, body_timeout: float) -> Any:
             return await handler(request)
         except HttpError as exc:
             resp = exc.response()
-            if exc.status == 408:  # answer, then close: no lingering for the rest of the body
+            if exc.close:  # answer, then close: no lingering for the rest of the body
                 await resp.prepare(request)
                 await resp.write_eof()
                 request.protocol.force_close()

@@ -308,3 +308,20 @@ async def test_a_failure_inside_a_started_stream_is_not_answered_twice(
         assert resp.status == 200
         with pytest.raises(Exception):  # noqa: B017 - the stream is cut, however aiohttp says it
             await resp.read()
+
+
+async def test_a_body_that_does_not_decode_is_400(client: tuple[TestClient, Runtime]) -> None:
+    c, _ = client
+    head = (b"POST /tools/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer test-token\r\nContent-Encoding: gzip\r\n"
+            b"Content-Length: 15\r\n\r\n")
+    raw = await _raw_request(c, head, b"not gzip at all")
+    assert _status(raw) == 400
+    body = json.loads(raw.split(b"\r\n\r\n", 1)[1])
+    assert _is_invalid_request(body, "request body could not be read")
+    import gzip
+
+    resp = await c.post("/tools/invoke", data=gzip.compress(b'{"tool": "sessions_list"}'),
+                        headers={**AUTH, "Content-Type": "application/json",
+                                 "Content-Encoding": "gzip"})
+    assert resp.status == 200
