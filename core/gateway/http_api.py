@@ -12,6 +12,7 @@ from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
 from core.gateway.http_tools import authorized_model
 from core.store import StoreError
+from core.text import clean_text
 from core.tools.rows import session_row
 
 
@@ -88,7 +89,7 @@ async def list_deliveries(request: web.Request) -> web.Response:
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
     rt = request.app[RUNTIME]
-    session = request.query.get("session")
+    session = clean_text(request.query.get("session", ""))
     key = None
     if session:
         key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)
@@ -96,8 +97,8 @@ async def list_deliveries(request: web.Request) -> web.Response:
         limit = max(1, min(1000, int(request.query.get("limit", "100"))))
     except ValueError:
         return error(400, "limit must be an integer")
-    rows = await rt.store.list_deliveries(session_key=key, outcome=request.query.get("outcome"),
-                                          limit=limit)
+    outcome = clean_text(request.query.get("outcome", "")) or None
+    rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
     return web.json_response({"ok": True, "deliveries": [r.to_wire() for r in rows]})
 
 

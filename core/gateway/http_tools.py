@@ -12,6 +12,7 @@ from core.errors import ToolError
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
 from core.keys import agent_id_of
+from core.text import clean_json
 from core.tools.registry import tool_result
 from core.validation import validation_message
 
@@ -36,7 +37,8 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any] | w
         return _bad_request(str(exc))
     if not isinstance(body, dict):
         return _bad_request("request body must be a JSON object")
-    return body
+    cleaned: dict[str, Any] = clean_json(body)  # D12: every text of every JSON body
+    return cleaned
 
 
 M = TypeVar("M", bound=BaseModel)

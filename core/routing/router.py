@@ -82,7 +82,8 @@ class Router:
             await self.rt.store.append_messages(entry, [user])
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
-        (msg_id,) = await self.rt.store.append_messages(entry, [user])
+        # stored now, placed in the transcript when its turn starts (D13)
+        (msg_id,) = await self.rt.store.append_messages(entry, [user], queued=True)
         ctx = self.rt.context_for(entry, origin=msg.reply_to)
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,

@@ -154,7 +154,7 @@ async def test_cli_commands_as_printed_with_config_after_the_subcommand(
             code, out = await run(crosstalk_exe() + argv, tmp_path,
                                   {"CROSSTALK_STATE_DIR": str(tmp_path / "state")})
             assert code == 0, (argv, out)
-    code, out = await run(crosstalk_exe() + ["config", "check", "--config", str(config)],
+    code, out = await run([*crosstalk_exe(), "config", "check", "--config", str(config)],
                           tmp_path)
     assert code == 0 and f'"port": {port}' in out, out
 
