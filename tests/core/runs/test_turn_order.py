@@ -46,4 +46,4 @@ async def test_twenty_quick_messages_interleave_everywhere(make_runtime: Runtime
     # the 5th turn's model context: four exchanges, then its own input
     fifth = [str(m["content"]) for m in fake_model.requests[4]["messages"]
              if m["role"] != "system"]
-    assert fifth == expected[:8] + ["u04"]
+    assert fifth == [*expected[:8], "u04"]
