@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.agent.models import NO_MODEL_TEXT, ModelNotAvailable
 from core.agent.prompts import base_system_prompt
+from core.agent.provider_errors import provider_failure
 from core.errors import ToolError
 from core.runs.manager import DeltaSink, RunRequest, TurnResult
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
@@ -90,11 +91,16 @@ class PydanticAITurnExecutor:
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
         handler = _stream_handler(on_delta) if on_delta is not None else None
-        result = await self._pai_agent().run(
-            prompt, message_history=to_model_messages(history), model=model,
-            instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
-            toolsets=[toolset], event_stream_handler=handler,
-        )
+        from pydantic_ai.exceptions import ModelAPIError
+
+        try:
+            result = await self._pai_agent().run(
+                prompt, message_history=to_model_messages(history), model=model,
+                instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
+                toolsets=[toolset], event_stream_handler=handler,
+            )
+        except ModelAPIError as exc:  # the provider's body stays in the log (D12)
+            raise provider_failure(exc, ref) from None
         new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None

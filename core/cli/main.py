@@ -20,6 +20,13 @@ def _load(args: argparse.Namespace) -> CrosstalkConfig:
         raise SystemExit(2) from exc
 
 
+def _private_umask() -> None:
+    """Whatever the gateway process creates is its own (D12); the state dir is 0700 anyway."""
+    import os
+
+    os.umask(0o077)
+
+
 def _gateway(args: argparse.Namespace) -> int:
     import logging
 
@@ -32,6 +39,7 @@ def _gateway(args: argparse.Namespace) -> int:
         # request lines carry the Telegram bot token in the URL path: keep them out of logs
         logging.getLogger(noisy).setLevel(logging.WARNING)
     config = _load(args)
+    _private_umask()
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:
@@ -49,9 +57,11 @@ def _config_check(args: argparse.Namespace) -> int:
 
 def _db_upgrade(args: argparse.Namespace) -> int:
     from core.store.engine import upgrade_sync
+    from core.store.files import private_dir
 
     config = _load(args)
-    config.resolve_state_dir().mkdir(parents=True, exist_ok=True)
+    _private_umask()
+    private_dir(config.resolve_state_dir())
     upgrade_sync(config.database_url())
     print(f"database upgraded: {config.database_url().split('@')[-1]}")
     return 0

@@ -123,5 +123,7 @@ class Router:
         text = {"timeout": "⚠️ The agent took too long and was stopped.",
                 "aborted": f"⚙️ Agent run aborted: {outcome.error}"}.get(
             outcome.status, f"⚠️ The agent failed: {outcome.error or 'unknown error'}")
+        if outcome.status == "error" and outcome.error and outcome.error.startswith("⚠️ "):
+            text = outcome.error  # already a notice for the chat (e.g. a provider failure)
         await self.rt.gate.deliver(Outbound(text, "notice", run.session_key, target=target,
                                             run_id=run.id))

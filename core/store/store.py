@@ -31,6 +31,7 @@ from core.store.engine import (
     make_engine,
     make_sync_sqlite_engine,
     schema_revision,
+    sqlite_path,
     upgrade,
 )
 from core.store.entries import (
@@ -41,6 +42,7 @@ from core.store.entries import (
     SessionQuery,
     TranscriptMessage,
 )
+from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
 from core.text import clean_text
 
@@ -141,7 +143,12 @@ class Store:
         the head is left alone; only an older schema runs Alembic (whose import alone costs
         ~10 MiB and ~0.1 s that the gateway would otherwise keep for its lifetime).
         """
-        self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_dir)
+        private_dir(self.transcripts_dir)
+        tighten_tree(self.state_dir)
+        db_file = sqlite_path(self.url)
+        if db_file is not None:
+            private_file(db_file)  # before SQLite creates it: its WAL and SHM inherit 0600
         if not migrate:
             return
         head = head_revision()
@@ -337,7 +344,7 @@ class Store:
         if sid not in self._mirror_checked or sid in self._mirror_stale:
             return  # the caller rebuilds (async) instead
         try:
-            with self.transcript_path(sid).open("a", encoding="utf-8") as fh:
+            with open_private(self.transcript_path(sid), "a") as fh:
                 fh.write("".join(_jsonl(m) for m in messages))
         except OSError as exc:
             log.warning("transcript mirror of %s is stale (%s); rebuilt at its next write",
@@ -362,9 +369,8 @@ class Store:
         try:
             if sid in self._mirror_stale or _line_count(path) != len(rows):
                 tmp = path.with_name(f"{path.name}.tmp")
-                with tmp.open("w", encoding="utf-8") as fh:
+                with open_private(tmp, "w") as fh:
                     fh.write("".join(_jsonl(m) for m in rows))
-                os.chmod(tmp, 0o600)
                 os.replace(tmp, path)
         except OSError as exc:
             log.warning("transcript mirror of %s could not be rebuilt: %s", sid, exc)
