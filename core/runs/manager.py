@@ -232,6 +232,9 @@ class RunManager:
             run.id, status=run.status, error=run.error, ended_at=run.ended_at,
             input_tokens=run.input_tokens, output_tokens=run.output_tokens,
             total_tokens=run.total_tokens)
+        if run.started_at is not None and run.status != "aborted":
+            # a later turn finished: the session's last run is no longer the aborted one
+            await self.store.clear_aborted_last_run(run.session_key)
         if run.started_at is None and run.input_message_id is not None:
             entry = await self.store.get_session(run.session_key)
             if entry is not None:  # never started (aborted in the queue): still kept, in order

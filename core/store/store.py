@@ -527,6 +527,11 @@ class Store:
                 await self.rebuild_transcript(entry)
         return rows
 
+    async def clear_aborted_last_run(self, session_key: str) -> None:
+        await self.write(lambda c: c.execute(update(S).where(and_(
+            S.c.key == session_key, S.c.aborted_last_run.is_(True))).values(
+            aborted_last_run=False)))
+
     # ---- deliveries -----------------------------------------------------------------------
 
     async def record_delivery(self, rec: DeliveryRecord) -> int:
