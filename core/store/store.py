@@ -44,7 +44,7 @@ from core.store.entries import (
 )
 from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
-from core.text import clean_text
+from core.text import clean_json, clean_text
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -77,7 +77,11 @@ def _glob_to_like(pattern: str) -> str:
 
 
 def _message(row: Any) -> TranscriptMessage:
-    return TranscriptMessage(*row[-len(_MSG_COLS):])
+    msg = TranscriptMessage(*row[-len(_MSG_COLS):])
+    # rows written before D12 may hold lone surrogates (SQLite JSON keeps them as escapes):
+    # they are cleaned on the way out too, so such a session reads (and answers) again
+    msg.content = clean_json(msg.content)
+    return msg
 
 
 def _next_seq(c: Connection, session_id: str) -> int:
