@@ -79,6 +79,7 @@ class _Pending:
     run: RunRecord
     request: RunRequest
     done: asyncio.Future[RunOutcome]
+    session_was_aborted: bool = False  # its session's previous run died with the process
 
 
 class RunManager:
@@ -200,6 +201,7 @@ class RunManager:
         entry = await self.store.get_session(run.session_key)
         if entry is None:
             return RunOutcome(run.id, "error", "session was deleted")
+        pending.session_was_aborted = bool(entry.aborted_last_run)
         run.started_at = now_ms()
         run.status = "running"
         # the input takes its place in the transcript now, after the earlier turns' replies (D13)
@@ -232,7 +234,7 @@ class RunManager:
             run.id, status=run.status, error=run.error, ended_at=run.ended_at,
             input_tokens=run.input_tokens, output_tokens=run.output_tokens,
             total_tokens=run.total_tokens)
-        if run.started_at is not None and run.status != "aborted":
+        if pending.session_was_aborted and run.status != "aborted":
             # a later turn finished: the session's last run is no longer the aborted one
             await self.store.clear_aborted_last_run(run.session_key)
         if run.started_at is None and run.input_message_id is not None:

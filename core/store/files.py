@@ -15,8 +15,8 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) 0700; tighten it if it exists."""
+def private_dir(path: Path, *, tighten: bool = True) -> Path:
+    """Create `path` (and missing parents) 0700; tighten it if it exists (and `tighten`)."""
     missing = []
     p = path
     while not p.exists() and p != p.parent:
@@ -24,7 +24,9 @@ def private_dir(path: Path) -> Path:
         p = p.parent
     for d in reversed(missing):
         d.mkdir(mode=DIR_MODE, exist_ok=True)
-    os.chmod(path, DIR_MODE)
+        os.chmod(d, DIR_MODE)
+    if tighten:
+        os.chmod(path, DIR_MODE)
     return path
 
 
