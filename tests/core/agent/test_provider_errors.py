@@ -28,7 +28,7 @@ async def test_chat_gets_the_public_text_and_the_log_keeps_the_detail(
     fake_model.script(error(401, SECRET_BODY))
     with caplog.at_level(logging.WARNING):
         await adapter.inject(adapter.message("hello"))
-        assert await adapter.wait_sent(1) == [PUBLIC]
+        assert await adapter.wait_sent(1, timeout=30) == [PUBLIC]
     assert "sk-live-SECRET123" in caplog.text  # the operator still learns why
 
 
@@ -63,3 +63,33 @@ async def test_unreachable_provider_is_a_connection_error(make_runtime: RuntimeF
     await adapter.inject(adapter.message("hello"))
     assert await adapter.wait_sent(1, timeout=60) == [
         "⚠️ The model provider failed (connection error). Details are in the gateway log."]
+
+
+def test_every_kind_of_provider_failure_maps_to_the_public_text(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from pydantic_ai.exceptions import ModelConnectionError, ModelHTTPError, ModelTimeoutError
+
+    from core.agent.provider_errors import provider_failure
+
+    cases = [
+        (ModelHTTPError(503, "m", {"error": "down at 10.0.0.7 key sk-x"}), "HTTP 503"),
+        (ModelConnectionError("m", "connect to llm.internal refused"), "connection error"),
+        (ModelTimeoutError("m", "read timed out from llm.internal"), "timeout"),
+    ]
+    with caplog.at_level(logging.WARNING):
+        for exc, what in cases:
+            assert str(provider_failure(exc, "fake/m")) == (
+                f"⚠️ The model provider failed ({what}). Details are in the gateway log.")
+    assert "10.0.0.7" in caplog.text and "llm.internal" in caplog.text
+
+
+def test_platform_message_text_is_cleaned_where_it_enters() -> None:
+    from core.delivery_context import DeliveryContext
+    from core.inbound import InboundMessage
+
+    msg = InboundMessage(channel="telegram", chat_type="group", chat_id="-100\x00",
+                         sender_id="7", sender_name="Eve\ud800", chat_title="t\x00",
+                         text="hi\x00 \udc00",
+                         reply_to=DeliveryContext(channel="telegram", to="-100\x00"))
+    assert (msg.text, msg.sender_name, msg.chat_title, msg.chat_id, msg.reply_to.to) == (
+        "hi\ufffd \ufffd", "Eve\ufffd", "t\ufffd", "-100\ufffd", "-100\ufffd")

@@ -30,7 +30,7 @@ async def test_aborted_chat_gets_one_notice_and_the_flag_clears(make_config: Con
         started.append(rt2)
         await rt2.start(adapters=[second], probe_models=False)
         # one notice for the chat, though two of its turns were lost, through the gate
-        assert await second.wait_sent(1) == [RESTART_NOTICE]
+        assert await second.wait_sent(1, timeout=30) == [RESTART_NOTICE]
         deliveries = await rt2.store.list_deliveries(session_key=key)
         assert [(d.kind, d.outcome, d.text) for d in deliveries] == [
             ("notice", "delivered", RESTART_NOTICE)]
@@ -47,7 +47,7 @@ async def test_aborted_chat_gets_one_notice_and_the_flag_clears(make_config: Con
         await rt3.start(adapters=[third], probe_models=False)
         fake_model.script(text("answered"))
         await third.inject(third.message("again"))
-        assert await third.wait_sent(1) == ["answered"]
+        assert await third.wait_sent(1, timeout=30) == ["answered"]
 
         async def cleared() -> bool:
             e = await rt3.store.get_session(key)
