@@ -136,6 +136,12 @@ async def test_scripts_run_as_printed_starts_without_reinstalling(
     assert (checkout / ".crosstalk" / "crosstalk.db").exists()  # the embedded default
     assert not calls.exists(), calls.read_text()  # nothing was reinstalled
 
+    # a changed pyproject.toml does reinstall (here the stand-in python3 refuses, so it stops)
+    with (checkout / "pyproject.toml").open("a") as fh:
+        fh.write("# changed\n")
+    code, out = await run(["./scripts/run"], checkout, env)
+    assert code != 0 and calls.read_text().startswith("-m venv .venv"), out
+
     code, out = await run(["bash", "-n", str(ROOT / "scripts" / "test")], tmp_path)
     assert code == 0, out
 
