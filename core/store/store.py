@@ -59,8 +59,12 @@ _MSG_COLS = (
     M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
     M.c.is_error, M.c.run_id, M.c.meta, M.c.id, M.c.seq,
 )
-# transcript order (D13): placed messages by their place, then those still waiting for their turn
-_NEWEST_FIRST = (M.c.seq.desc().nulls_first(), M.c.id.desc())
+# Transcript order (D13): placed messages by their place (`seq`), then those still waiting for
+# their turn, in arrival order. Waiting messages carry `seq = WAITING` rather than NULL so that one
+# index (session_id, seq, id) serves the order on SQLite and PostgreSQL alike (they sort NULLs
+# differently); the value types show them as `seq=None`.
+WAITING = 2**62
+_NEWEST_FIRST = (M.c.seq.desc(), M.c.id.desc())
 
 
 def now_ms() -> int:
@@ -78,22 +82,25 @@ def _glob_to_like(pattern: str) -> str:
 
 def _message(row: Any) -> TranscriptMessage:
     msg = TranscriptMessage(*row[-len(_MSG_COLS):])
+    if msg.seq is not None and msg.seq >= WAITING:
+        msg.seq = None
     # rows written before D12 may hold lone surrogates (SQLite JSON keeps them as escapes):
     # they are cleaned on the way out too, so such a session reads (and answers) again
     msg.content = clean_json(msg.content)
     return msg
 
 
-def _next_seq(c: Connection, session_id: str) -> int:
-    q = select(func.coalesce(func.max(M.c.seq), 0)).where(M.c.session_id == session_id)
-    return int(c.execute(q).scalar_one()) + 1
+def _next_seq(session_id: str) -> Any:
+    """The session's next place, as a subquery evaluated inside the INSERT/UPDATE itself."""
+    inner = M.alias("placed")
+    return select(func.coalesce(func.max(inner.c.seq), 0) + 1).where(
+        and_(inner.c.session_id == session_id, inner.c.seq < WAITING)).scalar_subquery()
 
 
 def _place(c: Connection, session_id: str, message_id: int) -> TranscriptMessage | None:
     """Give a waiting message the next place of its transcript; None if it already has one."""
-    seq = _next_seq(c, session_id)
-    done = c.execute(update(M).where(and_(M.c.id == message_id, M.c.seq.is_(None)))
-                     .values(seq=seq)).rowcount
+    done = c.execute(update(M).where(and_(M.c.id == message_id, M.c.seq == WAITING))
+                     .values(seq=_next_seq(session_id))).rowcount
     if not done:
         return None
     row = c.execute(select(*_MSG_COLS).where(M.c.id == message_id)).first()
@@ -321,7 +328,7 @@ class Store:
                          messages: Sequence[TranscriptMessage], touch: bool,
                          placed: bool = True) -> list[int]:
         ids = []
-        seq = _next_seq(c, entry.session_id) if placed and messages else None
+        seq = _next_seq(entry.session_id) if placed else WAITING
         for m in messages:
             res = c.execute(insert(M).values(
                 session_key=entry.key, session_id=entry.session_id, role=m.role,
@@ -329,9 +336,8 @@ class Store:
                 tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
                 seq=seq,
             ))
-            m.id, m.seq = int(res.inserted_primary_key[0]), seq  # type: ignore[index]
+            m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
             ids.append(m.id)
-            seq = seq + 1 if seq is not None else None
         if touch:
             c.execute(update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
         return ids
@@ -368,7 +374,7 @@ class Store:
         sid = entry.session_id
         path = self.transcript_path(sid)
         rows = await self.read(lambda c: [_message(r) for r in c.execute(
-            select(*_MSG_COLS).where(and_(M.c.session_id == sid, M.c.seq.is_not(None)))
+            select(*_MSG_COLS).where(and_(M.c.session_id == sid, M.c.seq < WAITING))
             .order_by(M.c.seq, M.c.id)).all()])
         try:
             if sid in self._mirror_stale or _line_count(path) != len(rows):
@@ -444,7 +450,7 @@ class Store:
         leaves them out (a turn's model context)."""
         q = select(*_MSG_COLS).where(M.c.session_id == session_id)
         if placed_only:
-            q = q.where(M.c.seq.is_not(None))
+            q = q.where(M.c.seq < WAITING)
         if not include_tools:
             q = q.where(M.c.role != "toolResult")
         if up_to_id is not None:

@@ -55,12 +55,12 @@ class SessionRow(SQLModel, table=True):
 class MessageRow(SQLModel, table=True):
     """One transcript message (format of decision D3); `seq` orders a transcript (D13).
 
-    `seq` is NULL while the message waits for its turn (stored, not yet placed).
+    `seq` is `WAITING` (2**62, see core.store.store) while the message waits for its turn.
     """
 
     __tablename__ = "messages"
     __table_args__ = (Index("ix_messages_session_id", "session_id", "id"),
-                      Index("ix_messages_session_seq", "session_id", "seq"))
+                      Index("ix_messages_session_seq", "session_id", "seq", "id"))
 
     id: int | None = Field(default=None, primary_key=True)
     session_key: str = Field(max_length=512)

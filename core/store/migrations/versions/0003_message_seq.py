@@ -1,6 +1,6 @@
 """message seq: a message's place in its transcript, set when its turn starts (decision D13)
 
-A message queued behind a running turn is stored at once (seq NULL) and placed (seq = the
+A message queued behind a running turn is stored at once (seq = 2**62, "waiting") and placed (seq = the
 session's next position) when its own turn starts, so each turn's user message is directly
 followed by that turn's replies. Existing messages keep their order (seq = id).
 
@@ -25,7 +25,8 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('seq', sa.BigInteger(), nullable=True))
     op.execute("UPDATE messages SET seq = id")
     with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.create_index('ix_messages_session_seq', ['session_id', 'seq'], unique=False)
+        batch_op.create_index('ix_messages_session_seq', ['session_id', 'seq', 'id'],
+                              unique=False)
 
 
 def downgrade() -> None:
