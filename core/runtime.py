@@ -90,6 +90,10 @@ class Runtime:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
         await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
+        if aborted:  # after the adapters too: the chats hear that their turn was lost
+            from core.runs.restart_notice import notify_aborted_chats
+
+            self.spawn(notify_aborted_chats(self.gate, aborted))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

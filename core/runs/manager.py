@@ -79,6 +79,7 @@ class _Pending:
     run: RunRecord
     request: RunRequest
     done: asyncio.Future[RunOutcome]
+    session_was_aborted: bool = False  # its session's previous run died with the process
 
 
 class RunManager:
@@ -200,9 +201,11 @@ class RunManager:
         entry = await self.store.get_session(run.session_key)
         if entry is None:
             return RunOutcome(run.id, "error", "session was deleted")
+        pending.session_was_aborted = bool(entry.aborted_last_run)
         run.started_at = now_ms()
         run.status = "running"
-        await self.store.update_run(run.id, status="running", started_at=run.started_at)
+        # the input takes its place in the transcript now, after the earlier turns' replies (D13)
+        await self.store.start_run(run, entry)
         sink = request.on_delta or next(
             (s for f in self._delta_sinks if (s := f(run, request))), None)
         task = asyncio.create_task(self.executor.run_turn(run, request, entry, sink))
@@ -231,6 +234,13 @@ class RunManager:
             run.id, status=run.status, error=run.error, ended_at=run.ended_at,
             input_tokens=run.input_tokens, output_tokens=run.output_tokens,
             total_tokens=run.total_tokens)
+        if pending.session_was_aborted and run.status != "aborted":
+            # a later turn finished: the session's last run is no longer the aborted one
+            await self.store.clear_aborted_last_run(run.session_key)
+        if run.started_at is None and run.input_message_id is not None:
+            entry = await self.store.get_session(run.session_key)
+            if entry is not None:  # never started (aborted in the queue): still kept, in order
+                await self.store.place_message(entry, run.input_message_id)
         if not pending.done.done():
             pending.done.set_result(outcome)
         self._pending.pop(run.id, None)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from core.errors import ToolInputError
+from core.text import clean_json
 from core.tools.context import ToolContext
 from core.validation import validation_message
 
@@ -106,4 +107,5 @@ class ToolRegistry:
         spec = self._tools.get(name)
         if spec is None:
             raise ToolInputError(f"Tool not available: {name}")
-        return await spec.handler(rt, ctx, self.parse_args(spec, args))
+        # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
+        return await spec.handler(rt, ctx, self.parse_args(spec, clean_json(args)))
