@@ -72,7 +72,7 @@ class PydanticAITurnExecutor:
         if ref is None:
             return await self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
-            model = rt.models.get(ref)
+            model = rt.metrics.timed_model(rt.models.get(ref), ref)
         except ModelNotAvailable as exc:
             return await self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset

@@ -24,6 +24,8 @@ __all__ = [
     "DatabaseConfig",
     "GatewayAuthConfig",
     "GatewayConfig",
+    "LoggingConfig",
+    "MetricsConfig",
     "SendPolicyConfig",
     "SendPolicyMatch",
     "SendPolicyRule",
@@ -63,6 +65,13 @@ class DatabaseConfig(ConfigModel):
     url: str | None = None
 
 
+class MetricsConfig(ConfigModel):
+    """``gateway.metrics``: ``GET /metrics`` always needs the bearer token; ``port`` adds a
+    token-free listener on 127.0.0.1 only (for a local Prometheus agent). Off by default."""
+
+    port: int | None = Field(default=None, ge=0, le=65535)
+
+
 class GatewayConfig(ConfigModel):
     """``gateway``: where the HTTP server listens and where state is kept."""
 
@@ -72,6 +81,7 @@ class GatewayConfig(ConfigModel):
     state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
 
     @field_validator("state_dir")
     @classmethod
@@ -190,6 +200,17 @@ class ToolsConfig(ConfigModel):
     sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
 
 
+# --- logging -------------------------------------------------------------------------------
+
+
+class LoggingConfig(ConfigModel):
+    """``logging``: ``json`` writes one JSON object per line, with ``runId`` and ``sessionKey``
+    on every line emitted during a turn."""
+
+    format: Literal["text", "json"] = "text"
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
 # --- root ----------------------------------------------------------------------------------
 
 
@@ -214,6 +235,7 @@ class CrosstalkConfig(ConfigModel):
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     def default_agent_id(self) -> str:
         """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""

@@ -83,6 +83,13 @@ def openapi_spec() -> dict[str, Any]:
                 "summary": "Delivery log, newest first (?session=KEY&outcome=X&limit=N)",
                 "security": _AUTH, "responses": {"200": {"description": "deliveries"}}}},
             **_PAIRING,
+            "/metrics": {"get": {
+                "summary": "Prometheus metrics of this process (text format 0.0.4; every "
+                           "sample has a `process` label)",
+                "security": _AUTH,
+                "responses": {"200": {"description": "metrics", "content": {
+                    "text/plain": {"schema": {"type": "string"}}}},
+                              "401": _json(_ERR, "unauthorized")}}},
             "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
         },
     }

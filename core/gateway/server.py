@@ -15,7 +15,7 @@ from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
 from core.access.policy import dm_scope_warnings
 from core.config import CrosstalkConfig
-from core.gateway import http_api, http_openai, http_pairing, http_tools
+from core.gateway import http_api, http_metrics, http_openai, http_pairing, http_tools
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
@@ -48,6 +48,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
     app.add_routes(http_pairing.routes())
+    http_metrics.install(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:
