@@ -16,6 +16,7 @@ from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
+from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.keys import KeyModel, agent_id_of
@@ -54,6 +55,9 @@ class Runtime:
         self.access = Admission(config, self.store, self.gate)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
+        from core.mcp.client import McpClients
+
+        self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
         from core.agent.turn import PydanticAITurnExecutor
@@ -67,6 +71,7 @@ class Runtime:
         self.metrics = Metrics()
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
+        self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
         self.started = False
@@ -88,6 +93,7 @@ class Runtime:
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
+        await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 
@@ -107,7 +113,7 @@ class Runtime:
         if probe:
             await self.models.probe_loopback()
         if self.models.default_ref(self.config.default_agent_id()) is not None:
-            await asyncio.to_thread(warm_up_imports)
+            await asyncio.to_thread(warm_up_imports, self.config)
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
@@ -115,6 +121,7 @@ class Runtime:
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:
+        await self.cron.stop()
         for adapter in reversed(self._adapters):
             try:
                 await adapter.stop()
@@ -122,6 +129,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()
         self.started = False

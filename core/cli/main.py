@@ -158,6 +158,13 @@ def _channels_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from core.mcp.stdio_proxy import run_stdio_proxy
+
+    base, token = _client_target(args)
+    return asyncio.run(run_stdio_proxy(base, token, args.session))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="crosstalk", description=__doc__)
     p.add_argument("--config", help="YAML or JSON5 config file (default: $CROSSTALK_CONFIG)")
@@ -204,6 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
     add_pairing_parser(sub, client)
+    from core.cli.cron import add_cron_commands
+
+    add_cron_commands(sub, client)
+    mcp = sub.add_parser("mcp", help="serve the session tools over MCP on stdio (relays to "
+                                     "the running gateway's /mcp)")
+    client(mcp)
+    mcp.set_defaults(fn=_mcp)
     return p
 
 

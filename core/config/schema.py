@@ -17,6 +17,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
+from core.config.schema_cron import CronConfig, HooksConfig
+from core.config.schema_mcp import McpConfig
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -236,6 +238,18 @@ class CrosstalkConfig(ConfigModel):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+
+    @model_validator(mode="after")
+    def _known_mcp_servers(self) -> CrosstalkConfig:
+        for entry in self.agents.list:
+            unknown = [n for n in entry.mcp or [] if n not in self.mcp.servers]
+            if unknown:
+                raise ValueError(f"agents.list[{entry.id}].mcp names unknown MCP server(s): "
+                                 f"{', '.join(unknown)}")
+        return self
 
     def default_agent_id(self) -> str:
         """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""

@@ -1,12 +1,12 @@
-"""OpenAI-compatible `POST /v1/chat/completions`: one agent turn in a named session (D9).
+"""OpenAI-compatible `POST /v1/chat/completions`: one agent turn in a session (D9, D14).
 
-The session comes from the `x-crosstalk-session-key` header (default: main). Only the last
-user message is new input; the session's own transcript is the history.
+`model` picks the agent and the header `x-crosstalk-session-key` (else `user`) the session
+(see `openai_target`). Only the last user message is new input; `system`/`developer` messages
+become the run's extra system prompt; the session's own transcript is the history.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -15,13 +15,13 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
-from core.errors import SEND_BLOCKED, SendBlocked
 from core.gateway.appkeys import RUNTIME
-from core.gateway.http_api import error
 from core.gateway.http_tools import authorized_model
-from core.runs import RunRequest
+from core.gateway.openai_errors import error_body, openai_error
+from core.gateway.openai_run import Usage, failure_message, failure_response, start_turn
+from core.gateway.openai_target import SESSION_HEADER, resolve_target
 
-SESSION_HEADER = "x-crosstalk-session-key"
+__all__ = ["SESSION_HEADER", "chat_completions"]
 
 
 class ChatMessage(BaseModel):
@@ -30,11 +30,18 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = None
     messages: list[ChatMessage]
     stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = None
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:
@@ -43,17 +50,30 @@ def _text(content: str | list[dict[str, Any]] | None) -> str:
     return "".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
 
 
-def _completion(cid: str, model: str, text: str, usage: dict[str, int]) -> dict[str, Any]:
+def _usage(u: Usage) -> dict[str, int]:
+    return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
+            "total_tokens": u.total_tokens}
+
+
+def _completion(cid: str, model: str, text: str, usage: Usage) -> dict[str, Any]:
     return {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}], "usage": usage}
+                         "finish_reason": "stop"}], "usage": _usage(usage)}
 
 
-def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None
-           ) -> bytes:
-    body = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+def _sse(body: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+
+
+def _chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
+           usage: Usage | None = None) -> bytes:
+    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk",
+                            "created": int(time.time()), "model": model, "choices": []}
+    if delta is not None:
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    if usage is not None:
+        body["usage"] = _usage(usage)
+    return _sse(body)
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -64,58 +84,36 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     rt = request.app[RUNTIME]
     user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
     if user is None or not _text(user.content).strip():
-        return error(400, "messages must contain a user message with text")
-    raw_key = request.headers.get(SESSION_HEADER, "").strip()
-    key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
-    entry = await rt.ensure_session(key)
-    deltas: asyncio.Queue[str] = asyncio.Queue()
-
-    async def on_delta(text: str) -> None:
-        deltas.put_nowait(text)
-
-    req = RunRequest(session_key=key, message=_text(user.content).strip(),
-                     context=rt.context_for(entry), deliver=False, lane="main",
-                     timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
-                     on_delta=on_delta if chat.stream else None)
-    try:
-        run = await rt.start_run(req)
-    except SendBlocked:
-        return error(403, SEND_BLOCKED, "forbidden")
-    model = chat.model or rt.models.default_ref(entry.agent_id) or "crosstalk"
-    cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        return openai_error(400, "messages must contain a user message with text")
+    target = resolve_target(rt, request, chat.model, chat.user)
+    if isinstance(target, web.Response):
+        return target
+    system = "\n\n".join(t for m in chat.messages if m.role in ("system", "developer")
+                         if (t := _text(m.content).strip()))
+    turn = await start_turn(rt, target, _text(user.content).strip(), system, stream=chat.stream)
+    if isinstance(turn, web.Response):
+        return turn
+    model, cid = target.model_name, f"chatcmpl-{uuid.uuid4().hex[:24]}"
     if not chat.stream:
-        outcome = await rt.runs.wait(run.id, None)
+        outcome = await turn.outcome()
         if outcome.status != "ok":
-            return error(502, outcome.error or outcome.status, "agent_error")
-        rec = await rt.store.get_run(run.id)
-        usage = {"prompt_tokens": rec.input_tokens or 0 if rec else 0,
-                 "completion_tokens": rec.output_tokens or 0 if rec else 0}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return web.json_response(_completion(cid, model, outcome.reply or "", usage))
+            return failure_response(outcome)
+        return web.json_response(_completion(cid, model, outcome.reply or "",
+                                             await turn.usage()))
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache"})
     await resp.prepare(request)
     await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
-    sent = ""
-    waiter = asyncio.ensure_future(rt.runs.wait(run.id, None))
-    while True:
-        getter = asyncio.ensure_future(deltas.get())
-        done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
-        if getter in done:
-            text = getter.result()
-            if text.startswith(sent) and len(text) > len(sent):
-                await resp.write(_chunk(cid, model, {"content": text[len(sent):]}))
-                sent = text
-            continue
-        getter.cancel()
-        break
-    outcome = waiter.result()
-    final = outcome.reply or ""
-    if outcome.status == "ok" and final.startswith(sent) and len(final) > len(sent):
-        await resp.write(_chunk(cid, model, {"content": final[len(sent):]}))
-    elif outcome.status != "ok":
-        await resp.write(_chunk(cid, model, {"content": f"[error: {outcome.error}]"}))
-    await resp.write(_chunk(cid, model, {}, "stop" if outcome.status == "ok" else "error"))
+    async for piece in turn.pieces():
+        await resp.write(_chunk(cid, model, {"content": piece}))
+    outcome = await turn.outcome()
+    if outcome.status == "ok":
+        await resp.write(_chunk(cid, model, {}, "stop"))
+        if chat.stream_options is not None and chat.stream_options.include_usage:
+            await resp.write(_chunk(cid, model, None, usage=await turn.usage()))
+    else:  # an error event, no made-up finish_reason (D14)
+        await resp.write(_sse(error_body(failure_message(outcome), "server_error",
+                                         outcome.status)))
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()
     return resp

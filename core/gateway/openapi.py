@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 _ERR = {"type": "object", "properties": {"error": {"type": "object", "properties": {
-    "message": {"type": "string"}, "type": {"type": "string"}}}}}
+    "message": {"type": "string"}, "type": {"type": "string"}, "code": {"type": "string"}}}}}
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
@@ -41,6 +41,13 @@ _PAIRING: dict[str, Any] = {
 }
 
 
+def _cron_and_hook_paths() -> dict[str, Any]:
+    from core.gateway.http_cron import OPENAPI_PATHS as cron
+    from core.gateway.http_hooks import OPENAPI_PATHS as hooks
+
+    return {**cron, **hooks}
+
+
 def openapi_spec() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -67,9 +74,37 @@ def openapi_spec() -> dict[str, Any]:
                 "security": _AUTH,
                 "parameters": [{"name": "x-crosstalk-session-key", "in": "header",
                                 "schema": {"type": "string"}}],
-                "requestBody": _json({"type": "object", "required": ["messages"]}, "chat"),
+                "requestBody": _json({"type": "object", "required": ["messages"], "properties": {
+                    "model": {"type": "string"}, "messages": {"type": "array"},
+                    "user": {"type": "string"}, "stream": {"type": "boolean"},
+                    "stream_options": {"type": "object"}}}, "chat"),
                 "responses": {"200": {"description": "chat.completion or SSE chunks"},
-                              "403": _json(_ERR, "send blocked by session policy")}}},
+                              "400": _json(_ERR, "invalid request"),
+                              "403": _json(_ERR, "send blocked by session policy"),
+                              "404": _json(_ERR, "model not found"),
+                              "502": _json(_ERR, "the run failed")}}},
+            "/v1/models": {"get": {
+                "summary": "The agents as OpenAI models: crosstalk and crosstalk/<agentId> (D14)",
+                "security": _AUTH, "responses": {"200": {"description": "{object:list, data}"},
+                                                 "401": _json(_ERR, "unauthorized")}}},
+            "/v1/models/{id}": {"get": {
+                "summary": "One model; the id may contain '/' (plain or %2F-encoded)",
+                "security": _AUTH,
+                "responses": {"200": {"description": "model object"},
+                              "404": _json(_ERR, "model not found (code model_not_found)")}}},
+            "/v1/responses": {"post": {
+                "summary": "OpenAI Responses API: one agent turn (plain or SSE events)",
+                "security": _AUTH,
+                "parameters": [{"name": "x-crosstalk-session-key", "in": "header",
+                                "schema": {"type": "string"}}],
+                "requestBody": _json({"type": "object", "required": ["input"], "properties": {
+                    "model": {"type": "string"}, "input": {}, "instructions": {"type": "string"},
+                    "user": {"type": "string"}, "stream": {"type": "boolean"}}}, "response"),
+                "responses": {"200": {"description": "response object or SSE events"},
+                              "400": _json(_ERR, "invalid request"),
+                              "403": _json(_ERR, "send blocked by session policy"),
+                              "404": _json(_ERR, "model not found"),
+                              "502": _json(_ERR, "the run failed")}}},
             "/api/sessions/{key}": {
                 "get": {"summary": "One session entry", "security": _AUTH,
                         "responses": {"200": {"description": "entry"},
@@ -90,6 +125,15 @@ def openapi_spec() -> dict[str, Any]:
                 "responses": {"200": {"description": "metrics", "content": {
                     "text/plain": {"schema": {"type": "string"}}}},
                               "401": _json(_ERR, "unauthorized")}}},
+            "/mcp": {"post": {
+                "summary": "MCP (streamable HTTP, JSON responses): the session tools, acting as "
+                           "the session of header x-crosstalk-session-key (default main)",
+                "security": _AUTH,
+                "parameters": [{"name": "x-crosstalk-session-key", "in": "header",
+                                "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "JSON-RPC response"},
+                              "401": _json(_ERR, "unauthorized")}}},
             "/ws": {"get": {"summary": "Web chat WebSocket (?token=...)"}},
+            **_cron_and_hook_paths(),
         },
     }

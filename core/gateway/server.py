@@ -15,10 +15,20 @@ from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
 from core.access.policy import dm_scope_warnings
 from core.config import CrosstalkConfig
-from core.gateway import http_api, http_metrics, http_openai, http_pairing, http_tools
+from core.gateway import (
+    http_api,
+    http_cron,
+    http_hooks,
+    http_metrics,
+    http_openai,
+    http_pairing,
+    http_tools,
+    openai_routes,
+)
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
 from core.gateway.openapi import openapi_spec
+from core.mcp import http as mcp_http
 from core.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -49,6 +59,9 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.add_routes(http_api.routes())
     app.add_routes(http_pairing.routes())
     http_metrics.install(app)
+    app.add_routes([*http_cron.routes(), *http_hooks.routes()])
+    openai_routes.register(app)
+    mcp_http.register(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:

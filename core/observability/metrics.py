@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -90,7 +89,8 @@ class Metrics:
             p, buckets=_TURN_BUCKETS, registry=r)
         self._model_seconds = Histogram(
             "crosstalk_model_request_duration_seconds",
-            "One model request (a turn makes one per tool round)", [*p, "model", "outcome"],
+            "One model request (a turn makes one per tool round), by the model that answered",
+            [*p, "model", "outcome"],
             buckets=_TURN_BUCKETS, registry=r)
         self._deliveries = Counter(
             "crosstalk_deliveries", "Outbound deliveries through the gate, by outcome",
@@ -122,15 +122,8 @@ class Metrics:
     def refusal(self, channel: str, account_id: str, reason: str) -> None:
         self._refusals.labels(self.process, channel, account_id, reason).inc()
 
-    @asynccontextmanager
-    async def model_request(self, ref: str) -> AsyncIterator[None]:
-        t0, outcome = time.perf_counter(), "error"
-        try:
-            yield
-            outcome = "ok"
-        finally:
-            self._model_seconds.labels(self.process, ref, outcome).observe(
-                time.perf_counter() - t0)
+    def model_request(self, ref: str, outcome: str, seconds: float) -> None:
+        self._model_seconds.labels(self.process, ref, outcome).observe(seconds)
 
     def timed_model(self, model: Model, ref: str) -> Model:
         """`model`, wrapped so each request it makes is observed (one wrapper per model)."""

@@ -3,7 +3,8 @@ it pulls in the model stack)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -12,27 +13,44 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from core.agent.providers import ANSWERED
+
 if TYPE_CHECKING:
     from core.observability.metrics import Metrics
 
 
 class TimedModel(WrapperModel):
-    def __init__(self, wrapped: Model, ref: str, metrics: Metrics) -> None:
+    """Wraps a turn's model (a single model or a fallback chain named `chain`)."""
+
+    def __init__(self, wrapped: Model, chain: str, metrics: Metrics) -> None:
         super().__init__(wrapped)
-        self.ref = ref
+        self.chain = chain
         self.metrics = metrics
 
     @classmethod
-    def around(cls, model: Model, ref: str, metrics: Metrics) -> Model:
+    def around(cls, model: Model, chain: str, metrics: Metrics) -> Model:
         """The cached wrapper of `model` (rebuilt only when the resolver built a new model)."""
-        found = metrics.timed_models.get(ref)
+        found = metrics.timed_models.get(chain)
         if not isinstance(found, TimedModel) or found.wrapped is not model:
-            found = metrics.timed_models[ref] = cls(model, ref, metrics)
+            found = metrics.timed_models[chain] = cls(model, chain, metrics)
         return found
+
+    @asynccontextmanager
+    async def _timed(self) -> AsyncIterator[None]:
+        """Observe one request under the ref that answered it (the chain's, on failure)."""
+        answered = ANSWERED.get()
+        seen = len(answered) if answered is not None else 0
+        t0, outcome = time.perf_counter(), "error"
+        try:
+            yield
+            outcome = "ok"
+        finally:
+            ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
+            self.metrics.model_request(ref, outcome, time.perf_counter() - t0)
 
     async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
                       model_request_parameters: ModelRequestParameters) -> ModelResponse:
-        async with self.metrics.model_request(self.ref):
+        async with self._timed():
             return await super().request(messages, model_settings, model_request_parameters)
 
     @asynccontextmanager
@@ -40,7 +58,7 @@ class TimedModel(WrapperModel):
                              model_settings: ModelSettings | None,
                              model_request_parameters: ModelRequestParameters,
                              run_context: Any = None) -> AsyncGenerator[StreamedResponse]:
-        async with (self.metrics.model_request(self.ref),
+        async with (self._timed(),
                     super().request_stream(messages, model_settings, model_request_parameters,
                                            run_context) as stream):
             yield stream

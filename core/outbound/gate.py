@@ -26,7 +26,8 @@ from core.store import DeliveryRecord, SessionEntry, Store, now_ms
 
 log = logging.getLogger(__name__)
 
-DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice"]
+DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron",
+                       "hook"]
 Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited"]
 
 

@@ -8,6 +8,7 @@ whether a message starts a run; replies of finished runs go back out through the
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.commands.parse import parse_command
@@ -85,7 +86,7 @@ class Router:
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
         (msg_id,) = await self.rt.store.append_messages(entry, [user])
-        ctx = self.rt.context_for(entry, origin=msg.reply_to)
+        ctx = replace(self.rt.context_for(entry, origin=msg.reply_to), owner=self.is_owner(msg))
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
             input_message_id=msg_id, lane="main",

@@ -22,6 +22,7 @@ from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import ErrorReply, Reply, RequestJSON
 from tests.fakes.recording_adapter import RecordingAdapter
+from tests.gateway_process import free_port
 from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -188,3 +189,19 @@ async def test_openapi_declares_metrics(
     assert op["security"] == [{"bearer": []}]
     assert set(op["responses"]) == {"200", "401"}
 
+
+
+async def test_model_latency_is_labelled_by_the_model_that_answered(
+        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    rt = await make_runtime({
+        "models": {"providers": {"down": {"baseUrl": f"http://127.0.0.1:{free_port()}/v1",
+                                          "apiKey": "x"}}},
+        "agents": {"defaults": {"model": {"primary": "down/m",
+                                          "fallbacks": ["fake/fake-model"]}}}})
+    entry = await rt.ensure_session("agent:main:main")
+    run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.context_for(entry)))
+    assert (await rt.runs.wait(run.id, 20)).status == "ok"
+    assert rt.metrics.sample("crosstalk_model_request_duration_seconds_count",
+                             model="fake/fake-model", outcome="ok") == 1
+    assert rt.metrics.sample("crosstalk_model_request_duration_seconds_count",
+                             model="down/m", outcome="ok") == 0
