@@ -58,7 +58,7 @@ def configure_logging(fmt: LogFormat = "text", *, level: int = logging.INFO,
     root.addHandler(handler)
     root.setLevel(level)
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    for noisy in ("httpx", "httpx2", "httpcore"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2"):
         # request lines carry the Telegram bot token in the URL path: keep them out of logs
         logging.getLogger(noisy).setLevel(logging.WARNING)
     return handler
