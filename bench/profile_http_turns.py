@@ -73,6 +73,17 @@ def _package(filename: str) -> str:
     return "builtins (C)" if filename == "~" else "stdlib"
 
 
+HOT_SPOTS = {
+    "openai SDK request-body transform": r"_transform.py:\d+\(async_maybe_transform\)",
+    "store writes (one commit each)": r"core/store/store.py:\d+\(write\)",
+    "store reads": r"core/store/store.py:\d+\(read\)",
+    "pydantic-ai request preparation (tool schemas)":
+        r"pydantic_ai/models/__init__.py:\d+\(prepare_request\)",
+    "HTTP to the model (httpx send)": r"httpx2?/_client.py:\d+\(send\)",
+    "metrics (self time)": r"core/observability/",
+}
+
+
 def report(path: Path, turns: int, top: int = 15) -> None:
     stats = pstats.Stats(str(path))
     raw = stats.stats  # type: ignore[attr-defined]
@@ -83,6 +94,14 @@ def report(path: Path, turns: int, top: int = 15) -> None:
     print(f"profiled CPU {total / turns * 1000:.1f} ms/turn (inflated by cProfile); by package:")
     for name, t in by_pkg.most_common(top):
         print(f"  {t / total * 100:5.1f}%  {name}")
+    print("known hot spots (cumulative share of profiled CPU, calls per turn):")
+    for label, pattern in HOT_SPOTS.items():
+        rows = [v for (f, line, fn), v in raw.items() if re.search(pattern, f"{f}:{line}({fn})")]
+        if not rows:
+            continue
+        spent = sum(v[2] for v in rows) if label.startswith("metrics") else max(v[3] for v in rows)
+        calls = sum(v[1] for v in rows) / turns
+        print(f"  {spent / total * 100:5.1f}%  {calls:5.1f}/turn  {label}")
     stats.sort_stats("tottime").print_stats(top)
 
 
