@@ -20,6 +20,7 @@ from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.keys import KeyModel, agent_id_of
+from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
 from core.outbound.gate import OutboundGate, session_target
 from core.policy.send_policy import SendPolicySpec
@@ -67,6 +68,9 @@ class Runtime:
 
         self.router: Router = Router(self)
         self.subagents = SubagentRegistry(self)
+        self.metrics = Metrics()
+        self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
+        self.metrics.watch(self.runs.load, self.channels.statuses)
         self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")

@@ -80,7 +80,7 @@ class PydanticAITurnExecutor:
         if not refs:
             return await self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
-            model = rt.models.chain(refs)
+            model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
         except ModelNotAvailable as exc:
             return await self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset

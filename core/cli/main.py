@@ -40,15 +40,12 @@ def _gateway(args: argparse.Namespace) -> int:
     import logging
 
     from core.gateway.server import serve
+    from core.observability.logs import configure_logging
 
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    for noisy in ("httpx", "httpx2", "httpcore"):
-        # request lines carry the Telegram bot token in the URL path: keep them out of logs
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging()  # text until the config says otherwise: load problems are logged too
     config = _load(args)
     _private_umask()
+    configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:

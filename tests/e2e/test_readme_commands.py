@@ -161,7 +161,9 @@ async def test_cli_commands_as_printed_with_config_after_the_subcommand(
     gateway_cmds = [c for c in cli if c.startswith("crosstalk gateway")]
     assert gateway_cmds
     for cmd in gateway_cmds:
-        await start_stop(crosstalk_exe() + fill(cmd, config)[1:], tmp_path, port)
+        # a bare `crosstalk gateway` finds its file through $CROSSTALK_CONFIG, as README says
+        await start_stop(crosstalk_exe() + fill(cmd, config)[1:], tmp_path, port,
+                         {"CROSSTALK_CONFIG": str(config)})
     for cmd in (c for c in cli if c.startswith(("crosstalk config", "crosstalk db"))):
         for argv in (fill(cmd, config)[1:], [*fill(cmd, config)[1:], "--config", str(config)]):
             code, out = await run(crosstalk_exe() + argv, tmp_path,
