@@ -114,6 +114,7 @@ class WebchatConfig(ConfigModel):
 
     enabled: bool = True
     owners: IdList = Field(default_factory=lambda: ["*"])
+    streaming: Literal["off", "edit"] = "edit"
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""
@@ -164,6 +165,8 @@ class _ChannelCommon(ConfigModel):
     owners: IdList = Field(default_factory=list)
     """Platform user ids allowed to run owner commands such as ``/send``; ``"*"`` = everyone."""
     groups: GroupsConfig = Field(default_factory=GroupsConfig)
+    streaming: Literal["off", "edit"] = "edit"
+    """``edit``: a live preview of the reply, edited in place while the model writes."""
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""

@@ -78,6 +78,8 @@ class FakeDiscord(EmulatorServer):
         self.echo_own_messages = echo_own_messages
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.guilds: dict[int, dict[str, Any]] = {}
+        #: What users see: the bot's messages by id with their latest content (edits applied).
+        self.shown: dict[str, dict[str, Any]] = {}
         self.connections: list[_Conn] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
@@ -292,6 +294,10 @@ class FakeDiscord(EmulatorServer):
                         "components": []}
             await self._dispatch(conn, "MESSAGE_CREATE", data)
 
+    def visible(self) -> list[dict[str, Any]]:
+        """The bot's messages as users see them now (edits applied), oldest first."""
+        return [self.shown[k] for k in sorted(self.shown, key=int)]
+
     # -- REST -------------------------------------------------------------------------------
 
     def _rest(self, name: str) -> Any:
@@ -360,7 +366,15 @@ class FakeDiscord(EmulatorServer):
                                    reference=params.get("message_reference"))
         msg["author"] = {**self.bot_user, "public_flags": 0}
         if name == "editMessage":
+            if str(params["message_id"]) not in self.shown:
+                call.status = 404
+                return json_response({"message": "Unknown Message", "code": 10008}, 404)
             msg["id"], msg["edited_timestamp"] = params["message_id"], _now()
-        elif self.echo_own_messages:
-            await self._deliver(msg)
+            self.shown[str(msg["id"])]["content"] = msg["content"]
+            self.shown[str(msg["id"])]["edits"] += 1
+        else:
+            self.shown[str(msg["id"])] = {"channel_id": channel_id, "content": msg["content"],
+                                          "edits": 0}
+            if self.echo_own_messages:
+                await self._deliver(msg)
         return json_response(msg)

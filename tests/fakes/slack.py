@@ -216,7 +216,18 @@ class FakeSlack(EmulatorServer):
             return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake Team",
                     "user": "crosstalk", "team_id": self.team_id, "user_id": self.bot_user_id,
                     "bot_id": self.bot_id, "is_enterprise_install": False}
-        if method in ("chat.postMessage", "chat.update"):
+        if method == "chat.update":
+            shown = next((m for m in self.posted if m["channel"] == params.get("channel")
+                          and m["ts"] == params.get("ts")), None)
+            if shown is None:
+                return {"ok": False, "error": "message_not_found"}
+            if not params.get("text") and not params.get("blocks"):
+                return {"ok": False, "error": "no_text"}
+            shown["text"] = params.get("text", "")
+            shown["edits"] = shown.get("edits", 0) + 1
+            return {"ok": True, "channel": shown["channel"], "ts": shown["ts"],
+                    "text": shown["text"]}
+        if method == "chat.postMessage":
             if not params.get("channel"):
                 return {"ok": False, "error": "channel_not_found"}
             if not params.get("text") and not params.get("blocks"):

@@ -65,6 +65,8 @@ class FakeTelegram(EmulatorServer):
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
         self._chats: dict[int, dict[str, Any]] = {}
+        #: What users see: every message the bot sent, by id, with its latest text/entities.
+        self.shown: dict[int, dict[str, Any]] = {}
         self._session: aiohttp.ClientSession | None = None
         super().__init__()
 
@@ -230,6 +232,9 @@ class FakeTelegram(EmulatorServer):
         if method == "getWebhookInfo":
             return {"url": self.webhook_url, "has_custom_certificate": False,
                     "pending_update_count": 0 if self.webhook_url else len(self.updates)}
+        if method == "editMessageText" and int(params.get("message_id") or 0) not in self.shown:
+            return self._error(400, Failure(400, {"description":
+                                                  "Bad Request: message to edit not found"}))
         if method in ("sendMessage", "editMessageText"):
             if not str(params.get("text", "")).strip():
                 return self._error(400, Failure(400, {"description":
@@ -248,6 +253,13 @@ class FakeTelegram(EmulatorServer):
         message_id = params.get("message_id") or next(self._message_ids)
         msg: dict[str, Any] = {"message_id": message_id, "date": int(time.time()),
                                "chat": chat, "from": self.bot_user, "text": params["text"]}
+        if params.get("entities"):
+            msg["entities"] = params["entities"]
+        shown = self.shown.setdefault(int(message_id), {
+            "chat_id": chat_id, "thread_id": params.get("message_thread_id"), "edits": 0})
+        if "message_id" in params:
+            shown["edits"] += 1
+        shown.update(text=params["text"], entities=list(params.get("entities") or []))
         if params.get("message_thread_id") is not None:
             msg["message_thread_id"] = params["message_thread_id"]
             msg["is_topic_message"] = True
@@ -256,6 +268,10 @@ class FakeTelegram(EmulatorServer):
             msg["reply_to_message"] = {"message_id": reply["message_id"],
                                        "date": int(time.time()), "chat": chat}
         return msg
+
+    def visible(self) -> list[dict[str, Any]]:
+        """The bot's messages as users see them now (edits applied), oldest first."""
+        return [self.shown[k] for k in sorted(self.shown)]
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:
         """Long poll: answer as soon as updates exist, else hold up to ``timeout`` seconds."""

@@ -39,6 +39,7 @@ from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.polling import eventually
 
 User = Literal["owner", "stranger"]
 OWNER: User = "owner"
@@ -181,7 +182,11 @@ class FakeDriver(Driver):
     fake: EmulatorServer
 
     async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
-        await self.fake.wait_until(lambda: len(self.replies()) >= count, timeout)
+        """...and until no run is still streaming, so a preview is not taken for a reply."""
+        async def done() -> bool:
+            return len(self.replies()) >= count and self.rt.live.settled()
+
+        await eventually(done, timeout, f"{self.platform}: {count} replies")
         return self.replies()
 
 
@@ -251,13 +256,10 @@ class TelegramDriver(FakeDriver):
             self.tg.fail_next("sendMessage", 403)
 
     def replies(self) -> list[Reply]:
-        out = []
-        for call in self.tg.calls_for("sendMessage"):
-            if call.status == 200:
-                topic = call.params.get("message_thread_id")
-                out.append(Reply(str(call.params["text"]), str(call.params["chat_id"]),
-                                 None if topic is None else str(topic)))
-        return out
+        """The bot's messages as users see them (a streamed preview shows its final edit)."""
+        return [Reply(str(m["text"]), str(m["chat_id"]),
+                      None if m["thread_id"] is None else str(m["thread_id"]))
+                for m in self.tg.visible()]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
@@ -330,8 +332,8 @@ class DiscordDriver(FakeDriver):
             self.dc.fail_next("createMessage", 403)
 
     def replies(self) -> list[Reply]:
-        return [Reply(str(c.params["content"]), *self._place(c.params["channel_id"]))
-                for c in self.dc.calls_for("createMessage") if c.status == 200]
+        return [Reply(str(m["content"]), *self._place(m["channel_id"]))
+                for m in self.dc.visible()]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
@@ -402,12 +404,17 @@ class SlackDriver(FakeDriver):
             self.sl.fail_next("chat.postMessage", 200, {"error": "not_in_channel"})
 
     def replies(self) -> list[Reply]:
-        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well)
-        return [Reply(str(m["text"]), str(m["channel"]), m.get("thread_ts"))
+        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well);
+        # the text as people read it: Slack shows its three escapes as the characters
+        return [Reply(slack_shown(str(m["text"])), str(m["channel"]), m.get("thread_ts"))
                 for m in self.sl.posted]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
+
+
+def slack_shown(mrkdwn: str) -> str:
+    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 class WebchatDriver(Driver):
