@@ -68,11 +68,17 @@ def _config() -> Any:
     return config
 
 
+_LINK_SCHEMES = ("http://", "https://", "tg://", "mailto:")
+
+
 def convert(md: str) -> tuple[str, list[MessageEntity]]:
-    """(text, entities) for one piece of markdown."""
+    """(text, entities) for one piece of markdown; links other than http(s)/tg/mailto are
+    shown as their text only (Telegram would refuse them, and they are no use in a chat)."""
     text, events = _parse(tables_to_code(md), STANDARD_OPTIONS, latex_escape=False)
     plain, entities, _ = _Walker(_config(), text).walk(events)
-    return str(plain).rstrip(), list(entities)
+    kept = [e for e in entities if e.type != "text_link"
+            or str(e.url or "").lower().startswith(_LINK_SCHEMES)]
+    return str(plain).rstrip(), kept
 
 
 def render(md: str) -> TelegramText:

@@ -55,6 +55,8 @@ class LiveFeedback:
         self.clock = clock
         self._streams: dict[str, _Stream] = {}
         self._inflight: set[str] = set()
+        self.refused = 0
+        """Previews and typing the gate did not pass (policy, no adapter, platform error)."""
 
     # ---- wiring (RunManager hooks) -------------------------------------------------------
 
@@ -114,7 +116,8 @@ class LiveFeedback:
     async def _typing(self, stream: _Stream) -> None:
         while not stream.stop.is_set():
             try:
-                await self.gate.typing(stream.session_key, stream.target)
+                if not await self.gate.typing(stream.session_key, stream.target):
+                    self.refused += 1
             except Exception:  # typing is cosmetic; never let it end the run
                 log.exception("typing indicator failed")
             with contextlib.suppress(TimeoutError):
@@ -140,7 +143,9 @@ class LiveFeedback:
                         return  # the final reply replaces whatever was pending
             text = stream.latest
             try:
-                await self.gate.preview(stream.session_key, stream.target, stream.run_id, text)
+                if not await self.gate.preview(stream.session_key, stream.target,
+                                               stream.run_id, text):
+                    self.refused += 1
             except Exception:
                 log.exception("preview failed")
             stream.shown, stream.last_sent = text, self.clock()

@@ -98,7 +98,7 @@ def _in_table(tokens: list[Token], inline: Token) -> bool:
 @dataclass(slots=True)
 class _Fence:
     marker: str  # "```" / "~~~~"
-    line: str  # the opening line as written (with its info string)
+    line: str  # the opening to repeat: the marker and the language
 
 
 def utf16_units(text: str) -> int:
@@ -123,6 +123,8 @@ def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len
     chunks: list[str] = []
     rest, reopen = text, ""
     while rest:
+        if reopen and limit - measure(reopen) - reserve < max(8, limit // 4):
+            reopen = ""  # a limit this small has no room to reopen the fence
         if measure(reopen + rest) <= limit:
             if rest.strip():
                 chunks.append(reopen + rest)
@@ -130,12 +132,20 @@ def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len
         window = _fit(rest, max(limit - measure(reopen) - reserve, 1), measure)
         cut = _choose_cut(reopen, rest, window)
         fence = _open_fence(reopen + rest[:cut])
+        if fence is not None:  # cut right after a fence opened: move the opener along
+            line_start = rest.rfind("\n", 0, cut) + 1
+            if line_start > 0 and _FENCE_OPEN.match(rest[line_start:cut]) and \
+                    _open_fence(reopen + rest[:line_start]) is None:
+                cut, fence = line_start - 1, None
         head = rest[:cut] if fence is not None else rest[:cut].rstrip()
         if head.strip():
             chunks.append(reopen + head + ("\n" + fence.marker if fence is not None else ""))
         rest = rest[cut:]
         if fence is not None:
             rest = rest[1:] if rest[:1] in ("\n", " ") else rest
+            first, _, after = rest.partition("\n")
+            if _closes(first, fence):  # the fence's own end is next: it ends this chunk
+                rest, fence = after, None
         else:
             rest = rest.lstrip("\n") if rest.startswith("\n") else rest.lstrip(" ")
         reopen = fence.line + "\n" if fence is not None else ""
@@ -205,6 +215,12 @@ def _balanced(line: str) -> bool:
     return line.count("[") <= line.count("]") and line.count("](") <= line.count(")")
 
 
+def _closes(line: str, fence: _Fence) -> bool:
+    m = _FENCE_OPEN.match(line)
+    return bool(m and m.group(1)[0] == fence.marker[0] and len(m.group(1)) >= len(fence.marker)
+                and not m.group(2).strip())
+
+
 def _open_fence(text: str) -> _Fence | None:
     """The fence still open at the end of `text`, if any."""
     fence: _Fence | None = None
@@ -212,8 +228,8 @@ def _open_fence(text: str) -> _Fence | None:
         m = _FENCE_OPEN.match(line)
         if fence is None:
             if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence = _Fence(m.group(1), line.strip())
-        elif m and m.group(1)[0] == fence.marker[0] and len(m.group(1)) >= len(fence.marker) \
-                and not m.group(2).strip():
+                info = (m.group(2).split() or [""])[0][:20]  # the language, not the whole line
+                fence = _Fence(m.group(1), m.group(1) + info)
+        elif _closes(line, fence):
             fence = None
     return fence
