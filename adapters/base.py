@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.attachments import Attachment
 from core.delivery_context import DeliveryContext
 from core.inbound import InboundMessage
 from core.outbound.chunking import split_text
@@ -81,6 +82,10 @@ class ChannelAdapter(abc.ABC):
 
     def drop_preview(self, run_id: str) -> None:
         """Forget the preview of a run that ended without a reply (the partial text stays)."""
+        return None
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
         return None
 
     async def send_typing(self, target: DeliveryContext) -> None:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.attachments import Attachment
 from core.delivery_context import DeliveryContext
 
 ChatType = Literal["direct", "group", "channel"]
@@ -26,6 +27,8 @@ class InboundMessage(BaseModel):
     sender_name: str | None = None
     chat_title: str | None = None
     text: str
+    attachments: tuple[Attachment, ...] = ()
+    """Photos, voice notes, files...; a message may be only attachments (``text`` empty)."""
     message_id: str | None = None
     timestamp_ms: int | None = None
     mentioned: bool = False

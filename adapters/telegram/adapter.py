@@ -27,6 +27,7 @@ from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
+from core.attachments import Attachment
 from core.config import TelegramAccountConfig, secret_value
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
@@ -329,6 +330,15 @@ class TelegramAdapter(EditablePreviews):
             raise delivery_error(exc, where) from exc
         except TelegramError as exc:
             raise delivery_error(exc, where) from exc
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        if not attachment.file_id or self._app is None:
+            return None
+        try:
+            file = await self._app.bot.get_file(attachment.file_id)
+            return bytes(await file.download_as_bytearray())
+        except TelegramError as exc:
+            raise delivery_error(exc, f"{self._where} file {attachment.name}") from exc
 
     async def send_typing(self, target: DeliveryContext) -> None:
         bot, where = self._bot(target)

@@ -82,7 +82,9 @@ class PydanticAITurnExecutor:
         history = context_messages(
             await rt.store.history(entry.session_id, limit=HISTORY_LIMIT * 2),
             request.input_message_id)[-HISTORY_LIMIT:]
-        prompt = request.message
+        from core.agent.media import user_prompt
+
+        prompt = await user_prompt(rt, request, ref)
         names = rt.tool_names_for(entry.key, entry.agent_id)
         toolset = FunctionToolset([self._tool(n) for n in names])
         instructions = base_system_prompt(rt.config, entry)
