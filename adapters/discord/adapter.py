@@ -23,6 +23,7 @@ from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
+from core.attachments import Attachment
 from core.config import secret_value
 from core.config.schema_channels import DiscordAccountConfig
 from core.delivery_context import DeliveryContext
@@ -316,6 +317,13 @@ class DiscordAdapter(EditablePreviews):
             await partial.edit(content=content)
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        client = self._client
+        url = attachment.file_id or ""
+        if client is None or not url.startswith(("https://", "http://")):
+            return None
+        return await client.http.get_from_cdn(url)
 
     async def send_typing(self, target: DeliveryContext) -> None:
         dest = await self._dest(target)

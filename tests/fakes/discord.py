@@ -80,6 +80,7 @@ class FakeDiscord(EmulatorServer):
         self.guilds: dict[int, dict[str, Any]] = {}
         #: What users see: the bot's messages by id with their latest content (edits applied).
         self.shown: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}  # CDN path → bytes of files users uploaded
         self.connections: list[_Conn] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
@@ -100,6 +101,7 @@ class FakeDiscord(EmulatorServer):
                      self._rest("deleteMessage"))
         r.add_post("/api/v10/channels/{channel_id}/typing", self._rest("triggerTyping"))
         r.add_route("*", "/api/v10/{tail:.*}", self._rest("unknown"))
+        r.add_get("/attachments/{channel_id}/{file_id}/{name}", self._cdn)
 
     @property
     def api_base(self) -> str:
@@ -255,6 +257,7 @@ class FakeDiscord(EmulatorServer):
         mentions_bot: bool = False,
         thread: bool = False,
         bot_author: bool = False,
+        files: list[tuple[str, str, bytes]] | None = None,
     ) -> dict[str, Any]:
         """Inject MESSAGE_CREATE. ``guild_id`` is inferred from configured channels; a channel
         not in any guild is a DM. ``thread=True`` with an unknown channel creates a thread under
@@ -275,8 +278,22 @@ class FakeDiscord(EmulatorServer):
         msg = self.message_payload(channel_id, content, guild_id=guild_id,
                                    author=self._author(author_id, bot_author, username),
                                    mentions=mentions)
+        for name, mime, blob in files or []:  # (filename, content type, bytes)
+            file_id = str(next(self._ids))
+            path = f"/attachments/{channel_id}/{file_id}/{name}"
+            self.files[path] = blob
+            msg["attachments"].append({
+                "id": file_id, "filename": name, "size": len(blob), "content_type": mime,
+                "url": f"{self.base_url}{path}", "proxy_url": f"{self.base_url}{path}"})
         await self._deliver(msg)
         return msg
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        self.record(Call("cdn", dict(request.match_info), None, request.path, "GET"))
+        data = self.files.get(request.path)
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _deliver(self, msg: dict[str, Any]) -> None:
         """MESSAGE_CREATE with intent filtering: GUILD_/DIRECT_MESSAGES gate delivery, and
