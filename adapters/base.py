@@ -80,8 +80,9 @@ class ChannelAdapter(abc.ABC):
         """The first chunk of run `run_id`'s reply: replaces its live preview where there is one."""
         return await self.send_text(target, text)
 
-    def drop_preview(self, run_id: str) -> None:
-        """Forget the preview of a run that ended without a reply (the partial text stays)."""
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """Run `run_id` ended without a reply (`status`: aborted, error, ...): its partial
+        preview stays where it is; adapters forget it (the web chat marks it stopped)."""
         return None
 
     async def fetch_attachment(self, attachment: Attachment) -> bytes | None:

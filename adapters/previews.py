@@ -65,5 +65,5 @@ class EditablePreviews(ChannelAdapter, abc.ABC):
             return await self.send_text(target, text)
         return SendReceipt(message_id=message_id)
 
-    def drop_preview(self, run_id: str) -> None:
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
         self._previews().pop(run_id, None)

@@ -137,6 +137,15 @@ class OutboundGate:
             return False
         return True
 
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """A previewed run ended without a reply: the adapter settles its partial message."""
+        adapter = self.channels.get(target.channel or "", target.account_id)
+        if adapter is not None:
+            try:
+                await adapter.end_preview(target, run_id, status)
+            except DeliveryError as exc:
+                log.debug("ending preview %s: %s", run_id, exc)
+
     async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
         """Show "typing…" while a run is active, under the same policy as its reply."""
         if target is None or not target.channel:

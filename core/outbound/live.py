@@ -92,11 +92,8 @@ class LiveFeedback:
             if task is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        if outcome.status != "ok" or not outcome.reply:
-            adapter = self.gate.channels.get(stream.target.channel or "",
-                                             stream.target.account_id)
-            if adapter is not None:
-                adapter.drop_preview(run.id)  # the partial stays; notices come as new messages
+        if outcome.status != "ok" or not outcome.reply:  # the partial stays, marked ended
+            await self.gate.end_preview(stream.target, run.id, outcome.status)
 
     async def on_run_settled(self, run: RunRecord, request: RunRequest,
                              outcome: RunOutcome) -> None:
