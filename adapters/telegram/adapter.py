@@ -309,11 +309,17 @@ class TelegramAdapter(EditablePreviews):
 
     async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
                     final: bool) -> None:
-        part = render_chunks(text)[0] if final and text.strip() else preview(text)
+        parts = (render_chunks(text) if final and text.strip() else []) or [preview(text)]
         try:
-            await self._edit_once(target, message_id, part)
-        except _FormatRejected:
-            await self._edit_once(target, message_id, TelegramText(text[:TEXT_LIMIT // 2]))
+            await self._edit_once(target, message_id, parts[0])
+        except _FormatRejected:  # plain text, all of it: the rest as new messages
+            plain = split_text(text, TEXT_LIMIT // 2) if final else [text[:TEXT_LIMIT // 2]]
+            await self._edit_once(target, message_id, TelegramText(plain[0]))
+            for rest in plain[1:]:
+                await self._send(target, TelegramText(rest))
+            return
+        for extra in parts[1:]:  # a chunk that rendered longer than the limit (padded table)
+            await self._send_or_plain(target, extra)
 
     async def _edit_once(self, target: DeliveryContext, message_id: str,
                          part: TelegramText) -> None:

@@ -64,6 +64,7 @@ def _config() -> Any:
     sym = config.markdown_symbol
     for level in range(1, 7):
         setattr(sym, f"heading_level_{level}", "")
+    sym.unordered_list_item = "•"
     config.cite_expandable = False
     return config
 

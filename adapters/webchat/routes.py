@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 VENDOR = Path(__file__).parent / "static" / "vendor"
 _FILES = {"marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}
 HOW_TO_GET_THE_URL = (
-    "Open the \"Web chat:\" link that `crosstalk gateway` prints when it starts. The token is "
-    "gateway.auth.token in your config, or the file gateway-token in the state directory.")
+    "Open the \"Web chat:\" link the gateway prints when it starts (./scripts/run or "
+    "crosstalk gateway). The token is gateway.auth.token in your config, or the file "
+    "gateway-token in the state directory.")
 HOW_TO_ADD_A_MODEL = (
     "Add a provider under models.providers and set agents.defaults.model (e.g. local/llama3.2), "
     "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine.")

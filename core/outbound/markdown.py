@@ -147,7 +147,7 @@ def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len
             if _closes(first, fence):  # the fence's own end is next: it ends this chunk
                 rest, fence = after, None
         else:
-            rest = rest.lstrip("\n") if rest.startswith("\n") else rest.lstrip(" ")
+            rest = rest.lstrip(" ").lstrip("\n")  # keeps the next line's indentation
         reopen = fence.line + "\n" if fence is not None else ""
     return chunks
 

@@ -58,3 +58,17 @@ async def test_discord_replies_cannot_ping_everyone(
     [post] = await fake_discord.wait_for("createMessage")
     assert post.params["content"] == "@everyone look"
     assert post.params["allowed_mentions"]["parse"] == ["users"]
+
+
+async def test_rejected_final_edit_is_redone_as_plain_text(
+        fake_telegram: FakeTelegram, fake_model: FakeModelServer, start_tg: Start) -> None:  # noqa: F811
+    await start_tg(streaming="edit")
+    fake_model.script(text("**bold** reply", chunks=["**bold** reply"]))  # one preview
+    fake_telegram.fail_next("editMessageText", 400, {
+        "description": "Bad Request: can't parse entities: character is reserved"})
+    fake_telegram.user_message(42, "hi")
+    refused, plain = await fake_telegram.wait_for("editMessageText", 2, timeout=15)
+    assert refused.status == 400 and refused.params["entities"]
+    assert plain.status == 200 and "entities" not in plain.params
+    [shown] = fake_telegram.visible()
+    assert shown["text"] == "**bold** reply"  # every character the model wrote is there

@@ -57,7 +57,8 @@ async def test_telegram_agent_sends_to_web_chat_main(
     config = make_config({
         "session": {"dmScope": "per-channel-peer"},
         "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url}},
+                                  "apiBaseUrl": fake_telegram.base_url,
+                                  "streaming": "off"}},  # replies land whole
     })
     rt = Runtime(config)
     adapters = build_adapters(config, rt)
@@ -133,7 +134,8 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
         "session": {"dmScope": "per-channel-peer"},
         "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
         "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url}},
+                                  "apiBaseUrl": fake_telegram.base_url,
+                                  "streaming": "off"}},  # replies land whole
     })
     for adapter in build(rt.config.channels.telegram, rt):
         await rt.add_adapter(adapter)
@@ -144,7 +146,7 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
     assert texts[0] == "A sub-agent is on it."
     announce = texts[1].split("\n")
     assert announce[:5] == ["Status: success", "", "Result:", "3 open issues", ""]
-    assert announce[5:7] == ["Notes:", "- all in core"]
+    assert announce[5:7] == ["Notes:", "• all in core"]  # the markdown list as Telegram shows it
     assert announce[-1].startswith("Stats: runtime ")
     assert "sessionKey agent:main:subagent:" in announce[-1]
     assert all(str(c.params["chat_id"]) == str(TG_USER) for c in sent)
