@@ -69,12 +69,13 @@ def tables_to_code(md: str) -> str:
     tables: list[tuple[int, int, list[list[str]]]] = []
     rows: list[list[str]] = []
     start = end = 0
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
         if tok.type == "table_open" and tok.level == 0 and tok.map:
             start, end, rows = tok.map[0], tok.map[1], []
         elif tok.type == "tr_open":
             rows.append([])
-        elif tok.type == "inline" and rows and tok.level > 0 and _in_table(tokens, tok):
+        elif tok.type == "inline" and rows and i > 0 and \
+                tokens[i - 1].type in ("th_open", "td_open"):
             rows[-1].append(_cell_text(tok))
         elif tok.type == "table_close" and tok.level == 0 and rows:
             tables.append((start, end, rows))
@@ -85,11 +86,6 @@ def tables_to_code(md: str) -> str:
     for start, end, table_rows in reversed(tables):
         lines[start:end] = _table_block(table_rows).split("\n")
     return "\n".join(lines)
-
-
-def _in_table(tokens: list[Token], inline: Token) -> bool:
-    idx = tokens.index(inline)
-    return idx > 0 and tokens[idx - 1].type in ("th_open", "td_open")
 
 
 # ---- splitting ---------------------------------------------------------------------------
