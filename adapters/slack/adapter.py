@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -37,6 +38,7 @@ from adapters.slack.normalize import (
 )
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
+from core.attachments import Attachment
 from core.config import secret_value
 from core.config.schema_channels import SlackAccountConfig
 from core.delivery_context import DeliveryContext
@@ -328,6 +330,26 @@ class SlackAdapter(EditablePreviews):
 
     def chunks(self, text: str) -> list[str]:
         return render_chunks(text, CHUNK_LIMIT)  # mrkdwn already: send_text sends as is
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """A shared file's bytes from its ``url_private``, with the bot token.
+
+        The token goes only to Slack's file host (or the configured API host, for a fake):
+        never to a URL merely because an event named it.
+        """
+        url, client = attachment.file_id or "", self._client
+        allowed = {"files.slack.com"}
+        if self.config.api_base_url:
+            allowed.add(urlsplit(self.config.api_base_url).netloc)
+        if client is None or not client.token or urlsplit(url).scheme not in ("https", "http") \
+                or urlsplit(url).netloc not in allowed:
+            return None
+        headers = {"Authorization": f"Bearer {client.token}"}
+        async with aiohttp.ClientSession() as http, http.get(
+                url, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)) as resp:
+            if resp.status != 200:
+                raise ChannelUnavailable(f"{self.name}: file download failed ({resp.status})")
+            return await resp.read()
 
     def _where(self, target: DeliveryContext) -> tuple[AsyncWebClient, str]:
         client = self._client

@@ -163,3 +163,23 @@ async def test_slack_file_share_without_text_is_answered(
     [row] = await user_rows(rt)
     assert row["content"] == [{"type": "attachment", "kind": "voice", "name": "memo.m4a",
                                "mime": "audio/mp4", "size": 5000}]
+
+
+async def test_slack_image_reaches_a_vision_model_with_the_bot_token_only_to_slack(
+        fake_slack: FakeSlack, fake_model: FakeModelServer, slack_rt: SlackRuntime  # noqa: F811
+        ) -> None:
+    await slack_rt(VISION)
+    png = b"\x89PNG" + b"s" * 500
+    shared = fake_slack.add_file("shot.png", "image/png", png)
+    stranger = {**shared, "id": "F999", "name": "evil.png",
+                "url_private": "https://evil.example/steal.png"}  # must not get the token
+    event = fake_slack.message_event("D0DM0010", "look", subtype="file_share")
+    event["files"] = [shared, stranger]
+    await fake_slack.push_event(event)
+    await fake_slack.wait_for("chat.postMessage", timeout=15)
+    content = last_user_content(fake_model)
+    assert content[0] == {"type": "text", "text": "look\n[image: evil.png, 504 B]"}
+    assert content[1]["image_url"]["url"] == \
+        "data:image/png;base64," + base64.b64encode(png).decode()
+    [download] = fake_slack.calls_for("files.download")
+    assert download.token == fake_slack.bot_token

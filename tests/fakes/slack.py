@@ -52,6 +52,7 @@ class FakeSlack(EmulatorServer):
         self.team_id, self.bot_user_id, self.bot_id, self.app_id = (
             team_id, bot_user_id, bot_id, app_id)
         self.sockets: list[web.WebSocketResponse] = []
+        self.files: dict[str, bytes] = {}
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
         self._ts = itertools.count(100)
         self._session: aiohttp.ClientSession | None = None
@@ -59,6 +60,7 @@ class FakeSlack(EmulatorServer):
 
     def _setup_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/files/{file_id}/{name}", self._file)
         app.router.add_get("/link/", self._socket)
 
     def next_ts(self) -> str:
@@ -66,6 +68,23 @@ class FakeSlack(EmulatorServer):
         return f"{int(time.time())}.{next(self._ts):06d}"
 
     # -- event builders ---------------------------------------------------------------------
+
+    def add_file(self, name: str, mime: str, data: bytes) -> dict[str, Any]:
+        """A file users shared: the ``files[]`` entry of a ``file_share`` message event."""
+        file_id = f"F{len(self.files) + 1:06d}"
+        self.files[file_id] = data
+        return {"id": file_id, "name": name, "mimetype": mime, "size": len(data),
+                "url_private": f"{self.base_url}/files/{file_id}/{name}"}
+
+    async def _file(self, request: web.Request) -> web.Response:
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        call = self.record(Call("files.download", dict(request.match_info), token,
+                                request.path, "GET"))
+        data = self.files.get(request.match_info["file_id"])
+        if token != self.bot_token or data is None:
+            call.status = 404  # Slack answers a login page; a 404 is close enough here
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def message_event(self, channel: str, text: str, *, channel_type: str = "im",
                       user: str = "U0USER001", ts: str | None = None,
