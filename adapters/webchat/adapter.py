@@ -16,6 +16,7 @@ from aiohttp import WSMsgType, web
 
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.webchat.routes import mount_routes
+from core.attachments import text_with_placeholders
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
 from core.gateway.appkeys import SECRET
@@ -32,7 +33,8 @@ MAX_TEXT = 32_000
 
 
 def history_row(m: TranscriptMessage) -> dict[str, Any]:
-    row: dict[str, Any] = {"role": m.role, "text": m.plain_text(), "ts": m.timestamp}
+    shown = text_with_placeholders(m.content) if m.role == "user" else m.plain_text()
+    row: dict[str, Any] = {"role": m.role, "text": shown, "ts": m.timestamp}
     if m.run_id:
         row["runId"] = m.run_id
     if m.role == "user" and (m.meta or {}).get("noRun"):
