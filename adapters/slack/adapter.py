@@ -169,8 +169,8 @@ class SlackAdapter(ChannelAdapter):
                        request_verification_enabled=http,
                        attaching_conversation_kwargs_enabled=False)
 
-        async def on_event(event: dict[str, Any]) -> None:
-            self._accept(event)
+        async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
+            self._accept(event, body.get("event_id"))
 
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
@@ -257,7 +257,7 @@ class SlackAdapter(ChannelAdapter):
 
     # ---- inbound --------------------------------------------------------------------------
 
-    def _accept(self, event: dict[str, Any]) -> None:
+    def _accept(self, event: dict[str, Any], event_id: str | None = None) -> None:
         """Filter and de-duplicate synchronously (no await), so a mention pair cannot race."""
         reason = ignore_reason(event, self._bot)
         if reason is not None:
@@ -265,8 +265,8 @@ class SlackAdapter(ChannelAdapter):
             return
         if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
             self._kinds[str(event["channel"])] = chat_type_of(event)
-        if self._seen.first_time(str(event["channel"]), str(event["ts"])):
-            self._queue.put_nowait(event)
+        if self._seen.first_time(str(event["channel"]), str(event["ts"]), event_id):
+            self._queue.put_nowait({**event, "_event_id": event_id} if event_id else event)
 
     async def _drain(self) -> None:
         while True:
@@ -282,7 +282,8 @@ class SlackAdapter(ChannelAdapter):
         chat_type = chat_type_of(event, known)
         sender = sender_name_of(event) or await self._user_name(str(event["user"]))
         msg = to_inbound(event, account_id=self.account_id, bot=self._bot, chat_type=chat_type,
-                         sender_name=sender, chat_title=None if chat_type == "direct" else title)
+                         sender_name=sender, chat_title=None if chat_type == "direct" else title,
+                         event_id=event.get("_event_id"))
         if self._sink is not None:
             await self._sink(msg)
 

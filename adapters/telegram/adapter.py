@@ -241,6 +241,9 @@ class TelegramAdapter(ChannelAdapter):
                                     bot_username=self._bot_username)
         if inbound is None:
             return
+        # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
+        inbound = inbound.model_copy(update={"identities": (
+            f"update:{update.update_id}", f"msg:{message.chat_id}:{message.message_id}")})
         try:
             await self._sink(inbound)
         except Exception:

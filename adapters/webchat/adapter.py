@@ -107,9 +107,11 @@ class WebchatAdapter(ChannelAdapter):
         return ws
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
+        client_id = ""
         try:
             frame = json.loads(data)
             text = str(frame.get("text", "")).strip() if frame.get("type") == "message" else ""
+            client_id = str(frame.get("clientId") or "").strip()[:200]
         except (ValueError, AttributeError):
             text = ""
         if not text or len(text) > MAX_TEXT:
@@ -123,4 +125,5 @@ class WebchatAdapter(ChannelAdapter):
             channel=self.channel, account_id=self.account_id, chat_type="direct", chat_id=peer,
             sender_id=peer, sender_name="web chat", text=text, timestamp_ms=now_ms(),
             reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
+            identities=(f"client:{peer}:{client_id}",) if client_id else (),
         ))

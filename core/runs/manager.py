@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from core.errors import UnknownRun
 from core.runs.lanes import Lanes
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
+from core.store.ledger import Claim, enqueue_claimed
 from core.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,9 @@ class RunRequest:
     thinking: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     on_delta: DeltaSink | None = None
+    claims: tuple[Claim, ...] = ()
+    """Inbound identities stored with the message and the run (D16); a repeat raises
+    DuplicateInbound from :meth:`RunManager.submit` before anything is queued."""
 
 
 @dataclass(slots=True)
@@ -120,7 +124,9 @@ class RunManager:
         if request.input_message_id is None:
             msg = TranscriptMessage.text("user", request.message, now_ms(), run_id=run_id,
                                          meta=request.message_meta)
-            request.input_message_id = await self.store.enqueue_message(entry, msg, run)
+            request.input_message_id = await (
+                enqueue_claimed(self.store, entry, msg, run, request.claims) if request.claims
+                else self.store.enqueue_message(entry, msg, run))
         else:
             await self.store.create_run(run)
         pending = _Pending(run, request, asyncio.get_running_loop().create_future())

@@ -159,3 +159,6 @@ class SubagentRunRow(SQLModel, table=True):
 
 
 metadata = SQLModel.metadata
+
+
+from core.store.ledger_tables import DeliveryChunkRow, InboundIdentityRow  # noqa: E402
