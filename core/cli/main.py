@@ -146,9 +146,12 @@ def _deliveries(args: argparse.Namespace) -> int:
 
 
 def _channels_status(args: argparse.Namespace) -> int:
+    from core.gateway.channel_stats import status_suffix
+
     data = _call(args, "GET", "/healthz")
     for ch in data["channels"]:
-        print(f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}")
+        print(f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
+              + status_suffix(ch))
     return 0
 
 

@@ -72,6 +72,11 @@ class GatewayConfig(ConfigModel):
     state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
+    dedup_window_days: float = Field(default=7.0, gt=0)
+    """How long inbound platform identities and Idempotency-Keys are remembered (D16)."""
+    watchdog_seconds: float = Field(default=60.0, gt=0)
+    """A channel that has received nothing (not even an empty long poll or a pong) for this
+    long is reconnected (D16)."""
 
     @field_validator("state_dir")
     @classmethod

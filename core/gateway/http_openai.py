@@ -16,10 +16,12 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from core.errors import SEND_BLOCKED, SendBlocked
+from core.gateway import idempotency
 from core.gateway.appkeys import RUNTIME
 from core.gateway.http_api import error
 from core.gateway.http_tools import authorized_model
 from core.runs import RunRequest
+from core.store.ledger import DuplicateInbound
 
 SESSION_HEADER = "x-crosstalk-session-key"
 
@@ -65,6 +67,12 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
     if user is None or not _text(user.content).strip():
         return error(400, "messages must contain a user message with text")
+    try:
+        claim = idempotency.claim_for(request, "chat.completions")
+    except idempotency.BadKey as exc:
+        return idempotency.bad_key(exc)
+    if claim is not None and (again := await _replay(request, rt, claim, chat.stream)):
+        return again
     raw_key = request.headers.get(SESSION_HEADER, "").strip()
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
     entry = await rt.ensure_session(key)
@@ -76,22 +84,27 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     req = RunRequest(session_key=key, message=_text(user.content).strip(),
                      context=rt.context_for(entry), deliver=False, lane="main",
                      timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
-                     on_delta=on_delta if chat.stream else None)
+                     on_delta=on_delta if chat.stream else None,
+                     claims=(claim,) if claim is not None else ())
     try:
         run = await rt.start_run(req)
     except SendBlocked:
         return error(403, SEND_BLOCKED, "forbidden")
+    except DuplicateInbound:  # the same key, a moment earlier, on this or another process
+        assert claim is not None
+        return await _replay(request, rt, claim, chat.stream) or idempotency.conflict()
     model = chat.model or rt.models.default_ref(entry.agent_id) or "crosstalk"
     cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     if not chat.stream:
         outcome = await rt.runs.wait(run.id, None)
         if outcome.status != "ok":
-            return error(502, outcome.error or outcome.status, "agent_error")
-        rec = await rt.store.get_run(run.id)
-        usage = {"prompt_tokens": rec.input_tokens or 0 if rec else 0,
-                 "completion_tokens": rec.output_tokens or 0 if rec else 0}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return web.json_response(_completion(cid, model, outcome.reply or "", usage))
+            failed = {"error": {"message": outcome.error or outcome.status,
+                                "type": "agent_error"}}
+            await idempotency.remember(rt, claim, 502, failed)
+            return web.json_response(failed, status=502)
+        body = await _final_body(rt, run.id, cid, model, outcome.reply or "")
+        await idempotency.remember(rt, claim, 200, body)
+        return web.json_response(body)
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache"})
     await resp.prepare(request)
@@ -111,11 +124,50 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         break
     outcome = waiter.result()
     final = outcome.reply or ""
+    if outcome.status == "ok":
+        await idempotency.remember(rt, claim, 200, await _final_body(rt, run.id, cid, model, final))
+    else:
+        await idempotency.remember(rt, claim, 502, {"error": {
+            "message": outcome.error or outcome.status, "type": "agent_error"}})
     if outcome.status == "ok" and final.startswith(sent) and len(final) > len(sent):
         await resp.write(_chunk(cid, model, {"content": final[len(sent):]}))
     elif outcome.status != "ok":
         await resp.write(_chunk(cid, model, {"content": f"[error: {outcome.error}]"}))
     await resp.write(_chunk(cid, model, {}, "stop" if outcome.status == "ok" else "error"))
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
+
+
+async def _final_body(rt: Any, run_id: str, cid: str, model: str, reply: str) -> dict[str, Any]:
+    rec = await rt.store.get_run(run_id)
+    usage = {"prompt_tokens": rec.input_tokens or 0 if rec else 0,
+             "completion_tokens": rec.output_tokens or 0 if rec else 0}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return _completion(cid, model, reply, usage)
+
+
+async def _replay(request: web.Request, rt: Any, claim: idempotency.Claim, stream: bool
+                  ) -> web.StreamResponse | None:
+    """A repeated Idempotency-Key: the first response (as a stream if this one streams)."""
+    try:
+        first = await idempotency.first_response(rt, claim)
+    except LookupError:
+        return None
+    if first is None:
+        return idempotency.conflict()
+    body, status = first["body"], int(first["status"])
+    if not stream or status != 200:
+        return web.json_response(body, status=status)
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    cid, model = str(body.get("id")), str(body.get("model"))
+    text = str(body["choices"][0]["message"]["content"] or "")
+    await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
+    if text:
+        await resp.write(_chunk(cid, model, {"content": text}))
+    await resp.write(_chunk(cid, model, {}, "stop"))
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()
     return resp

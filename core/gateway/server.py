@@ -16,6 +16,7 @@ from core.config import CrosstalkConfig
 from core.gateway import http_api, http_openai, http_tools
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import gateway_secret
+from core.gateway.channel_stats import channel_entries
 from core.gateway.openapi import openapi_spec
 from core.runtime import Runtime
 
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 
 async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
-    channels = [s.to_wire() for s in rt.channels.statuses()]
+    channels = await channel_entries(rt)
     ok = rt.started and all(c["state"] != "failed" for c in channels)
     return web.json_response({"ok": ok, "channels": channels,
                               "model": rt.models.default_ref(rt.config.default_agent_id())},

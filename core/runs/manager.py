@@ -151,6 +151,10 @@ class RunManager:
         return RunOutcome(run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout",
                           run.error)
 
+    def is_pending(self, run_id: str) -> bool:
+        """True while this process still runs (or queues) `run_id`."""
+        return run_id in self._pending
+
     def is_active(self, session_key: str) -> bool:
         return (session_key in self._active or session_key in self._admitting
                 or bool(self._queues.get(session_key)))
