@@ -23,7 +23,7 @@ from core.outbound.gate import OutboundGate, session_target
 from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
 from core.runs.manager import DeltaSink
-from core.store import RunRecord, SessionEntry, Store
+from core.store import RunRecord, SessionEntry, Store, now_ms
 from core.subagents.registry import SubagentRegistry
 from core.tools.availability import tool_names_for
 from core.tools.context import ToolContext
@@ -82,6 +82,9 @@ class Runtime:
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
+        from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
+
+        self.spawn(watchdog.run(self, now_ms()))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

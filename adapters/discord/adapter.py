@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from typing import Any
 
 import aiohttp
@@ -19,7 +20,14 @@ import discord.gateway
 import discord.http
 import yarl
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterState,
+    AdapterStatus,
+    ChannelAdapter,
+    ChunkRef,
+    InboundSink,
+    SendReceipt,
+)
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from core.config import secret_value
 from core.config.schema_channels import DiscordAccountConfig
@@ -88,12 +96,17 @@ class _Client(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self._adapter._on_message(self, message)
 
+    async def on_socket_raw_receive(self, msg: str) -> None:
+        self._adapter._on_receive(self)
+
 
 class DiscordAdapter(ChannelAdapter):
     """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
 
     channel = CHANNEL
     text_limit = 2000
+    reconcile = "nonce"  # D16: a resend with the same nonce is dropped by Discord itself
+    chunk_refs = True
 
     def __init__(
         self,
@@ -199,7 +212,8 @@ class DiscordAdapter(ChannelAdapter):
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: without it guild text arrives blank
         return _Client(self, intents=intents, guild_ready_timeout=self.guild_ready_timeout,
-                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0)
+                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0,
+                       enable_debug_events=True)  # on_socket_raw_receive: last receive time
 
     async def _supervise(self, token: str) -> None:
         """Log in and run the gateway; on non-fatal failure wait (capped backoff) and redo."""
@@ -250,6 +264,10 @@ class DiscordAdapter(ChannelAdapter):
         self._delay = self.backoff_initial
         self._ready.set()
 
+    def _on_receive(self, client: _Client) -> None:
+        if client is self._client:
+            self.last_receive_ms = int(time.time() * 1000)
+
     def _on_disconnected(self, client: _Client) -> None:
         if client is self._client and not self._closing.is_set() and self._fatal is None:
             self._state, self._detail = "retrying", "gateway disconnected; reconnecting"
@@ -268,7 +286,10 @@ class DiscordAdapter(ChannelAdapter):
 
     # ---- outbound ---------------------------------------------------------------------------
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    async def send_text(self, target: DeliveryContext, text: str, *,
+                        ref: ChunkRef | None = None) -> SendReceipt:
+        """Send one chunk; with `ref`, as `nonce` + `enforce_nonce` (D16), so a resend of the
+        same chunk within Discord's nonce window returns the first message instead."""
         client = self._client
         if client is None or client.is_closed() or client.user is None:
             raise ChannelUnavailable(f"{self._label()} is not connected ({self._state})")
@@ -285,7 +306,7 @@ class DiscordAdapter(ChannelAdapter):
                 found = client.get_channel(snowflake)
                 dest = found if isinstance(found, discord.abc.Messageable) else \
                     client.get_partial_messageable(snowflake)
-            sent = await dest.send(text)
+            sent = await (dest.send(text) if ref is None else dest.send(text, nonce=ref.nonce))
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
         return SendReceipt(message_id=str(sent.id))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 import aiohttp
@@ -21,7 +22,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterState,
+    AdapterStatus,
+    ChannelAdapter,
+    ChunkRef,
+    InboundSink,
+    SendReceipt,
+)
 from adapters.slack.normalize import (
     AUTH_ERRORS,
     CHANNEL,
@@ -55,6 +63,8 @@ class SlackAdapter(ChannelAdapter):
 
     channel = CHANNEL
     text_limit = TEXT_LIMIT
+    reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
+    chunk_refs = True
 
     def __init__(self, config: SlackAccountConfig, account_id: str = "default", *,
                  timeout: float = 10.0, connect_timeout: float = 15.0,
@@ -82,6 +92,7 @@ class SlackAdapter(ChannelAdapter):
         self._titles: dict[str, str] = {}
         self._kinds: dict[str, ChatType] = {}
         self._info_tried: set[str] = set()
+        self._frame_ms: int | None = None
 
     # ---- identity -------------------------------------------------------------------------
 
@@ -203,6 +214,8 @@ class SlackAdapter(ChannelAdapter):
         handler = AsyncSocketModeHandler(self._app, app_token=app_token,
                                          ping_interval=self._ping_interval)
         handler.client.wss_uri = str(opened["url"])
+        handler.client.on_message_listeners.append(self._on_frame)
+        self._frame_ms = int(time.time() * 1000)
         self._handler = handler
         try:
             await asyncio.wait_for(handler.connect_async(),  # type: ignore[no-untyped-call]
@@ -210,6 +223,30 @@ class SlackAdapter(ChannelAdapter):
         except BaseException:
             await self._close_handler()
             raise
+
+    async def _on_frame(self, message: Any) -> None:
+        self._frame_ms = int(time.time() * 1000)
+
+    @property
+    def last_receive_ms(self) -> int | None:
+        """Socket frames or the SDK's ping-pong, whichever came last."""
+        pong = self._handler.client.last_ping_pong_time if self._handler is not None else None
+        pong_ms = int(pong * 1000) if pong else None
+        return max(filter(None, (self._frame_ms, pong_ms)), default=None)
+
+    @last_receive_ms.setter
+    def last_receive_ms(self, value: int | None) -> None:
+        self._frame_ms = value
+
+    async def restart_connection(self, reason: str) -> None:
+        """Watchdog (D16): the socket is open but silent; open a new one."""
+        if self.mode != "socket" or self._state != "connected":
+            return
+        log.warning("%s: %s; opening a new socket", self.name, reason)
+        try:
+            await self._connect_socket()
+        except Exception as exc:
+            self._schedule_retry(exc)
 
     def _raise_if_auth(self, exc: SlackApiError, token_name: str) -> None:
         code = exc.response.get("error") if isinstance(exc.response.data, dict) else None
@@ -324,7 +361,10 @@ class SlackAdapter(ChannelAdapter):
 
     # ---- outbound -------------------------------------------------------------------------
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    async def send_text(self, target: DeliveryContext, text: str, *,
+                        ref: ChunkRef | None = None) -> SendReceipt:
+        """Send one chunk; with `ref`, its delivery id rides along as message metadata (D16)
+        so that :meth:`find_chunk` can tell after a crash whether it was posted."""
         client = self._client
         if client is None or self._state not in ("connected", "retrying"):
             raise ChannelUnavailable(f"{self.name} is not connected")
@@ -333,9 +373,41 @@ class SlackAdapter(ChannelAdapter):
             raise ChannelUnavailable(f"{self.name}: no target chat")
         thread_ts = str(target.thread_id) if target.thread_id is not None else None
         try:
-            resp = await client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
+            resp = await client.chat_postMessage(
+                channel=channel, text=text, thread_ts=thread_ts,
+                metadata=_metadata(ref) if ref is not None else None)
         except SlackApiError as exc:
             raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
         return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def find_chunk(self, target: DeliveryContext, ref: ChunkRef) -> SendReceipt | None:
+        """Look for the chunk's message (its metadata) among the chat's recent messages."""
+        client = self._client
+        channel = channel_of_target(target.to or "")
+        if client is None or not channel:
+            return None
+        try:
+            if target.thread_id is not None:
+                resp = await client.conversations_replies(
+                    channel=channel, ts=str(target.thread_id), include_all_metadata=True,
+                    limit=200)
+            else:
+                resp = await client.conversations_history(
+                    channel=channel, include_all_metadata=True, limit=200)
+        except (SlackApiError, *_NETWORK_ERRORS) as exc:
+            log.warning("%s: looking up delivery %s failed: %s", self.name, ref.delivery_id, exc)
+            return None
+        want = _metadata(ref)
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            if meta.get("event_type") == want["event_type"] and \
+                    meta.get("event_payload") == want["event_payload"]:
+                return SendReceipt(message_id=str(message.get("ts")))
+        return None
+
+
+def _metadata(ref: ChunkRef) -> dict[str, Any]:
+    return {"event_type": "crosstalk_delivery",
+            "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index}}

@@ -13,6 +13,7 @@ import contextlib
 import datetime as dtm
 import logging
 import secrets
+import time
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
@@ -162,11 +163,34 @@ class TelegramAdapter(ChannelAdapter):
             if self.config.mode == "webhook":
                 await self._start_webhook(app)
             else:
-                await updater.start_polling(
-                    poll_interval=0, timeout=dtm.timedelta(seconds=self.poll_timeout),
-                    allowed_updates=_ALLOWED_UPDATES, error_callback=self._on_poll_error)
+                await self._start_polling(app)
         self._set("connected")
         log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+
+    async def _start_polling(self, app: TgApp) -> None:
+        assert app.updater is not None
+        self.last_receive_ms = int(time.time() * 1000)
+        await app.updater.start_polling(
+            poll_interval=0, timeout=dtm.timedelta(seconds=self.poll_timeout),
+            allowed_updates=_ALLOWED_UPDATES, error_callback=self._on_poll_error)
+
+    async def restart_connection(self, reason: str) -> None:
+        """Watchdog (D16): a long poll hangs without an error; stop polling and poll anew.
+
+        Stopping cancels the held request; unconfirmed updates come again with the next poll
+        and the router drops any that were already handled.
+        """
+        app = self._app
+        if app is None or app.updater is None or self.config.mode == "webhook":
+            return
+        log.warning("%s: %s; restarting the long poll", self._where, reason)
+        try:
+            if app.updater.running:
+                await asyncio.wait_for(app.updater.stop(), self.request_timeout + 5)
+        except Exception as exc:
+            log.warning("%s: stopping the hung poll failed (%s)", self._where, _describe(exc))
+        if not app.updater.running:
+            await self._start_polling(app)
 
     async def _start_webhook(self, app: TgApp) -> None:
         cfg = self.config
@@ -214,6 +238,8 @@ class TelegramAdapter(ChannelAdapter):
     # ---- polling health -------------------------------------------------------------------
 
     def _on_poll(self, status: int | None, detail: str | None) -> None:
+        if status is not None and 200 <= status <= 299:
+            self.last_receive_ms = int(time.time() * 1000)
         if self._state not in ("connected", "retrying") or self._retry_task_pending():
             return
         if status is not None and 200 <= status <= 299:

@@ -21,7 +21,7 @@ from core.gateway.appkeys import RUNTIME
 from core.gateway.http_api import error
 from core.gateway.http_tools import authorized_model
 from core.runs import RunRequest
-from core.store.ledger import DuplicateInbound
+from core.store.ledger import Claim, DuplicateInbound
 
 SESSION_HEADER = "x-crosstalk-session-key"
 
@@ -147,7 +147,7 @@ async def _final_body(rt: Any, run_id: str, cid: str, model: str, reply: str) ->
     return _completion(cid, model, reply, usage)
 
 
-async def _replay(request: web.Request, rt: Any, claim: idempotency.Claim, stream: bool
+async def _replay(request: web.Request, rt: Any, claim: Claim, stream: bool
                   ) -> web.StreamResponse | None:
     """A repeated Idempotency-Key: the first response (as a stream if this one streams)."""
     try:

@@ -210,9 +210,11 @@ async def chunks_of(store: Store, delivery_ids: Sequence[int]) -> dict[int, list
     return out
 
 
-async def pending_deliveries(store: Store) -> list[DeliveryRecord]:
-    """Deliveries a dead process left `pending`: their first pending chunk is in doubt."""
-    q = select(D).where(D.c.outcome == "pending").order_by(D.c.id)
+async def pending_deliveries(store: Store, before_ms: int) -> list[DeliveryRecord]:
+    """Deliveries a dead process left `pending` (opened before `before_ms`, when this one
+    started): their first pending chunk is in doubt."""
+    q = select(D).where(and_(D.c.outcome == "pending", D.c.created_at < before_ms)).order_by(
+        D.c.id)
     return await store.read(
         lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()])
 

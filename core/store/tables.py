@@ -161,4 +161,4 @@ class SubagentRunRow(SQLModel, table=True):
 metadata = SQLModel.metadata
 
 
-from core.store.ledger_tables import DeliveryChunkRow, InboundIdentityRow  # noqa: E402
+import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

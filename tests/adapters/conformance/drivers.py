@@ -331,7 +331,7 @@ class DiscordDriver(FakeDriver):
 
     def replies(self) -> list[Reply]:
         return [Reply(str(c.params["content"]), *self._place(c.params["channel_id"]))
-                for c in self.dc.calls_for("createMessage") if c.status == 200]
+                for c in self.dc.created_messages()]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"

@@ -19,7 +19,7 @@ from core.runtime import Runtime
 from core.store.tables import RunRow
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.model_script import RequestJSON, Reply, text
+from tests.fakes.model_script import Reply, RequestJSON, text
 
 AUTH = {"Authorization": "Bearer test-token"}
 CONFLICT = {"error": {"message": "request with this Idempotency-Key is still running",

@@ -1,0 +1,113 @@
+"""Settle deliveries a dead process left `pending` (decision D16; see docs/DELIVERY.md).
+
+Chunks are sent in order, so after a crash a delivery's first `pending` chunk is *in doubt* (it
+may have reached the chat before its receipt was written) and the chunks after it were never
+sent. The in-doubt chunk is settled as the platform allows: Discord drops a resend that
+carries the same nonce, Slack is asked whether a message with the chunk's metadata exists, and
+elsewhere (Telegram, the web chat) it is resent once and marked `resent_after_crash`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from adapters.base import ChannelAdapter, ChunkRef, SendReceipt
+from core.delivery_context import DeliveryContext
+from core.errors import DeliveryError, RateLimited
+from core.outbound.gate import send_chunk
+from core.store import DeliveryRecord
+from core.store.ledger import chunks_of, finish_delivery, mark_chunk, pending_deliveries
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+async def _connected(rt: Runtime, rec: DeliveryRecord, wait: float) -> ChannelAdapter | None:
+    """The delivery's adapter once it is connected (channels connect in the background)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while True:
+        adapter = rt.channels.get(rec.channel or "", rec.account_id)
+        if adapter is not None and adapter.status().state == "connected":
+            return adapter
+        if loop.time() >= deadline:
+            return None
+        await asyncio.sleep(0.2)
+
+
+async def _send(adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef,
+                tries: int = 4) -> SendReceipt:
+    for attempt in range(tries):
+        try:
+            return await send_chunk(adapter, target, text, ref)
+        except RateLimited as exc:
+            if attempt == tries - 1:
+                raise
+            await asyncio.sleep(min(max(exc.retry_after, 0.0), 30.0))
+    raise AssertionError("unreachable")
+
+
+async def reconcile_delivery(rt: Runtime, rec: DeliveryRecord, *, wait: float = 30.0) -> str:
+    """Settle one pending delivery; returns its final outcome."""
+    assert rec.id is not None
+    chunks = (await chunks_of(rt.store, [rec.id])).get(rec.id, [])
+    adapter = await _connected(rt, rec, wait)
+    if adapter is None:
+        reason = f"in doubt after a restart: channel not connected: {rec.channel}"
+        await finish_delivery(rt.store, rec.id, "failed", reason, rec.attempts)
+        return "failed"
+    target = DeliveryContext(channel=rec.channel, to=rec.to, account_id=rec.account_id,
+                             thread_id=rec.thread_id)
+    outcome, reason = "delivered", "reconciled after a restart"
+    in_doubt = True
+    for chunk in chunks:
+        if chunk.state != "pending":
+            continue
+        ref = ChunkRef(rec.id, chunk.chunk_index)
+        try:
+            if in_doubt and adapter.reconcile == "lookup":
+                found = await adapter.find_chunk(target, ref)
+                if found is not None:
+                    await mark_chunk(rt.store, rec.id, chunk.chunk_index, "sent",
+                                     message_id=found.message_id)
+                    in_doubt = False
+                    continue
+            receipt = await _send(adapter, target, chunk.text, ref)
+        except DeliveryError as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "failed", reason=why)
+            await finish_delivery(rt.store, rec.id, "failed", why, rec.attempts + 1)
+            return "failed"
+        if in_doubt and adapter.reconcile == "resend":
+            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "resent_after_crash",
+                             message_id=receipt.message_id)
+            outcome = "resent_after_crash"
+            reason = (f"chunk {chunk.chunk_index + 1} of {len(chunks)} was in doubt after a "
+                      "restart and was sent once more")
+        else:
+            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "sent",
+                             message_id=receipt.message_id)
+        in_doubt = False
+    await finish_delivery(rt.store, rec.id, outcome, reason, rec.attempts + 1)
+    return outcome
+
+
+async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0
+                            ) -> dict[str, int]:
+    """Settle every delivery an earlier process left pending (opened before `before_ms`);
+    returns how many ended with each outcome."""
+    counts: dict[str, int] = {}
+    for rec in await pending_deliveries(rt.store, before_ms):
+        try:
+            outcome = await reconcile_delivery(rt, rec, wait=wait)
+        except Exception:
+            log.exception("reconciling delivery %s failed", rec.id)
+            continue
+        counts[outcome] = counts.get(outcome, 0) + 1
+    if counts:
+        log.warning("settled deliveries left in doubt by the last run: %s", counts)
+    return counts
