@@ -34,6 +34,12 @@ async def test_duplicates_and_failed_deliveries_are_counted(make_runtime: Runtim
         [entry] = [e for e in (await resp.json())["channels"] if e["channel"] == "testchat"]
         assert entry["duplicatesDropped"] == 1 and entry["deliveriesFailed"] == 1
         assert "lastReceiveAt" in entry
+        resp = await c.get("/api/deliveries?outcome=failed",
+                           headers={"Authorization": "Bearer test-token"})
+        [failed_row] = (await resp.json())["deliveries"]
+        assert failed_row["chunks"] == [{"index": 0, "state": "failed", "platformMessageId": None,
+                                         "reason": "TargetForbidden: bot was removed from the "
+                                                   "chat"}]
         url = str(c.make_url("/")).rstrip("/")
         code, out, err = await crosstalk("channels", "status", "--url", url,
                                          "--token", "test-token")
