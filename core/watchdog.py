@@ -68,11 +68,12 @@ async def run(rt: Runtime, started_ms: int) -> None:
 
     Only deliveries opened before `started_ms` (by an earlier process) are reconciled.
     """
-    from core.outbound.recovery import reconcile_pending
+    from core.outbound.recovery import deliver_orphan_replies, reconcile_pending
 
     tasks = [asyncio.create_task(prune_loop(rt)), asyncio.create_task(watchdog_loop(rt))]
     try:
         await reconcile_pending(rt, before_ms=started_ms)
+        await deliver_orphan_replies(rt, before_ms=started_ms)
         await asyncio.gather(*tasks)
     finally:
         for task in tasks:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def _connected(rt: Runtime, rec: DeliveryRecord, wait: float) -> ChannelAdapter | None:
+async def _connected(rt: Runtime, rec: DeliveryRecord | DeliveryContext, wait: float
+                     ) -> ChannelAdapter | None:
     """The delivery's adapter once it is connected (channels connect in the background)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
@@ -111,3 +112,32 @@ async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0
     if counts:
         log.warning("settled deliveries left in doubt by the last run: %s", counts)
     return counts
+
+
+async def deliver_orphan_replies(rt: Runtime, *, before_ms: int,
+                                 window_ms: int = 86_400_000) -> int:
+    """Deliver replies whose turn finished just before a crash but never reached the gate."""
+    from core.delivery_context import normalize_delivery_context
+    from core.outbound.gate import Outbound
+    from core.store.ledger import undelivered_replies
+
+    sent = 0
+    for run in await undelivered_replies(rt.store, since_ms=before_ms - window_ms,
+                                         before_ms=before_ms):
+        entry = await rt.store.get_session(run.session_key)
+        if entry is None:
+            continue
+        msgs = await rt.store.history(entry.session_id, run_id=run.id, include_tools=False)
+        reply = next((m.plain_text() for m in reversed(msgs) if m.role == "assistant"), "")
+        origin = (run.meta or {}).get("origin")
+        target = normalize_delivery_context(origin) if isinstance(origin, dict) else None
+        if not reply.strip():
+            continue
+        if target is not None:
+            await _connected(rt, target, 30.0)
+        await rt.gate.deliver(Outbound(reply, "reply", run.session_key, target=target,
+                                       run_id=run.id))
+        sent += 1
+    if sent:
+        log.warning("delivered %d reply(ies) a crash had kept from their chats", sent)
+    return sent

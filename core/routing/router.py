@@ -105,6 +105,7 @@ class Router:
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
             message_meta=meta, claims=claims, lane="main",
+            meta={"origin": msg.reply_to.model_dump()},  # a reply lost to a crash finds its chat
             timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
 
     def _require_mention(self, msg: InboundMessage) -> bool:

@@ -18,11 +18,12 @@ from sqlalchemy.exc import IntegrityError
 from core.store.entries import DeliveryRecord, RunRecord, SessionEntry, TranscriptMessage
 from core.store.ledger_tables import DeliveryChunkRow, InboundIdentityRow
 from core.store.store import Store, now_ms
-from core.store.tables import DeliveryRow
+from core.store.tables import DeliveryRow, RunRow
 
 I = InboundIdentityRow.__table__  # type: ignore[attr-defined]  # noqa: E741
 C = DeliveryChunkRow.__table__  # type: ignore[attr-defined]
 D = DeliveryRow.__table__  # type: ignore[attr-defined]
+R = RunRow.__table__  # type: ignore[attr-defined]
 
 ChunkState = str  # "pending" | "sent" | "failed" | "resent_after_crash"
 
@@ -229,3 +230,14 @@ async def failed_counts(store: Store) -> dict[tuple[str, str], int]:
         key = (str(channel), str(account or "default"))
         out[key] = out.get(key, 0) + int(n)
     return out
+
+
+async def undelivered_replies(store: Store, *, since_ms: int, before_ms: int
+                              ) -> list[RunRecord]:
+    """Finished chat runs with no delivery row: the process died between the end of the turn
+    and the opening of its delivery, so the reply is in the transcript but not in the chat."""
+    has_delivery = select(D.c.id).where(D.c.run_id == R.c.id).exists()
+    q = select(R).where(and_(R.c.deliver.is_(True), R.c.status == "ok",
+                             R.c.created_at >= since_ms, R.c.created_at < before_ms,
+                             ~has_delivery)).order_by(R.c.created_at)
+    return await store.read(lambda c: [RunRecord(**r) for r in c.execute(q).mappings().all()])
