@@ -72,6 +72,7 @@ class Runtime:
                     probe_models: bool = True) -> None:
         from plugins import load_builtin_plugins
 
+        started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
         aborted = await self.runs.recover()
         if aborted:
@@ -84,7 +85,7 @@ class Runtime:
         await self.subagents.start()  # after the adapters: resumed announces need their chats
         from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
-        self.spawn(watchdog.run(self, now_ms()))
+        self.spawn(watchdog.run(self, started_ms))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

@@ -1,6 +1,6 @@
 """Telegram channel adapter on python-telegram-bot 22.8 (long polling, optional webhook).
 
-PTB's ``Application`` is driven by hand (initialize → start → updater.start_polling /
+PTB's ``Application`` is driven by hand (initialize → start → our confirming long poll /
 start_webhook) instead of ``run_polling``, which would own the event loop and install signal
 handlers inside the gateway. Every update goes through one ``TypeHandler`` that normalises it
 and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_text`.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dtm
 import logging
 import secrets
 import time
@@ -24,6 +23,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
+from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.request import ObservedRequest
 from core.config import TelegramAccountConfig, secret_value
 from core.delivery_context import DeliveryContext
@@ -67,6 +67,7 @@ class TelegramAdapter(ChannelAdapter):
         self._retry_task: asyncio.Task[None] | None = None
         self._bot_id: int | None = None
         self._bot_username: str | None = None
+        self._poller: ConfirmingPoller | None = None
 
     # ---- identity -------------------------------------------------------------------------
 
@@ -159,20 +160,27 @@ class TelegramAdapter(ChannelAdapter):
             await app.start()
         updater = app.updater
         assert updater is not None
-        if not updater.running:
-            if self.config.mode == "webhook":
+        if self.config.mode == "webhook":
+            if not updater.running:
                 await self._start_webhook(app)
-            else:
-                await self._start_polling(app)
+        elif self._poller is None or not self._poller.running:
+            await self._start_polling(app)
         self._set("connected")
         log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
 
     async def _start_polling(self, app: TgApp) -> None:
-        assert app.updater is not None
+        """Our own long poll (not PTB's updater): an update is confirmed once stored (D16)."""
+        await app.bot.delete_webhook()  # getUpdates answers 409 while a webhook is set
         self.last_receive_ms = int(time.time() * 1000)
-        await app.updater.start_polling(
-            poll_interval=0, timeout=dtm.timedelta(seconds=self.poll_timeout),
-            allowed_updates=_ALLOWED_UPDATES, error_callback=self._on_poll_error)
+        if self._poller is None:
+            self._poller = ConfirmingPoller(
+                app.bot, self._route, timeout=self.poll_timeout,
+                read_timeout=self.poll_timeout + self.request_timeout,
+                allowed_updates=_ALLOWED_UPDATES, retry_initial=self.retry_initial,
+                retry_max=self.retry_max, on_error=self._on_poll_error,
+                on_fatal=lambda: self._set("failed", "bot token rejected by Telegram"),
+                name=f"telegram-{self.account_id}")
+        self._poller.start()
 
     async def restart_connection(self, reason: str) -> None:
         """Watchdog (D16): a long poll hangs without an error; stop polling and poll anew.
@@ -180,17 +188,12 @@ class TelegramAdapter(ChannelAdapter):
         Stopping cancels the held request; unconfirmed updates come again with the next poll
         and the router drops any that were already handled.
         """
-        app = self._app
-        if app is None or app.updater is None or self.config.mode == "webhook":
+        app, poller = self._app, self._poller
+        if app is None or poller is None or self.config.mode == "webhook":
             return
         log.warning("%s: %s; restarting the long poll", self._where, reason)
-        try:
-            if app.updater.running:
-                await asyncio.wait_for(app.updater.stop(), self.request_timeout + 5)
-        except Exception as exc:
-            log.warning("%s: stopping the hung poll failed (%s)", self._where, _describe(exc))
-        if not app.updater.running:
-            await self._start_polling(app)
+        await poller.stop()
+        await self._start_polling(app)
 
     async def _start_webhook(self, app: TgApp) -> None:
         cfg = self.config
@@ -222,6 +225,9 @@ class TelegramAdapter(ChannelAdapter):
 
     async def _teardown(self) -> None:
         app, self._app = self._app, None
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            await poller.stop()
         if app is None:
             return
         try:
@@ -254,12 +260,20 @@ class TelegramAdapter(ChannelAdapter):
     def _retry_task_pending(self) -> bool:
         return self._retry_task is not None and not self._retry_task.done()
 
-    def _on_poll_error(self, exc: TelegramError) -> None:
+    def _on_poll_error(self, exc: BaseException) -> None:
         log.warning("%s: polling error: %s", self._where, _describe(exc))
 
     # ---- inbound --------------------------------------------------------------------------
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Webhook mode (PTB's updater); long polling calls :meth:`_route` itself."""
+        try:
+            await self._route(update)
+        except Exception:
+            log.exception("%s: routing update %s failed", self._where, update.update_id)
+
+    async def _route(self, update: Update) -> None:
+        """Hand one update to the router; raises when it could not be stored."""
         message = update.message
         if message is None or self._sink is None:
             return
@@ -270,10 +284,7 @@ class TelegramAdapter(ChannelAdapter):
         # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
         inbound = inbound.model_copy(update={"identities": (
             f"update:{update.update_id}", f"msg:{message.chat_id}:{message.message_id}")})
-        try:
-            await self._sink(inbound)
-        except Exception:
-            log.exception("%s: routing update %s failed", self._where, update.update_id)
+        await self._sink(inbound)
 
     # ---- outbound -------------------------------------------------------------------------
 
