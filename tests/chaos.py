@@ -34,7 +34,7 @@ from core.store import Store
 from core.store.ledger_tables import DeliveryChunkRow
 from core.store.tables import DeliveryRow, MessageRow, RunRow
 from tests.fakes.model import FakeModelServer
-from tests.fakes.model_script import RequestJSON, Reply, content_text, text
+from tests.fakes.model_script import Reply, RequestJSON, content_text, text
 from tests.fakes.telegram import FakeTelegram
 from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually

@@ -19,11 +19,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
                                                              marks=pytest.mark.postgres)])
 async def test_kill_minus_nine_loses_and_duplicates_nothing(backend: str, tmp_path: Path
                                                             ) -> None:
+    short = {"rounds": 2, "burst": 5, "seed": 12, "kill_within": 3.0}
     if backend == "sqlite":
-        report = await run_chaos(tmp_path, rounds=3, burst=5, seed=12, kill_within=3.0)
+        report = await run_chaos(tmp_path, **short)
     else:
         async with fresh_pg_database() as url:
-            report = await run_chaos(tmp_path, db_url=url, rounds=3, burst=5, seed=12, kill_within=3.0)
-    assert report.kills == 3 and report.messages == 15
+            report = await run_chaos(tmp_path, db_url=url, **short)
+    assert report.kills == 2 and report.messages == 10
     assert report.problems == []
     assert (report.duplicates, report.losses) == (0, 0)
