@@ -96,6 +96,9 @@ class _Client(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self._adapter._on_message(self, message)
 
+    async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
+        await self._adapter._on_edit(self, after)
+
     async def on_socket_raw_receive(self, msg: str) -> None:
         self._adapter._on_receive(self)
 
@@ -283,6 +286,19 @@ class DiscordAdapter(ChannelAdapter):
             await sink(inbound)
         except Exception:
             log.exception("%s: handling message %s failed", self._label(), message.id)
+
+    async def _on_edit(self, client: _Client, message: discord.Message) -> None:
+        """MESSAGE_UPDATE: no turn unless `editsStartTurn` (D16); then each edit is new."""
+        if not self.config.edits_start_turn:
+            return
+        sink, bot_id = self._sink, self._bot_id
+        if sink is None or bot_id is None or client is not self._client:
+            return
+        inbound = to_inbound(message, bot_id=bot_id, account_id=self.account_id)
+        if inbound is None:
+            return
+        stamp = message.edited_at.timestamp() if message.edited_at else 0
+        await sink(inbound.model_copy(update={"identities": (f"edit:{message.id}:{stamp}",)}))
 
     # ---- outbound ---------------------------------------------------------------------------
 

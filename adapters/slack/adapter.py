@@ -296,13 +296,22 @@ class SlackAdapter(ChannelAdapter):
 
     def _accept(self, event: dict[str, Any], event_id: str | None = None) -> None:
         """Filter and de-duplicate synchronously (no await), so a mention pair cannot race."""
+        if event.get("subtype") == "message_changed" and self.config.edits_start_turn and \
+                isinstance(event.get("message"), dict):  # edits are no turn unless configured
+            inner = event["message"]
+            edit_ts = (inner.get("edited") or {}).get("ts") or event.get("event_ts")
+            event = {**inner, "channel": event.get("channel"),
+                     "channel_type": event.get("channel_type"), "_edit": str(edit_ts)}
+            event.pop("subtype", None)
         reason = ignore_reason(event, self._bot)
         if reason is not None:
             log.debug("%s: ignoring event (%s)", self.name, reason)
             return
         if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
             self._kinds[str(event["channel"])] = chat_type_of(event)
-        if self._seen.first_time(str(event["channel"]), str(event["ts"]), event_id):
+        if event.get("_edit"):
+            self._queue.put_nowait({**event, "_event_id": event_id})
+        elif self._seen.first_time(str(event["channel"]), str(event["ts"]), event_id):
             self._queue.put_nowait({**event, "_event_id": event_id} if event_id else event)
 
     async def _drain(self) -> None:
@@ -321,6 +330,10 @@ class SlackAdapter(ChannelAdapter):
         msg = to_inbound(event, account_id=self.account_id, bot=self._bot, chat_type=chat_type,
                          sender_name=sender, chat_title=None if chat_type == "direct" else title,
                          event_id=event.get("_event_id"))
+        if event.get("_edit"):  # each edit is its own message
+            msg = msg.model_copy(update={"identities": (
+                *(f"event:{e}" for e in [event.get("_event_id")] if e),
+                f"edit:{channel_id}:{event['ts']}:{event['_edit']}")})
         if self._sink is not None:
             await self._sink(msg)
 

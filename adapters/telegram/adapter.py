@@ -176,11 +176,15 @@ class TelegramAdapter(ChannelAdapter):
             self._poller = ConfirmingPoller(
                 app.bot, self._route, timeout=self.poll_timeout,
                 read_timeout=self.poll_timeout + self.request_timeout,
-                allowed_updates=_ALLOWED_UPDATES, retry_initial=self.retry_initial,
+                allowed_updates=self._allowed_updates(), retry_initial=self.retry_initial,
                 retry_max=self.retry_max, on_error=self._on_poll_error,
                 on_fatal=lambda: self._set("failed", "bot token rejected by Telegram"),
                 name=f"telegram-{self.account_id}")
         self._poller.start()
+
+    def _allowed_updates(self) -> list[str]:
+        return [*_ALLOWED_UPDATES, "edited_message"] if self.config.edits_start_turn \
+            else _ALLOWED_UPDATES
 
     async def restart_connection(self, reason: str) -> None:
         """Watchdog (D16): a long poll hangs without an error; stop polling and poll anew.
@@ -205,7 +209,7 @@ class TelegramAdapter(ChannelAdapter):
         await app.updater.start_webhook(
             listen=cfg.webhook_listen, port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
             url_path=path, webhook_url=cfg.webhook_url, secret_token=secret,
-            allowed_updates=_ALLOWED_UPDATES)
+            allowed_updates=self._allowed_updates())
 
     async def _reconnect_loop(self) -> None:
         delay = self.retry_initial
@@ -274,7 +278,10 @@ class TelegramAdapter(ChannelAdapter):
 
     async def _route(self, update: Update) -> None:
         """Hand one update to the router; raises when it could not be stored."""
-        message = update.message
+        message, edited = update.message, False
+        if message is None and update.edited_message is not None and \
+                self.config.edits_start_turn:  # edits are no turn unless configured (D16)
+            message, edited = update.edited_message, True
         if message is None or self._sink is None:
             return
         inbound = normalize_message(message, account_id=self.account_id, bot_id=self._bot_id,
@@ -282,8 +289,11 @@ class TelegramAdapter(ChannelAdapter):
         if inbound is None:
             return
         # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
-        inbound = inbound.model_copy(update={"identities": (
-            f"update:{update.update_id}", f"msg:{message.chat_id}:{message.message_id}")})
+        key = f"msg:{message.chat_id}:{message.message_id}"
+        if edited:  # each edit is its own message
+            stamp = int(message.edit_date.timestamp()) if message.edit_date else update.update_id
+            key = f"edit:{message.chat_id}:{message.message_id}:{stamp}"
+        inbound = inbound.model_copy(update={"identities": (f"update:{update.update_id}", key)})
         await self._sink(inbound)
 
     # ---- outbound -------------------------------------------------------------------------

@@ -42,6 +42,10 @@ class AccountConfig(ConfigModel):
 
     CREDENTIAL: ClassVar[str] = ""
 
+    edits_start_turn: bool = False
+    """An edited message (Telegram ``edited_message``, Slack ``message_changed``, Discord
+    ``MESSAGE_UPDATE``) is a new turn; by default edits are ignored (D16)."""
+
     def has_credentials(self) -> bool:
         """True when the account's main credential is set (so it is worth starting)."""
         value = getattr(self, self.CREDENTIAL, None)

@@ -70,3 +70,17 @@ async def test_edited_message_starts_no_turn(driver: Driver, make_runtime: Runti
     assert [m.plain_text() for _, m in await user_messages(rt)] == [
         "first words", "after the edit"]
     assert await run_count(rt) == 2
+
+
+async def test_edit_is_a_turn_when_configured(driver: Driver, make_runtime: RuntimeFactory
+                                             ) -> None:
+    require(driver, "edit")
+    rt = await driver.start(make_runtime,
+                            {"channels": {driver.channel: {"editsStartTurn": True}}})
+    await driver.dm("first words")
+    await driver.wait_replies(1)
+    await driver.edit_last("second thoughts")
+    replies = await driver.wait_replies(2)
+    assert [r.text for r in replies] == ["echo: first words", "echo: second thoughts"]
+    assert [m.plain_text() for _, m in await user_messages(rt)] == [
+        "first words", "second thoughts"]
