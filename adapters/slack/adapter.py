@@ -51,6 +51,7 @@ from core.inbound import ChatType
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 40_000
+ACK_WITHIN = 2.5  # seconds; Slack retries an event not acked within 3 s
 _NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
 
 
@@ -85,7 +86,8 @@ class SlackAdapter(ChannelAdapter):
         self._handler: AsyncSocketModeHandler | None = None
         self._bot: BotIdentity | None = None
         self._seen = SeenEvents()
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = \
+            asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
         self._names: dict[str, str | None] = {}
@@ -178,10 +180,17 @@ class SlackAdapter(ChannelAdapter):
         app = AsyncApp(client=client, logger=log.getChild("bolt"),
                        signing_secret=secret_value(self.config.signing_secret) if http else "",
                        request_verification_enabled=http,
-                       attaching_conversation_kwargs_enabled=False)
+                       attaching_conversation_kwargs_enabled=False,
+                       process_before_response=True)  # ack once stored (D16)
 
         async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
-            self._accept(event, body.get("event_id"))
+            """Slack forgets an event once it is acked, so the ack waits until the router has
+            stored it (or found it a redelivery); past ACK_WITHIN Slack would retry anyway,
+            and the retry is recognised."""
+            stored = self._accept(event, body.get("event_id"))
+            if stored is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(stored), ACK_WITHIN)
 
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
@@ -294,8 +303,11 @@ class SlackAdapter(ChannelAdapter):
 
     # ---- inbound --------------------------------------------------------------------------
 
-    def _accept(self, event: dict[str, Any], event_id: str | None = None) -> None:
-        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race."""
+    def _accept(self, event: dict[str, Any], event_id: str | None = None
+                ) -> asyncio.Future[None] | None:
+        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race.
+
+        Returns a future that is done once the message has been handed to the router."""
         if event.get("subtype") == "message_changed" and self.config.edits_start_turn and \
                 isinstance(event.get("message"), dict):  # edits are no turn unless configured
             inner = event["message"]
@@ -306,21 +318,28 @@ class SlackAdapter(ChannelAdapter):
         reason = ignore_reason(event, self._bot)
         if reason is not None:
             log.debug("%s: ignoring event (%s)", self.name, reason)
-            return
+            return None
         if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
             self._kinds[str(event["channel"])] = chat_type_of(event)
-        if event.get("_edit"):
-            self._queue.put_nowait({**event, "_event_id": event_id})
-        elif self._seen.first_time(str(event["channel"]), str(event["ts"]), event_id):
-            self._queue.put_nowait({**event, "_event_id": event_id} if event_id else event)
+        if not event.get("_edit") and not self._seen.first_time(
+                str(event["channel"]), str(event["ts"]), event_id):
+            return None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(({**event, "_event_id": event_id} if event_id else event, done))
+        return done
 
     async def _drain(self) -> None:
         while True:
-            event = await self._queue.get()
+            event, done = await self._queue.get()
             try:
                 await self._deliver(event)
-            except Exception:
+            except Exception as exc:
                 log.exception("%s: inbound message failed", self.name)
+                if not done.done():
+                    done.set_exception(exc)  # no ack: Slack retries
+                    done.exception()  # retrieved here too, in case no listener waits
+            if not done.done():
+                done.set_result(None)
 
     async def _deliver(self, event: dict[str, Any]) -> None:
         channel_id = str(event["channel"])
