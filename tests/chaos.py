@@ -35,6 +35,7 @@ from core.store.ledger_tables import DeliveryChunkRow
 from core.store.tables import DeliveryRow, MessageRow, RunRow
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import Reply, RequestJSON, content_text, text
+from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually
@@ -81,7 +82,16 @@ class ChaosReport:
                 f"({self.seconds:.1f}s)")
 
 
-def _config(path: Path, state: Path, model: FakeModelServer, tg: FakeTelegram,
+def _channel_yaml(fake: FakeTelegram | FakeSlack) -> str:
+    if isinstance(fake, FakeTelegram):
+        return ("channels:\n  telegram:\n"
+                f"    botToken: \"{fake.token}\"\n    apiBaseUrl: {fake.base_url}\n")
+    return ("channels:\n  slack:\n"
+            f"    botToken: {fake.bot_token}\n    appToken: {fake.app_token}\n"
+            f"    apiBaseUrl: {fake.base_url}\n")
+
+
+def _config(path: Path, state: Path, model: FakeModelServer, fake: FakeTelegram | FakeSlack,
             db_url: str | None) -> Path:
     db = f"  database:\n    url: {db_url}\n" if db_url else ""
     path.write_text(
@@ -91,9 +101,7 @@ def _config(path: Path, state: Path, model: FakeModelServer, tg: FakeTelegram,
         "models:\n  providers:\n    fake:\n"
         f"      baseUrl: {model.base_url}\n      apiKey: test\n"
         "agents:\n  defaults:\n    model: fake/fake-model\n"
-        "session:\n  dmScope: per-channel-peer\n"
-        "channels:\n  telegram:\n"
-        f"    botToken: \"{tg.token}\"\n    apiBaseUrl: {tg.base_url}\n",
+        "session:\n  dmScope: per-channel-peer\n" + _channel_yaml(fake),
         encoding="utf-8")
     return path
 
@@ -120,13 +128,41 @@ async def _settled(store: Store, sent: list[str]) -> bool:
     return bool(await store.read(check))
 
 
+class _People:
+    """The users of one fake platform: send a message, read what the bot posted."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
+        self.fake: FakeTelegram | FakeSlack = FakeTelegram() if platform == "telegram" \
+            else FakeSlack()
+        if isinstance(self.fake, FakeSlack):
+            self.fake.redeliver_on_connect = True
+        self.limit = TG_LIMIT if platform == "telegram" else 40_000
+
+    async def say(self, chat: int, said: str) -> None:
+        if isinstance(self.fake, FakeTelegram):
+            self.fake.user_message(chat, said)
+        else:
+            await self.fake.queue_event(self.fake.message_event(f"D0{chat}", said,
+                                                                user=f"U0{chat}"))
+
+    def shown(self) -> Counter[tuple[str, str]]:
+        """(chat, text) of every message the bot posted, with how often."""
+        if isinstance(self.fake, FakeTelegram):
+            return Counter((str(c.params["chat_id"]), str(c.params["text"]))
+                           for c in self.fake.calls_for("sendMessage") if c.status == 200)
+        return Counter((str(m["channel"]), str(m["text"])) for m in self.fake.posted)
+
+
 async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, burst: int = 6,
-                    seed: int = 1, kill_within: float = 1.5) -> ChaosReport:
+                    seed: int = 1, kill_within: float = 1.5, platform: str = "telegram"
+                    ) -> ChaosReport:
     """`rounds` start → burst → SIGKILL cycles, then a clean run until settled; the report."""
     rng = random.Random(seed)
-    report = ChaosReport("postgresql" if db_url else "sqlite")
+    report = ChaosReport(f"{platform}/{'postgresql' if db_url else 'sqlite'}")
     t0 = time.perf_counter()
-    model, tg = FakeModelServer(), FakeTelegram()
+    model, people = FakeModelServer(), _People(platform)
+    tg = people.fake
     await model.start()
     await tg.start()
     model.set_responder(_responder)
@@ -140,7 +176,7 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
             await gw.__aenter__()
             for _ in range(burst):
                 said = f"m{len(sent):04d}"
-                tg.user_message(rng.choice(CHATS), said)
+                await people.say(rng.choice(CHATS), said)
                 sent.append(said)
                 await asyncio.sleep(rng.uniform(0, kill_within / burst))  # chaos, not a wait
             await asyncio.sleep(rng.uniform(0, kill_within))  # kill at a random moment
@@ -152,7 +188,7 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
                 async def settled() -> bool:
                     return await _settled(store, sent)
                 await eventually(settled, timeout=120)
-                await _analyse(store, tg, sent, report)
+                await _analyse(store, people, sent, report)
             finally:
                 await store.close()
             if report.problems:
@@ -166,7 +202,7 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
     return report
 
 
-async def _analyse(store: Store, tg: FakeTelegram, sent: list[str], report: ChaosReport
+async def _analyse(store: Store, people: _People, sent: list[str], report: ChaosReport
                    ) -> None:
     m, r = MessageRow.__table__, RunRow.__table__  # type: ignore[attr-defined]
     d, ch = DeliveryRow.__table__, DeliveryChunkRow.__table__  # type: ignore[attr-defined]
@@ -185,8 +221,7 @@ async def _analyse(store: Store, tg: FakeTelegram, sent: list[str], report: Chao
     runs_of: dict[int, list[tuple[str, str]]] = {}
     for run_id, input_id, status in runs:
         runs_of.setdefault(input_id, []).append((run_id, status))
-    shown = Counter((str(c.params["chat_id"]), str(c.params["text"]))
-                    for c in tg.calls_for("sendMessage") if c.status == 200)
+    shown = people.shown()
     delivery_of = {run_id: (did, outcome, to) for did, run_id, outcome, to in deliveries}
     chunks_of: dict[int, list[Any]] = {}
     for row in chunks:
@@ -222,13 +257,13 @@ async def _analyse(store: Store, tg: FakeTelegram, sent: list[str], report: Chao
         if outcome == "failed":
             report.failed_deliveries += 1
             continue
-        expected = split_text(reply_for(said), TG_LIMIT)
+        expected = split_text(reply_for(said), people.limit)
         rows = sorted(chunks_of.get(did, []), key=lambda row: row[1])
         if [row[2].split() for row in rows] != [e.split() for e in expected]:
             problem("loss", f"{said}: delivery {did} chunks differ from the reply: "
                             f"{[(row[1], row[2][:40], row[3]) for row in rows]}")
         for _, index, chunk_text, state, message_id in rows:
-            times = shown[(str(to), chunk_text)]
+            times = shown[(str(to).removeprefix("channel:"), chunk_text)]
             if state == "pending":
                 problem("loss", f"{said}: chunk {index} still in doubt (delivery {did} "
                                 f"{outcome}: {[(x[1], x[3]) for x in rows]})")

@@ -55,6 +55,10 @@ class FakeSlack(EmulatorServer):
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
         #: envelopes sent and not acked yet, by envelope id (redelivered like Slack does)
         self.unacked: dict[str, dict[str, Any]] = {}
+        #: when True, a new socket first gets every envelope never acked (as Slack retries
+        #: events an app did not acknowledge), and :meth:`queue_event` may be used while no
+        #: socket is connected
+        self.redeliver_on_connect = False
         self._silent: set[web.WebSocketResponse] = set()
         self._ts = itertools.count(100)
         self._session: aiohttp.ClientSession | None = None
@@ -143,6 +147,11 @@ class FakeSlack(EmulatorServer):
         await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
                             "debug_info": {"host": "fake-slack"},
                             "connection_info": {"app_id": self.app_id}})
+        if self.redeliver_on_connect:
+            for envelope in list(self.unacked.values()):
+                envelope["retry_attempt"] += 1
+                envelope["retry_reason"] = "timeout"
+                await ws.send_json(envelope)
         try:
             async for msg in ws:
                 if msg.type == WSMsgType.PING:
@@ -180,6 +189,22 @@ class FakeSlack(EmulatorServer):
             "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""}
         self.unacked[envelope_id] = envelope
         await self.live_sockets()[-1].send_json(envelope)
+        return envelope_id
+
+    async def queue_event(self, event: dict[str, Any]) -> str:
+        """Like :meth:`push_event`, but without a connected app the envelope waits (unacked)
+        for the next connection, where ``redeliver_on_connect`` sends it."""
+        envelope_id = str(uuid.uuid4())
+        envelope = {"envelope_id": envelope_id, "type": "events_api",
+                    "payload": self._payload(event), "accepts_response_payload": False,
+                    "retry_attempt": 0, "retry_reason": ""}
+        self.unacked[envelope_id] = envelope
+        live = self.live_sockets()
+        if live:
+            try:
+                await live[-1].send_json(envelope)
+            except (ConnectionError, RuntimeError):
+                pass  # the app died: it stays unacked and comes again on the next connection
         return envelope_id
 
     def live_sockets(self) -> list[web.WebSocketResponse]:
