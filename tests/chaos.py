@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from core.outbound.chunking import split_text
 from core.store import Store
@@ -154,6 +154,20 @@ class _People:
         return Counter((str(m["channel"]), str(m["text"])) for m in self.fake.posted)
 
 
+async def _state(store: Store) -> dict[str, Any]:
+    """Counts that say why a run did not settle."""
+    r, d = RunRow.__table__, DeliveryRow.__table__  # type: ignore[attr-defined]
+    m = MessageRow.__table__  # type: ignore[attr-defined]
+
+    def op(c: Any) -> dict[str, Any]:
+        return {"users": c.execute(select(func.count()).select_from(m).where(
+                    m.c.role == "user")).scalar_one(),
+                "runs": dict(Counter(c.execute(select(r.c.status)).scalars().all())),
+                "deliveries": dict(Counter(c.execute(select(d.c.outcome)).scalars().all()))}
+    result: dict[str, Any] = await store.read(op)
+    return result
+
+
 async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, burst: int = 6,
                     seed: int = 1, kill_within: float = 1.5, platform: str = "telegram"
                     ) -> ChaosReport:
@@ -187,8 +201,12 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
             try:
                 async def settled() -> bool:
                     return await _settled(store, sent)
-                await eventually(settled, timeout=120)
-                await _analyse(store, people, sent, report)
+                try:
+                    await eventually(settled, timeout=120)
+                except AssertionError:
+                    report.problems.append(f"not settled within 120s: {await _state(store)}")
+                else:
+                    await _analyse(store, people, sent, report)
             finally:
                 await store.close()
             if report.problems:
