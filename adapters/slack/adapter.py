@@ -51,7 +51,9 @@ from core.inbound import ChatType
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 40_000
-ACK_WITHIN = 2.5  # seconds; Slack retries an event not acked within 3 s
+#: The ack waits until the event is stored. Past Slack's 3 s Slack retries, and the retry is
+#: recognised as a redelivery; acking *before* storing would let a crash lose the message.
+ACK_WITHIN = 30.0
 _NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
 
 
@@ -185,8 +187,7 @@ class SlackAdapter(ChannelAdapter):
 
         async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
             """Slack forgets an event once it is acked, so the ack waits until the router has
-            stored it (or found it a redelivery); past ACK_WITHIN Slack would retry anyway,
-            and the retry is recognised."""
+            stored it (or found it a redelivery)."""
             stored = self._accept(event, body.get("event_id"))
             if stored is not None:
                 with contextlib.suppress(TimeoutError):
