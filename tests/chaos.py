@@ -117,14 +117,14 @@ async def _settled(store: Store, sent: list[str]) -> bool:
         runs = c.execute(select(RunRow.__table__.c.status)).scalars().all()  # type: ignore[attr-defined]
         if any(s in ("queued", "running") for s in runs):
             return False
-        d = DeliveryRow.__table__  # type: ignore[attr-defined]
-        if c.execute(select(d.c.id).where(d.c.outcome == "pending")).first() is not None:
-            return False
-        r = RunRow.__table__  # type: ignore[attr-defined]
+        # in this order: a delivery opened between two statements is seen by the second
+        d, r = DeliveryRow.__table__, RunRow.__table__  # type: ignore[attr-defined]
         undelivered = select(r.c.id).where(
             r.c.status == "ok", r.c.deliver.is_(True),
             ~select(d.c.id).where(d.c.run_id == r.c.id).exists())
-        return c.execute(undelivered).first() is None
+        if c.execute(undelivered).first() is not None:
+            return False
+        return c.execute(select(d.c.id).where(d.c.outcome == "pending")).first() is None
     return bool(await store.read(check))
 
 
