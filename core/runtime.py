@@ -11,10 +11,12 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
+from core.access.admission import Admission
 from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
+from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.keys import KeyModel, agent_id_of
@@ -49,8 +51,12 @@ class Runtime:
         self.channels = ChannelRegistry()
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
+        self.access = Admission(config, self.store, self.gate)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
+        from core.mcp.client import McpClients
+
+        self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
         from core.agent.turn import PydanticAITurnExecutor
@@ -61,6 +67,7 @@ class Runtime:
 
         self.router: Router = Router(self)
         self.subagents = SubagentRegistry(self)
+        self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
         self.started = False
@@ -83,6 +90,7 @@ class Runtime:
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
+        await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
         from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
         self.spawn(watchdog.run(self, started_ms))
@@ -105,7 +113,7 @@ class Runtime:
         if probe:
             await self.models.probe_loopback()
         if self.models.default_ref(self.config.default_agent_id()) is not None:
-            await asyncio.to_thread(warm_up_imports)
+            await asyncio.to_thread(warm_up_imports, self.config)
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
@@ -113,6 +121,7 @@ class Runtime:
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:
+        await self.cron.stop()
         for adapter in reversed(self._adapters):
             try:
                 await adapter.stop()
@@ -120,6 +129,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()
         self.started = False

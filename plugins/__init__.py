@@ -37,9 +37,10 @@ class Plugin(Protocol):
 
 def builtin_plugins() -> list[Plugin]:
     from plugins.chat_commands import PLUGIN as commands
+    from plugins.cron_tools import PLUGIN as cron_tools
     from plugins.session_tools import PLUGIN as session_tools
 
-    return [session_tools, commands]
+    return [session_tools, commands, cron_tools]
 
 
 def load_builtin_plugins(runtime: Runtime) -> None:

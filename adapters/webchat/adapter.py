@@ -107,14 +107,8 @@ class WebchatAdapter(ChannelAdapter):
         return ws
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
-        client_id = ""
-        try:
-            frame = json.loads(data)
-            text = str(frame.get("text", "")).strip() if frame.get("type") == "message" else ""
-            client_id = str(frame.get("clientId") or "").strip()[:200]
-        except (ValueError, AttributeError):
-            text = ""
-        if not text or len(text) > MAX_TEXT:
+        text = _frame_text(data)
+        if text is None:
             await ws.send_str(json.dumps({"type": "error", "error":
                                           "expected {\"type\":\"message\",\"text\":\"...\"} "
                                           f"with 1-{MAX_TEXT} characters"}))
@@ -125,5 +119,36 @@ class WebchatAdapter(ChannelAdapter):
             channel=self.channel, account_id=self.account_id, chat_type="direct", chat_id=peer,
             sender_id=peer, sender_name="web chat", text=text, timestamp_ms=now_ms(),
             reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
-            identities=(f"client:{peer}:{client_id}",) if client_id else (),
+            identities=_identities(peer, data),
         ))
+
+
+def _identities(peer: str, data: str) -> tuple[str, ...]:
+    """The frame's `clientId` (the page sends one per message): a resend is dropped (D16)."""
+    try:
+        frame = json.loads(data)
+    except (ValueError, RecursionError):
+        return ()
+    client_id = frame.get("clientId") if isinstance(frame, dict) else None
+    if not isinstance(client_id, str) or not client_id.strip():
+        return ()
+    return (f"client:{peer}:{client_id.strip()[:200]}",)
+
+
+def _frame_text(data: str) -> str | None:
+    """The text of a `{"type":"message","text":"..."}` frame, or None for anything else.
+
+    `text` must be a JSON string (null, numbers, lists and objects are refused, D12) of
+    1..MAX_TEXT characters after trimming.
+    """
+    try:
+        frame = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(frame, dict) or frame.get("type") != "message":
+        return None
+    text = frame.get("text")
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    return text if 0 < len(text) <= MAX_TEXT else None

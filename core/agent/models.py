@@ -11,7 +11,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.config import CrosstalkConfig, primary_model
+from core.agent.providers import MissingExtra, build_model, fallback_chain, tagged
+from core.config import CrosstalkConfig, ModelRefSpec, model_fallbacks, primary_model
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -46,13 +47,29 @@ class ModelResolver:
         self._cache: dict[str, Model] = {}
         self.probed: ProbedProvider | None = None
 
-    def default_ref(self, agent_id: str) -> str | None:
+    def _spec(self, agent_id: str) -> str | ModelRefSpec | None:
         agent = self.config.agent(agent_id)
-        ref = primary_model(agent.model) if agent and agent.model else None
-        ref = ref or primary_model(self.config.agents.defaults.model)
+        return agent.model if agent and agent.model else self.config.agents.defaults.model
+
+    def default_ref(self, agent_id: str) -> str | None:
+        ref = primary_model(self._spec(agent_id))
         if ref is None and self.probed is not None:
             ref = f"{self.probed.name}/{self.probed.model}"
         return ref
+
+    def refs_for(self, agent_id: str, override: str | None = None) -> list[str]:
+        """The models a turn tries, in order: an explicit (session/spawn) model alone, else the
+        agent's `{primary, fallbacks}` chain. Empty when nothing is configured."""
+        if override:
+            return [override]
+        primary = self.default_ref(agent_id)
+        if primary is None:
+            return []
+        return [primary, *model_fallbacks(self._spec(agent_id))]
+
+    def chain(self, refs: list[str]) -> Model:
+        """One model for `refs`: the first, falling back to the next on a provider error."""
+        return fallback_chain([self.get(r, fail_fast=len(refs) > 1) for r in refs])
 
     def is_known(self, ref: str) -> bool:
         """True when `ref` names a configured provider (and a listed model, if it lists any)."""
@@ -64,25 +81,27 @@ class ModelResolver:
             return False
         return not provider.models or any(m.id == model_id for m in provider.models)
 
-    def get(self, ref: str) -> Model:
-        cached = self._cache.get(ref)
+    def get(self, ref: str, *, fail_fast: bool = False) -> Model:
+        key = f"{ref}|fallback" if fail_fast else ref
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
         if not self.is_known(ref):
             raise ModelNotAvailable(f"invalid model: {ref}")
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
         provider_id, _, model_id = ref.partition("/")
-        base_url: str | None
         if self.probed is not None and provider_id == self.probed.name:
-            base_url, api_key = self.probed.base_url, "local"
+            from core.config import ProviderConfig
+
+            cfg = ProviderConfig(base_url=self.probed.base_url)
+            api_key: str | None = "local"
         else:
             cfg = self.config.models.providers[provider_id]
-            base_url, api_key = cfg.base_url, _secret(cfg.api_key) or "none"
-        model = OpenAIChatModel(model_id, provider=OpenAIProvider(base_url=base_url,
-                                                                  api_key=api_key))
-        self._cache[ref] = model
+            api_key = _secret(cfg.api_key)
+        try:
+            model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast), ref)
+        except MissingExtra as exc:
+            raise ModelNotAvailable(str(exc)) from exc
+        self._cache[key] = model
         return model
 
     async def probe_loopback(self, timeout: float = 0.4) -> ProbedProvider | None:
@@ -119,7 +138,23 @@ def _secret(value: Any) -> str | None:
     return str(getter()) if getter else str(value)
 
 
-def warm_up_imports() -> None:
-    """Import the model stack (run in a thread after start so the first turn is fast)."""
+def warm_up_imports(config: CrosstalkConfig | None = None) -> None:
+    """Import the model stack (run in a thread after start so the first turn is fast).
+
+    Turns wait for this to finish: two threads importing the same package can see each
+    other's half-initialised modules.
+    """
+    import pydantic_ai.models.fallback
     import pydantic_ai.models.openai
+    import pydantic_ai.models.wrapper
     import pydantic_ai.providers.openai  # noqa: F401
+
+    apis = {p.api for p in config.models.providers.values()} if config else set()
+    for api, module in (("anthropic-messages", "pydantic_ai.models.anthropic"),
+                        ("google-gemini", "pydantic_ai.models.google"),
+                        ("ollama", "pydantic_ai.models.ollama")):
+        if api in apis:
+            try:
+                __import__(module)
+            except ImportError:
+                log.warning("provider api %s: its optional extra is not installed", api)

@@ -6,11 +6,14 @@ so identity always comes from the runtime and never from model-chosen arguments.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.agent.costs import run_cost
 from core.agent.models import NO_MODEL_TEXT, ModelNotAvailable
 from core.agent.prompts import base_system_prompt
+from core.agent.providers import ANSWERED
 from core.errors import ToolError
 from core.runs.manager import DeltaSink, RunRequest, TurnResult
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
@@ -68,11 +71,14 @@ class PydanticAITurnExecutor:
     async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
                        on_delta: DeltaSink | None) -> TurnResult:
         rt = self.rt
-        ref = request.model or entry.model or rt.models.default_ref(entry.agent_id)
-        if ref is None:
+        warm = rt.warmup
+        if warm is not None and not warm.done():  # never import beside the warm-up thread
+            await asyncio.wait({warm})
+        refs = rt.models.refs_for(entry.agent_id, request.model or entry.model)
+        if not refs:
             return await self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
-            model = rt.models.get(ref)
+            model = rt.models.chain(refs)
         except ModelNotAvailable as exc:
             return await self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset
@@ -84,22 +90,35 @@ class PydanticAITurnExecutor:
             request.input_message_id)[-HISTORY_LIMIT:]
         prompt = request.message
         names = rt.tool_names_for(entry.key, entry.agent_id)
-        toolset = FunctionToolset([self._tool(n) for n in names])
+        mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
+        toolset = FunctionToolset([self._tool(n) for n in names] + mcp_tools)
         instructions = base_system_prompt(rt.config, entry)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
         handler = _stream_handler(on_delta) if on_delta is not None else None
-        result = await self._pai_agent().run(
-            prompt, message_history=to_model_messages(history), model=model,
-            instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
-            toolsets=[toolset], event_stream_handler=handler,
-        )
+        answered: list[str] = []
+        token = ANSWERED.set(answered)
+        try:
+            result = await self._pai_agent().run(
+                prompt, message_history=to_model_messages(history), model=model,
+                instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
+                toolsets=[toolset], event_stream_handler=handler,
+            )
+        finally:
+            ANSWERED.reset(token)
         new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
+        ref = answered[-1] if answered else refs[0]
+        cost = run_cost(rt.config, result.new_messages(), answered, ref)
+        run.meta = {**(run.meta or {}), "model": ref,
+                    **({"costUsd": cost} if cost is not None else {})}
+        await rt.store.update_run(run.id, meta=run.meta)
+        session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
         await rt.store.append_messages(
-            entry, new, model=ref, input_tokens=tin, output_tokens=tout, context_tokens=tin,
-            total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0))
+            entry, new, input_tokens=tin, output_tokens=tout, context_tokens=tin,
+            total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0),
+            cost_usd=session_cost)
         return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
                           context_tokens=tin)
 

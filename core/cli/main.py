@@ -8,13 +8,22 @@ import json
 import sys
 from typing import Any
 
+from core.cli.pairing import add_pairing_parser
 from core.config import ConfigError, CrosstalkConfig, dump_masked, load_config
 from core.errors import CrosstalkError
 
 
 def _load(args: argparse.Namespace) -> CrosstalkConfig:
+    """The config, or exit 2 with one `path: reason` line per problem (also what would only
+    fail later: a model naming no configured provider, D12)."""
+    from core.config.checks import model_reference_problems
+
     try:
-        return load_config(args.config)
+        config = load_config(args.config)
+        problems = model_reference_problems(config)
+        if problems:
+            raise ConfigError(problems)
+        return config
     except ConfigError as exc:
         print(f"crosstalk: invalid configuration\n{exc}", file=sys.stderr)
         raise SystemExit(2) from exc
@@ -43,7 +52,12 @@ def _gateway(args: argparse.Namespace) -> int:
 
 
 def _config_check(args: argparse.Namespace) -> int:
-    print(json.dumps(dump_masked(_load(args)), indent=2))
+    from core.access.policy import dm_scope_warnings
+
+    config = _load(args)
+    print(json.dumps(dump_masked(config), indent=2))
+    for warning in dm_scope_warnings(config):
+        print(warning, file=sys.stderr)
     return 0
 
 
@@ -150,9 +164,18 @@ def _channels_status(args: argparse.Namespace) -> int:
 
     data = _call(args, "GET", "/healthz")
     for ch in data["channels"]:
-        print(f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
-              + status_suffix(ch))
+        line = f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
+        if "refused" in ch:
+            line = f"{line.rstrip()} refused={ch['refused']}"
+        print(line.rstrip() + status_suffix(ch))
     return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from core.mcp.stdio_proxy import run_stdio_proxy
+
+    base, token = _client_target(args)
+    return asyncio.run(run_stdio_proxy(base, token, args.session))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -200,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     st = ch.add_parser("status", help="connection state of each channel")
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
+    add_pairing_parser(sub, client)
+    from core.cli.cron import add_cron_commands
+
+    add_cron_commands(sub, client)
+    mcp = sub.add_parser("mcp", help="serve the session tools over MCP on stdio (relays to "
+                                     "the running gateway's /mcp)")
+    client(mcp)
+    mcp.set_defaults(fn=_mcp)
     return p
 
 

@@ -17,6 +17,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
+from core.config.schema_cron import CronConfig, HooksConfig
+from core.config.schema_mcp import McpConfig
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -57,10 +59,26 @@ class GatewayAuthConfig(ConfigModel):
         return self
 
 
+DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres",
+                    "postgresql+asyncpg")
+
+
 class DatabaseConfig(ConfigModel):
     """``url`` ``None`` = SQLite file in the state dir; see ``CrosstalkConfig.database_url()``."""
 
     url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _supported_scheme(cls, value: str | None) -> str | None:
+        """Only the drivers the store ships with; anything else would fail at start (D12)."""
+        if value is None or not value.strip():
+            return value
+        scheme = value.strip().partition("://")[0].lower()
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(f"unsupported database URL scheme {scheme[:40]!r} "
+                             "(use sqlite:///PATH or postgresql://USER@HOST/DB)")
+        return value
 
 
 class GatewayConfig(ConfigModel):
@@ -72,6 +90,8 @@ class GatewayConfig(ConfigModel):
     state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
+    """A request body not fully received by then is answered 408 (D12)."""
     dedup_window_days: float = Field(default=7.0, gt=0)
     """How long inbound platform identities and Idempotency-Keys are remembered (D16)."""
     watchdog_seconds: float = Field(default=60.0, gt=0)
@@ -219,6 +239,18 @@ class CrosstalkConfig(ConfigModel):
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+
+    @model_validator(mode="after")
+    def _known_mcp_servers(self) -> CrosstalkConfig:
+        for entry in self.agents.list:
+            unknown = [n for n in entry.mcp or [] if n not in self.mcp.servers]
+            if unknown:
+                raise ValueError(f"agents.list[{entry.id}].mcp names unknown MCP server(s): "
+                                 f"{', '.join(unknown)}")
+        return self
 
     def default_agent_id(self) -> str:
         """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""

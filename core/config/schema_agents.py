@@ -42,12 +42,20 @@ class ModelEntry(ConfigModel):
     cost: ModelCost | None = None
 
 
+ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages",
+                      "google-gemini", "ollama"]
+
+
 class ProviderConfig(ConfigModel):
-    """An OpenAI-compatible endpoint. ``baseUrl`` ``None`` = the client library's default."""
+    """A model provider and the wire API it speaks. ``baseUrl`` ``None`` = the SDK's default.
+
+    ``timeoutSeconds`` bounds one model request; a timeout moves a fallback chain on.
+    """
 
     base_url: str | None = None
     api_key: SecretStr | None = None
-    api: Literal["openai-completions"] = "openai-completions"
+    api: ProviderApi = "openai-completions"
+    timeout_seconds: float | None = Field(default=None, gt=0)
     models: list[ModelEntry] = Field(default_factory=list)
 
     @field_validator("base_url")
@@ -135,6 +143,8 @@ class AgentConfig(ConfigModel):
     system_prompt: str | None = None
     subagents: AgentSubagentsConfig = Field(default_factory=AgentSubagentsConfig)
     tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
+    mcp: list[str] | None = None
+    """MCP servers (names under ``mcp.servers``) this agent may use; ``None`` = all of them."""
 
     @field_validator("id", mode="before")
     @classmethod

@@ -14,9 +14,12 @@ from core.config.schema_base import ConfigModel, IdList, normalize_account_id
 
 __all__ = [
     "AccountConfig",
+    "AccountGroupsConfig",
     "ChannelsConfig",
     "DiscordAccountConfig",
     "DiscordConfig",
+    "DmPolicy",
+    "GroupPolicy",
     "GroupsConfig",
     "SlackAccountConfig",
     "SlackConfig",
@@ -37,14 +40,33 @@ def _check_url(value: str | None) -> str | None:
     return text.rstrip("/")
 
 
+DmPolicy = Literal["pairing", "allowlist", "open", "disabled"]
+GroupPolicy = Literal["open", "allowlist", "disabled"]
+
+
+class AccountGroupsConfig(ConfigModel):
+    """``groups`` of one extra account: unset fields inherit the channel's (D11)."""
+
+    require_mention: bool | None = None
+    allow: IdList | None = None
+
+
 class AccountConfig(ConfigModel):
-    """Fields of one bot account. ``CREDENTIAL`` names the field that makes it usable."""
+    """Fields of one bot account. ``CREDENTIAL`` names the field that makes it usable.
+
+    The access fields (D11) are optional here: an extra account inherits the channel's value
+    for every one it leaves unset.
+    """
 
     CREDENTIAL: ClassVar[str] = ""
 
     edits_start_turn: bool = False
     """An edited message (Telegram ``edited_message``, Slack ``message_changed``, Discord
     ``MESSAGE_UPDATE``) is a new turn; by default edits are ignored (D16)."""
+    dm_policy: DmPolicy | None = None
+    allow_from: IdList | None = None
+    group_policy: GroupPolicy | None = None
+    groups: AccountGroupsConfig | None = None
 
     def has_credentials(self) -> bool:
         """True when the account's main credential is set (so it is worth starting)."""
@@ -107,10 +129,12 @@ def _is_owner(owners: list[str], user_id: str) -> bool:
     return "*" in owners or user_id.strip() in owners
 
 
-class GroupsConfig(ConfigModel):
-    """Group-chat behaviour shared by all accounts of a channel."""
+class GroupsConfig(AccountGroupsConfig):
+    """Group-chat behaviour of a channel (its accounts inherit it)."""
 
     require_mention: bool = True
+    allow: IdList = Field(default_factory=list)
+    """Group/channel ids admitted under ``groupPolicy: allowlist`` (``"*"`` = any)."""
 
 
 class WebchatConfig(ConfigModel):
@@ -168,13 +192,20 @@ class _ChannelCommon(ConfigModel):
     owners: IdList = Field(default_factory=list)
     """Platform user ids allowed to run owner commands such as ``/send``; ``"*"`` = everyone."""
     groups: GroupsConfig = Field(default_factory=GroupsConfig)
+    dm_policy: DmPolicy = "pairing"
+    """Who may DM the bot (D11): unknown senders get a pairing code by default."""
+    allow_from: IdList = Field(default_factory=list)
+    """Platform user ids admitted in DMs besides the owners and paired users (``"*"`` = all)."""
+    group_policy: GroupPolicy = "open"
+    # (the account classes declare the access fields as optional, "inherit"; the channel's
+    # own values are required, hence the type: ignore[misc] on the three channel classes)
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""
         return _is_owner(self.owners, user_id)
 
 
-class TelegramConfig(_ChannelCommon, TelegramAccountConfig):
+class TelegramConfig(_ChannelCommon, TelegramAccountConfig):  # type: ignore[misc]
     """``channels.telegram``."""
 
     accounts: dict[str, TelegramAccountConfig] = Field(default_factory=dict)
@@ -189,7 +220,7 @@ class TelegramConfig(_ChannelCommon, TelegramAccountConfig):
         return [account_id for account_id, _ in self.iter_accounts()]
 
 
-class DiscordConfig(_ChannelCommon, DiscordAccountConfig):
+class DiscordConfig(_ChannelCommon, DiscordAccountConfig):  # type: ignore[misc]
     """``channels.discord``."""
 
     accounts: dict[str, DiscordAccountConfig] = Field(default_factory=dict)
@@ -204,7 +235,7 @@ class DiscordConfig(_ChannelCommon, DiscordAccountConfig):
         return [account_id for account_id, _ in self.iter_accounts()]
 
 
-class SlackConfig(_ChannelCommon, SlackAccountConfig):
+class SlackConfig(_ChannelCommon, SlackAccountConfig):  # type: ignore[misc]
     """``channels.slack``."""
 
     accounts: dict[str, SlackAccountConfig] = Field(default_factory=dict)

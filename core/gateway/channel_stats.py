@@ -16,6 +16,7 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for adapter in rt.channels:
         wire = adapter.status().to_wire()
+        wire["refused"] = rt.access.refused(adapter.channel, adapter.account_id)  # D11
         wire["duplicatesDropped"] = rt.router.duplicates.count(adapter.channel,
                                                                adapter.account_id)
         wire["deliveriesFailed"] = failed.get((adapter.channel, adapter.account_id), 0)

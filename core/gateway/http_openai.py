@@ -1,61 +1,95 @@
-"""OpenAI-compatible `POST /v1/chat/completions`: one agent turn in a named session (D9).
+"""OpenAI-compatible `POST /v1/chat/completions`: one agent turn in a session (D9, D14).
 
-The session comes from the `x-crosstalk-session-key` header (default: main). Only the last
-user message is new input; the session's own transcript is the history.
+`model` picks the agent and the header `x-crosstalk-session-key` (else `user`) the session
+(see `openai_target`). Only the last user message is new input; `system`/`developer` messages
+become the run's extra system prompt; the session's own transcript is the history.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, model_validator
 
-from core.errors import SEND_BLOCKED, SendBlocked
 from core.gateway import idempotency
 from core.gateway.appkeys import RUNTIME
-from core.gateway.http_api import error
 from core.gateway.http_tools import authorized_model
-from core.runs import RunRequest
+from core.gateway.openai_errors import error_body, openai_error
+from core.gateway.openai_run import Usage, failure_message, failure_response, start_turn
+from core.gateway.openai_target import SESSION_HEADER, resolve_target
 from core.store.ledger import Claim, DuplicateInbound
 
-SESSION_HEADER = "x-crosstalk-session-key"
+__all__ = ["SESSION_HEADER", "chat_completions"]
+
+
+class ContentPart(BaseModel):
+    """One part of a message's `content` list; a `text` part must carry a string `text`."""
+
+    model_config = ConfigDict(extra="allow")
+    type: StrictStr
+    text: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _text_part_has_text(self) -> ContentPart:
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text part needs a string 'text'")
+        return self
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | list[dict[str, Any]] | None = None
+    role: StrictStr
+    content: StrictStr | list[ContentPart] | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
 
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str | None = None
+    model: StrictStr | None = None
     messages: list[ChatMessage]
-    stream: bool = False
+    stream: StrictBool = False
+    stream_options: StreamOptions | None = None
+    user: StrictStr | None = None
 
 
-def _text(content: str | list[dict[str, Any]] | None) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     if isinstance(content, str):
         return content
-    return "".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
+    return "".join(p.text or "" for p in content or [] if p.type == "text")
 
 
-def _completion(cid: str, model: str, text: str, usage: dict[str, int]) -> dict[str, Any]:
+def _usage(u: Usage) -> dict[str, int]:
+    return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
+            "total_tokens": u.total_tokens}
+
+
+def _completion(cid: str, model: str, text: str, usage: Usage) -> dict[str, Any]:
     return {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}], "usage": usage}
+                         "finish_reason": "stop"}], "usage": _usage(usage)}
 
 
-def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None
-           ) -> bytes:
-    body = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+def _sse(body: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+
+
+def _chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
+           usage: Usage | None = None) -> bytes:
+    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk",
+                            "created": int(time.time()), "model": model, "choices": []}
+    if delta is not None:
+        body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    if usage is not None:
+        body["usage"] = _usage(usage)
+    return _sse(body)
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -64,87 +98,66 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return parsed
     chat, _ = parsed
     rt = request.app[RUNTIME]
-    user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
-    if user is None or not _text(user.content).strip():
-        return error(400, "messages must contain a user message with text")
+    user = next((m for m in reversed(chat.messages)
+                 if m.role == "user" and _text(m.content).strip()), None)
+    if user is None:
+        return openai_error(400, "messages must contain a user message with text")
     try:
         claim = idempotency.claim_for(request, "chat.completions")
     except idempotency.BadKey as exc:
         return idempotency.bad_key(exc)
     if claim is not None and (again := await _replay(request, rt, claim, chat.stream)):
         return again
-    raw_key = request.headers.get(SESSION_HEADER, "").strip()
-    key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
-    entry = await rt.ensure_session(key)
-    deltas: asyncio.Queue[str] = asyncio.Queue()
-
-    async def on_delta(text: str) -> None:
-        deltas.put_nowait(text)
-
-    req = RunRequest(session_key=key, message=_text(user.content).strip(),
-                     context=rt.context_for(entry), deliver=False, lane="main",
-                     timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
-                     on_delta=on_delta if chat.stream else None,
-                     claims=(claim,) if claim is not None else ())
+    target = resolve_target(rt, request, chat.model, chat.user)
+    if isinstance(target, web.Response):
+        return target
+    system = "\n\n".join(t for m in chat.messages if m.role in ("system", "developer")
+                         if (t := _text(m.content).strip()))
     try:
-        run = await rt.start_run(req)
-    except SendBlocked:
-        return error(403, SEND_BLOCKED, "forbidden")
+        turn = await start_turn(rt, target, _text(user.content).strip(), system,
+                                stream=chat.stream, claims=(claim,) if claim else ())
     except DuplicateInbound:  # the same key, a moment earlier, on this or another process
         assert claim is not None
         return await _replay(request, rt, claim, chat.stream) or idempotency.conflict()
-    model = chat.model or rt.models.default_ref(entry.agent_id) or "crosstalk"
-    cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+    if isinstance(turn, web.Response):
+        return turn
+    model, cid = target.model_name, f"chatcmpl-{uuid.uuid4().hex[:24]}"
     if not chat.stream:
-        outcome = await rt.runs.wait(run.id, None)
+        outcome = await turn.outcome()
         if outcome.status != "ok":
-            failed = {"error": {"message": outcome.error or outcome.status,
-                                "type": "agent_error"}}
-            await idempotency.remember(rt, claim, 502, failed)
-            return web.json_response(failed, status=502)
-        body = await _final_body(rt, run.id, cid, model, outcome.reply or "")
+            await _remember_failure(rt, claim, outcome)
+            return failure_response(outcome)
+        body = _completion(cid, model, outcome.reply or "", await turn.usage())
         await idempotency.remember(rt, claim, 200, body)
         return web.json_response(body)
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache"})
     await resp.prepare(request)
     await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
-    sent = ""
-    waiter = asyncio.ensure_future(rt.runs.wait(run.id, None))
-    while True:
-        getter = asyncio.ensure_future(deltas.get())
-        done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
-        if getter in done:
-            text = getter.result()
-            if text.startswith(sent) and len(text) > len(sent):
-                await resp.write(_chunk(cid, model, {"content": text[len(sent):]}))
-                sent = text
-            continue
-        getter.cancel()
-        break
-    outcome = waiter.result()
-    final = outcome.reply or ""
+    streamed = ""
+    async for piece in turn.pieces():
+        streamed += piece
+        await resp.write(_chunk(cid, model, {"content": piece}))
+    outcome = await turn.outcome()
     if outcome.status == "ok":
-        await idempotency.remember(rt, claim, 200, await _final_body(rt, run.id, cid, model, final))
-    else:
-        await idempotency.remember(rt, claim, 502, {"error": {
-            "message": outcome.error or outcome.status, "type": "agent_error"}})
-    if outcome.status == "ok" and final.startswith(sent) and len(final) > len(sent):
-        await resp.write(_chunk(cid, model, {"content": final[len(sent):]}))
-    elif outcome.status != "ok":
-        await resp.write(_chunk(cid, model, {"content": f"[error: {outcome.error}]"}))
-    await resp.write(_chunk(cid, model, {}, "stop" if outcome.status == "ok" else "error"))
+        await idempotency.remember(rt, claim, 200, _completion(
+            cid, model, streamed, await turn.usage()))
+        await resp.write(_chunk(cid, model, {}, "stop"))
+        if chat.stream_options is not None and chat.stream_options.include_usage:
+            await resp.write(_chunk(cid, model, None, usage=await turn.usage()))
+    else:  # an error event, no made-up finish_reason (D14)
+        await _remember_failure(rt, claim, outcome)
+        await resp.write(_sse(error_body(failure_message(outcome), "server_error",
+                                         outcome.status)))
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()
     return resp
 
 
-async def _final_body(rt: Any, run_id: str, cid: str, model: str, reply: str) -> dict[str, Any]:
-    rec = await rt.store.get_run(run_id)
-    usage = {"prompt_tokens": rec.input_tokens or 0 if rec else 0,
-             "completion_tokens": rec.output_tokens or 0 if rec else 0}
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return _completion(cid, model, reply, usage)
+async def _remember_failure(rt: Any, claim: Claim | None, outcome: Any) -> None:
+    status = 504 if outcome.status == "timeout" else 502
+    await idempotency.remember(rt, claim, status, error_body(
+        failure_message(outcome), "server_error", outcome.status))
 
 
 async def _replay(request: web.Request, rt: Any, claim: Claim, stream: bool

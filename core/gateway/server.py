@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 import time
 from dataclasses import dataclass
 
@@ -12,12 +13,23 @@ from aiohttp import web
 
 from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
+from core.access.policy import dm_scope_warnings
 from core.config import CrosstalkConfig
-from core.gateway import http_api, http_openai, http_tools
+from core.gateway import (
+    http_api,
+    http_cron,
+    http_hooks,
+    http_openai,
+    http_pairing,
+    http_tools,
+    openai_routes,
+)
 from core.gateway.appkeys import RUNTIME, SECRET
-from core.gateway.auth import gateway_secret
+from core.gateway.auth import load_gateway_secret
 from core.gateway.channel_stats import channel_entries
+from core.gateway.edge import install_edge
 from core.gateway.openapi import openapi_spec
+from core.mcp import http as mcp_http
 from core.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -33,11 +45,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_spec())
+    return web.json_response(openapi_spec(request.app[RUNTIME].config))
 
 
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
-    app = web.Application(client_max_size=rt.config.gateway.max_body_bytes + 1024)
+    gw = rt.config.gateway
+    app = web.Application(client_max_size=gw.max_body_bytes)
+    install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)
@@ -45,6 +59,10 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
+    app.add_routes(http_pairing.routes())
+    app.add_routes([*http_cron.routes(), *http_hooks.routes()])
+    openai_routes.register(app)
+    mcp_http.register(app)
     for adapter in adapters:
         mount = getattr(adapter, "mount", None)
         if mount is not None:
@@ -58,6 +76,13 @@ class RunningGateway:
     runner: web.AppRunner
     url: str
     token: str
+    token_generated: bool = False
+    """True when this start created the token (the only start that prints it, D12)."""
+
+    def web_chat_line(self) -> str:
+        if self.token_generated:
+            return f"Web chat: {self.url}?token={self.token}"
+        return f"Web chat: {self.url} (add ?token=<your gateway token>)"
 
     async def stop(self) -> None:
         await self.runtime.stop()
@@ -67,7 +92,7 @@ class RunningGateway:
 async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> RunningGateway:
     """Start everything; `port=0` picks a free port (tests)."""
     rt = Runtime(config)
-    secret = gateway_secret(config, rt.state_dir)
+    secret, generated = load_gateway_secret(config, rt.state_dir)
     adapters = build_adapters(config, rt)
     app = build_app(rt, secret, adapters)
     runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
@@ -84,7 +109,7 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
         await runner.cleanup()
         raise
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
-    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret)
+    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret, generated)
 
 
 async def serve(config: CrosstalkConfig) -> None:
@@ -92,7 +117,9 @@ async def serve(config: CrosstalkConfig) -> None:
     t0 = time.perf_counter()
     gw = await start_gateway(config)
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
-    print(f"Web chat: {gw.url}?token={gw.token}", flush=True)
+    for warning in dm_scope_warnings(config):
+        print(warning, file=sys.stderr, flush=True)
+    print(gw.web_chat_line(), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

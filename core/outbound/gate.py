@@ -26,7 +26,8 @@ from core.store.ledger import finish_delivery, mark_chunk, open_delivery
 
 log = logging.getLogger(__name__)
 
-DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice"]
+DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron",
+                       "hook"]
 Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited",
                   "resent_after_crash"]
 

@@ -8,6 +8,7 @@ whether a message starts a run; replies of finished runs go back out through the
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.commands.parse import parse_command
@@ -67,6 +68,8 @@ class Router:
         if claims and await is_known(self.rt.store, claims):
             self._drop(msg)
             return
+        if not await self.rt.access.admit(msg):  # D11: before any session is touched
+            return
         try:
             await self._handle(msg, claims)
         except DuplicateInbound:
@@ -100,7 +103,7 @@ class Router:
             await append_claimed(self.rt.store, entry, user, claims)
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
-        ctx = self.rt.context_for(entry, origin=msg.reply_to)
+        ctx = replace(self.rt.context_for(entry, origin=msg.reply_to), owner=self.is_owner(msg))
         # the message, its run and its identities are stored in one transaction
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
@@ -109,6 +112,9 @@ class Router:
             timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
 
     def _require_mention(self, msg: InboundMessage) -> bool:
+        per_account = self.rt.access.require_mention(msg)
+        if per_account is not None:
+            return per_account
         channel_cfg = getattr(self.rt.config.channels, msg.channel, None)
         groups = getattr(channel_cfg, "groups", None)
         return bool(getattr(groups, "require_mention", True))

@@ -27,6 +27,7 @@ class SessionEntry:
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    cost_usd: float | None = None
     thinking_level: str | None = None
     verbose_level: str | None = None
     system_sent: bool | None = None

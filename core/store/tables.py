@@ -41,6 +41,7 @@ class SessionRow(SQLModel, table=True):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    cost_usd: float | None = None
     thinking_level: str | None = Field(default=None, max_length=16)
     verbose_level: str | None = Field(default=None, max_length=16)
     system_sent: bool | None = None
@@ -158,7 +159,12 @@ class SubagentRunRow(SQLModel, table=True):
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
 
 
+from core.store.cron_tables import CronJobRow  # noqa: E402,F401  (registers the table)
+from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow  # noqa: E402
+
 metadata = SQLModel.metadata
 
+__all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
+           "SessionRow", "SubagentRunRow", "metadata"]
 
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

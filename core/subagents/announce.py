@@ -149,7 +149,9 @@ def stats_line(rt: Runtime, rec: SubagentRecord, entry: SessionEntry | None) -> 
     parts = [f"runtime {format_duration(runtime)}"]
     parts.append(f"tokens {format_tokens(total)} (in {format_tokens(tin)} / out "
                  f"{format_tokens(tout)})" if total is not None else "tokens n/a")
-    cost = model_cost(rt, rec.model or (entry.model if entry else None), tin, tout)
+    model = rec.model or (entry.model if entry else None) or \
+        rt.models.default_ref(rt.keys.agent_of(rec.child_key))
+    cost = model_cost(rt, model, tin, tout)
     if cost is not None:
         parts.append(f"est {format_cost(cost)}")
     parts.append(f"sessionKey {rec.child_key}")

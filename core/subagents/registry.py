@@ -103,8 +103,9 @@ class SubagentRegistry:
         if entry is not None:
             usage = {"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
                      "total_tokens": entry.total_tokens}
-            if entry.model:
-                usage["model"] = entry.model
+        answered = (run.meta or {}).get("model") or (entry.model if entry else None)
+        if answered:  # the model that answered (a fallback, perhaps), else the pinned one
+            usage["model"] = answered
         await update_subagent_run(
             self.rt.store, run.id, started_at=run.started_at, ended_at=run.ended_at or now_ms(),
             outcome=status, error=error, reply=reply, **usage)

@@ -26,6 +26,7 @@ class ToolContext:
     trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     hops: int = 0
     group_id: str | None = None
+    owner: bool = False  # the turn was started by a channel owner (or the gateway token)
 
     @property
     def channel(self) -> str | None:

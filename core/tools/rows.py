@@ -53,6 +53,7 @@ class RowBuilder:
             "contextTokens": entry.context_tokens,
             "totalTokens": entry.total_tokens if entry.total_tokens is not None else
             (entry.input_tokens or 0) + (entry.output_tokens or 0),
+            "costUsd": entry.cost_usd,
             "thinkingLevel": entry.thinking_level,
             "verboseLevel": entry.verbose_level,
             "systemSent": entry.system_sent,

@@ -1,12 +1,12 @@
-"""Owner chat commands: /send, /status, /new, /stop, /help."""
+"""Owner chat commands: /send, /status, /new, /stop, /pair, /cron, /help."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from plugins import PluginAPI
+from plugins.chat_commands import cron, pair, send, session, subagents
 from plugins.chat_commands import help as help_cmd
-from plugins.chat_commands import send, session, subagents
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,8 @@ class ChatCommandsPlugin:
     name: str = "chat-commands"
 
     def register(self, api: PluginAPI) -> None:
-        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, help_cmd.SPEC):
+        for spec in (send.SPEC, *session.SPECS, subagents.SPEC, pair.SPEC, cron.SPEC,
+                     help_cmd.SPEC):
             api.register_command(spec)
 
 

@@ -6,6 +6,7 @@ import uuid
 
 from core.commands.registry import CommandInvocation, CommandSpec
 from core.policy.send_policy import effective_policy_text
+from plugins.chat_commands.usage import usage_lines
 
 OWNER_ONLY = "⚙️ /{name} is owner-only."
 
@@ -24,6 +25,7 @@ async def handle_status(inv: CommandInvocation) -> str:
         f"Last run: {last.status if last else 'none'}" + (
             f" ({last.error})" if last and last.error else ""),
     ]
+    lines += usage_lines(entry, last)
     return "\n".join(lines)
 
 
@@ -35,7 +37,7 @@ async def handle_new(inv: CommandInvocation) -> str:
     new_id = str(uuid.uuid4())
     await rt.store.update_session(inv.entry.key, session_id=new_id, input_tokens=None,
                                   output_tokens=None, total_tokens=None, context_tokens=None,
-                                  aborted_last_run=None)
+                                  cost_usd=None, aborted_last_run=None)
     return f"⚙️ New session started ({new_id[:8]}). Send policy kept."
 
 

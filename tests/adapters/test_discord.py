@@ -179,7 +179,7 @@ async def test_rate_limit_retried_and_forbidden_recorded(
 
 async def test_send_off_owner_and_non_owner(fake_discord: FakeDiscord,
                                             discord_rt: DiscordRuntime) -> None:
-    rt, _ = await discord_rt()
+    rt, _ = await discord_rt({"channels": {"discord": {"dmPolicy": "open"}}})  # admit `bob`
     owner_dm, user_dm = fake_discord.DM_CHANNEL_ID, fake_discord.DM_CHANNEL_ID + 1
     await fake_discord.user_message(owner_dm, "/send off")
     [post] = await fake_discord.wait_for("createMessage")

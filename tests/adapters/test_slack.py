@@ -27,7 +27,8 @@ async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> Slack
     async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, SlackAdapter]:
         base = {"channels": {"slack": {
             "botToken": fake_slack.bot_token, "appToken": fake_slack.app_token,
-            "apiBaseUrl": fake_slack.base_url, "owners": [OWNER]}}}
+            "apiBaseUrl": fake_slack.base_url, "owners": [OWNER],
+            "dmPolicy": "open"}}}  # these DMs come from USER, a non-owner (D11 admits all)
         rt = await make_runtime(deep_merge(base, extra or {}))
         assert rt.config.channels.slack is not None
         [adapter] = build(rt.config.channels.slack, rt)

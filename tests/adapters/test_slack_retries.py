@@ -21,7 +21,8 @@ async def test_http_retries_are_dropped_across_a_restart(fake_slack: FakeSlack,
                                                          make_runtime: RuntimeFactory) -> None:
     config = {"channels": {"slack": {
         "mode": "http", "eventsPath": "/hooks/slack", "botToken": fake_slack.bot_token,
-        "signingSecret": fake_slack.signing_secret, "apiBaseUrl": fake_slack.base_url}}}
+        "signingSecret": fake_slack.signing_secret, "apiBaseUrl": fake_slack.base_url,
+        "dmPolicy": "open"}}}
     payload = fake_slack.event_callback(fake_slack.message_event("D0DM0001", "just once"))
 
     async def start() -> tuple[Runtime, SlackAdapter, Any, str]:

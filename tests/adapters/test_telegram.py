@@ -198,7 +198,7 @@ async def test_send_off_by_owner_silences_but_stores(start_tg: Start,
 
 async def test_send_off_by_non_owner_refused(start_tg: Start,
                                              fake_telegram: FakeTelegram) -> None:
-    await start_tg()
+    await start_tg(dmPolicy="open")  # admit mallory (D11), who is not an owner
     fake_telegram.user_message(7, "/send off", username="mallory")
     [call] = await fake_telegram.wait_for("sendMessage")
     assert call.params["chat_id"] == 7

@@ -57,7 +57,8 @@ async def test_telegram_agent_sends_to_web_chat_main(
     config = make_config({
         "session": {"dmScope": "per-channel-peer"},
         "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url}},
+                                  "apiBaseUrl": fake_telegram.base_url,
+                                  "dmPolicy": "open"}},  # TG_USER is no owner (D11)
     })
     rt = Runtime(config)
     adapters = build_adapters(config, rt)
@@ -133,7 +134,8 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
         "session": {"dmScope": "per-channel-peer"},
         "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
         "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url}},
+                                  "apiBaseUrl": fake_telegram.base_url,
+                                  "dmPolicy": "open"}},  # TG_USER is no owner (D11)
     })
     for adapter in build(rt.config.channels.telegram, rt):
         await rt.add_adapter(adapter)

@@ -41,9 +41,10 @@ from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 
-User = Literal["owner", "stranger"]
+User = Literal["owner", "stranger", "stranger2", "stranger3", "stranger4"]
 OWNER: User = "owner"
 STRANGER: User = "stranger"
+STRANGERS: tuple[User, ...] = ("stranger", "stranger2", "stranger3", "stranger4")
 SendFailure = Literal["rate_limit", "forbidden"]
 
 #: Everything a conformance test may need from a platform.
@@ -150,6 +151,15 @@ class Driver(abc.ABC):
     def config(self) -> dict[str, Any]:
         """The config fragment for this platform (owner included)."""
 
+    def user_id(self, user: User) -> str:
+        """The platform user id of one of the driver's people (what `allowFrom` lists)."""
+        raise Unsupported(self.unsupported.get("strangers", "strangers"))
+
+    @property
+    def group_id(self) -> str:
+        """The id of the test group, as `groups.allow` names it."""
+        raise Unsupported(self.unsupported.get("group", "group"))
+
     @abc.abstractmethod
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         """The adapters, built from the runtime's config the way the gateway builds them."""
@@ -211,7 +221,8 @@ class TelegramDriver(FakeDriver):
     platform = "telegram"
     GROUP, FORUM, TOPIC = -100123, -100777, 7
     USERS: ClassVar[dict[User, tuple[int, str]]] = {
-        OWNER: (42, "alice"), STRANGER: (7, "mallory")}
+        OWNER: (42, "alice"), STRANGER: (7, "mallory"), "stranger2": (8, "eve"),
+        "stranger3": (9, "trent"), "stranger4": (10, "peggy")}
 
     def __init__(self, fake: FakeTelegram) -> None:
         super().__init__()
@@ -234,6 +245,13 @@ class TelegramDriver(FakeDriver):
             adapter.poll_timeout = 1  # the fake releases held polls on stop anyway
             adapter.retry_initial = 0.05
         return adapters
+
+    def user_id(self, user: User) -> str:
+        return str(self.USERS[user][0])
+
+    @property
+    def group_id(self) -> str:
+        return str(self.GROUP)
 
     def _mention(self, text: str) -> str:
         return f"@{self.tg.bot_username} {text}"
@@ -295,7 +313,10 @@ class DiscordDriver(FakeDriver):
     platform = "discord"
     USERS: ClassVar[dict[User, tuple[int, str, int]]] = {
         OWNER: (800000000001, "alice", FakeDiscord.DM_CHANNEL_ID),
-        STRANGER: (800000000002, "bob", FakeDiscord.DM_CHANNEL_ID + 1)}
+        STRANGER: (800000000002, "bob", FakeDiscord.DM_CHANNEL_ID + 1),
+        "stranger2": (800000000003, "carol", FakeDiscord.DM_CHANNEL_ID + 2),
+        "stranger3": (800000000004, "dave", FakeDiscord.DM_CHANNEL_ID + 3),
+        "stranger4": (800000000005, "erin", FakeDiscord.DM_CHANNEL_ID + 4)}
     OTHER_BOT = 700000000001
 
     def __init__(self, fake: FakeDiscord) -> None:
@@ -313,6 +334,13 @@ class DiscordDriver(FakeDriver):
         section = rt.config.channels.discord
         assert section is not None
         return build(section, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0)
+
+    def user_id(self, user: User) -> str:
+        return str(self.USERS[user][0])
+
+    @property
+    def group_id(self) -> str:
+        return str(self.dc.CHANNEL_ID)
 
     def _place(self, channel_id: int | str) -> tuple[str, str | None]:
         """Threads are channels on Discord: report them as (parent channel, thread)."""
@@ -377,7 +405,9 @@ class SlackDriver(FakeDriver):
     platform = "slack"
     GROUP, THREAD_CHANNEL, THREAD_TS = "C0CHAN001", "C0CHAN002", "1700000000.000100"
     USERS: ClassVar[dict[User, tuple[str, str]]] = {
-        OWNER: ("U0OWNER01", "D0DMOWNER"), STRANGER: ("U0USER001", "D0DMUSER")}
+        OWNER: ("U0OWNER01", "D0DMOWNER"), STRANGER: ("U0USER001", "D0DMUSER"),
+        "stranger2": ("U0USER002", "D0DMUSER2"), "stranger3": ("U0USER003", "D0DMUSER3"),
+        "stranger4": ("U0USER004", "D0DMUSER4")}
 
     def __init__(self, fake: FakeSlack) -> None:
         super().__init__()
@@ -395,6 +425,13 @@ class SlackDriver(FakeDriver):
         section = rt.config.channels.slack
         assert section is not None
         return build(section, rt)
+
+    def user_id(self, user: User) -> str:
+        return self.USERS[user][0]
+
+    @property
+    def group_id(self) -> str:
+        return self.GROUP
 
     async def _mention(self, channel: str, text: str, user: User,
                        thread_ts: str | None = None) -> str:

@@ -222,7 +222,8 @@ async def test_send_off_by_owner_silences_but_stores(driver: Driver,
 async def test_send_off_by_non_owner_is_refused(driver: Driver,
                                                 make_runtime: RuntimeFactory) -> None:
     require(driver, "strangers")
-    await driver.start(make_runtime, PER_PEER)
+    open_dms = {"channels": {driver.channel: {"dmPolicy": "open"}}}  # admitted, not an owner
+    await driver.start(make_runtime, {**PER_PEER, **open_dms})
     sent = await driver.dm("/send off", user=STRANGER)
     [refused] = await driver.wait_replies(1)
     assert refused.text == "⚙️ /send is owner-only."

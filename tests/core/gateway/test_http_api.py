@@ -115,4 +115,5 @@ async def test_healthz_and_openapi(client: tuple[TestClient, Runtime]) -> None:
     resp = await c.get("/healthz")
     assert resp.status == 200 and (await resp.json())["ok"] is True
     spec = await (await c.get("/openapi.json")).json()
-    assert {"/tools/invoke", "/v1/chat/completions", "/api/sessions/{key}"} <= set(spec["paths"])
+    assert {"/tools/invoke", "/v1/chat/completions", "/api/sessions/{key}", "/v1/models",
+            "/v1/models/{id}", "/v1/responses", "/mcp"} <= set(spec["paths"])

@@ -9,7 +9,7 @@ from typing import Any
 from core.runtime import Runtime
 from core.store.subagent_store import SubagentRecord
 from plugins.chat_commands.subagents import HELP, resolve_target
-from tests.conftest import RuntimeFactory
+from tests.conftest import RuntimeFactory, deep_merge
 from tests.core.subagents.helpers import (
     OWNER_CONFIG,
     REQUESTER,
@@ -53,7 +53,8 @@ async def setup(make_runtime: RuntimeFactory, fake_model: FakeModelServer
 
 async def test_non_owner_is_refused(make_runtime: RuntimeFactory) -> None:
     adapter = RecordingAdapter()
-    await make_runtime(OWNER_CONFIG, adapters=[adapter])
+    open_dms = {"channels": {"telegram": {"dmPolicy": "open"}}}  # admit "stranger" (D11)
+    await make_runtime(deep_merge(OWNER_CONFIG, open_dms), adapters=[adapter])
     assert await command(adapter, "/subagents list", sender="stranger") == \
         "⚙️ /subagents is owner-only."
 

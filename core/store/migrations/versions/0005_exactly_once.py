@@ -1,7 +1,7 @@
 """exactly once: inbound identities and per-chunk delivery state (decision D16)
 
 Revision ID: 0005
-Revises: 0002
+Revises: 0008
 Create Date: 2026-11-23 21:30:00
 """
 
@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision = '0005'
-down_revision = '0002'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,112 @@
+"""Agent turns per second through the real gateway process (target: ≥ 150 turns/s, 16 clients).
+
+A real `crosstalk gateway` child process, SQLite (default) or PostgreSQL, the loopback fake
+OpenAI-compatible model (instant echo over HTTP) and N concurrent clients posting
+`/v1/chat/completions`, each into its own sessions. Gateway overhead is the client-side p50
+latency at one client minus the p50 of calling the fake model directly.
+
+    .venv/bin/python -m bench.bench_http_turns [--clients 16] [--turns 2000] [--pg]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+from tests.fakes.model import FakeModelServer
+from tests.gateway_process import GatewayProcess, write_config
+
+
+async def _client(http: aiohttp.ClientSession, url: str, token: str, sessions: list[str],
+                  turns: int, samples: list[float]) -> None:
+    for i in range(turns):
+        key = sessions[i % len(sessions)]
+        t0 = time.perf_counter()
+        async with http.post(f"{url}/v1/chat/completions",
+                             json={"model": "crosstalk",
+                                   "messages": [{"role": "user", "content": f"m{i}"}]},
+                             headers={"Authorization": f"Bearer {token}",
+                                      "x-crosstalk-session-key": key}) as resp:
+            await resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"HTTP {resp.status}: {await resp.text()}")
+        samples.append((time.perf_counter() - t0) * 1000)
+
+
+async def _load(gw: GatewayProcess, clients: int, turns: int) -> tuple[float, list[float]]:
+    samples: list[float] = []
+    conn = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=conn) as http:
+        per = max(1, turns // clients)
+        t0 = time.perf_counter()
+        await asyncio.gather(*(
+            _client(http, gw.url, gw.token, [f"bench-{c}-{s}" for s in range(4)], per, samples)
+            for c in range(clients)))
+        elapsed = time.perf_counter() - t0
+    return len(samples) / elapsed, samples
+
+
+async def _model_p50(fake: FakeModelServer, n: int = 200) -> float:
+    samples = []
+    async with aiohttp.ClientSession() as http:
+        for i in range(n):
+            t0 = time.perf_counter()
+            async with http.post(f"{fake.base_url}/chat/completions",
+                                 json={"model": "fake-model",
+                                       "messages": [{"role": "user", "content": f"m{i}"}]}
+                                 ) as resp:
+                await resp.read()
+            samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+async def bench(clients: int, turns: int, db_url: str | None) -> None:
+    async with FakeModelServer() as fake:
+        state = Path(tempfile.mkdtemp(prefix="crosstalk-bench-"))
+        extra = f"  database:\n    url: {db_url}\n" if db_url else ""
+        config = write_config(state / "crosstalk.yaml", state / "state", fake)
+        if extra:
+            text = config.read_text(encoding="utf-8").replace(
+                "gateway:\n", "gateway:\n" + extra, 1)
+            config.write_text(text, encoding="utf-8")
+        async with GatewayProcess(config) as gw:
+            await _load(gw, clients, min(200, turns))  # warm-up: model stack, caches
+            rate, samples = await _load(gw, clients, turns)
+            _, single = await _load(gw, 1, 200)
+            model = await _model_p50(fake)
+        s = sorted(samples)
+        where = "postgresql" if db_url else "sqlite"
+        print(f"{where}: {clients} clients, {len(s)} turns: {rate:.0f} turns/s, "
+              f"p50 {statistics.median(s):.1f} ms, p95 {s[int(len(s) * 0.95)]:.1f} ms")
+        print(f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
+              f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--turns", type=int, default=2000)
+    ap.add_argument("--pg", action="store_true",
+                    help="use a fresh database on the local PostgreSQL server")
+    args = ap.parse_args()
+    if not args.pg:
+        asyncio.run(bench(args.clients, args.turns, None))
+        return
+
+    async def on_pg() -> None:
+        from tests.pg import fresh_pg_database
+
+        async with fresh_pg_database() as url:
+            await bench(args.clients, args.turns, url)
+
+    asyncio.run(on_pg())
+
+
+if __name__ == "__main__":
+    main()

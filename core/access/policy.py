@@ -1,0 +1,140 @@
+"""Who may talk to the bot (D11): the effective policy of a channel account, and its verdict.
+
+Pure functions of the config and the message, so every rule is testable without I/O. Only the
+public platforms (`channels.telegram|discord|slack`) are guarded: the web chat's user holds the
+gateway token (the owner), and a channel the config does not know is an in-process adapter
+registered by code, not a place strangers can reach.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from core.config import CrosstalkConfig
+from core.config.schema_channels import (
+    AccountConfig,
+    AccountGroupsConfig,
+    DmPolicy,
+    GroupPolicy,
+    TelegramConfig,
+)
+from core.inbound import InboundMessage
+
+T = TypeVar("T")
+GUARDED_CHANNELS = ("telegram", "discord", "slack")
+
+Reason = Literal["dms disabled", "not on the allowlist", "groups disabled",
+                 "group not on the allowlist"]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    """The D11 fields of one channel account, after inheriting the channel's values."""
+
+    channel: str
+    account_id: str
+    dm_policy: DmPolicy
+    allow_from: tuple[str, ...]
+    group_policy: GroupPolicy
+    groups_allow: tuple[str, ...]
+    owners: tuple[str, ...]
+    require_mention: bool
+
+    def is_owner(self, user_id: str) -> bool:
+        return "*" in self.owners or user_id in self.owners
+
+    def allow_listed(self, user_id: str) -> bool:
+        return "*" in self.allow_from or user_id in self.allow_from
+
+    def lets_others_dm(self) -> bool:
+        """True when someone besides the owners may DM (so a `main` DM scope is shared)."""
+        if self.dm_policy == "disabled":
+            return False
+        if self.dm_policy in ("open", "pairing") or "*" in self.owners:
+            return True
+        return bool(set(self.allow_from) - set(self.owners))
+
+
+def access_policy(config: CrosstalkConfig, channel: str, account_id: str = "default"
+                  ) -> AccessPolicy | None:
+    """The policy for `channel`/`account_id`, or None for channels that are not guarded.
+
+    A platform without a config section still gets the defaults (pairing): safe by default.
+    """
+    if channel not in GUARDED_CHANNELS:
+        return None
+    section = getattr(config.channels, channel, None)
+    if section is None:
+        section = TelegramConfig()  # only the shared fields are read: the defaults
+    account = section.accounts.get(account_id) if account_id != "default" else None
+    if account is None:  # the default account is the channel's top level
+        account = AccountConfig()
+    groups = section.groups
+    acc_groups = account.groups or AccountGroupsConfig()
+    return AccessPolicy(
+        channel=channel, account_id=account_id,
+        dm_policy=_inherit(account.dm_policy, section.dm_policy),
+        allow_from=tuple(_inherit(account.allow_from, section.allow_from)),
+        group_policy=_inherit(account.group_policy, section.group_policy),
+        groups_allow=tuple(_inherit(acc_groups.allow, groups.allow)),
+        owners=tuple(section.owners),
+        require_mention=_inherit(acc_groups.require_mention, groups.require_mention),
+    )
+
+
+def _inherit(own: T | None, inherited: T) -> T:
+    return inherited if own is None else own
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """`admit`, or a refusal `reason`; `pair` means: refused unless the pairing flow says so."""
+
+    admit: bool
+    reason: Reason | None = None
+    pair: bool = False
+
+
+ADMIT = Verdict(True)
+
+
+def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdict:
+    """Apply D11 to one message; `approved` = the sender was paired on this account."""
+    if msg.chat_type != "direct":
+        if policy.group_policy == "disabled":
+            return Verdict(False, "groups disabled")
+        if policy.group_policy == "allowlist" and not (
+                "*" in policy.groups_allow or msg.chat_id in policy.groups_allow):
+            return Verdict(False, "group not on the allowlist")
+        return ADMIT
+    if policy.dm_policy == "disabled":
+        return Verdict(False, "dms disabled")
+    if (policy.dm_policy == "open" or policy.is_owner(msg.sender_id)
+            or policy.allow_listed(msg.sender_id) or approved):
+        return ADMIT
+    if policy.dm_policy == "pairing":
+        return Verdict(False, pair=True)
+    return Verdict(False, "not on the allowlist")
+
+
+def needs_approval_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
+    """Whether `judge` depends on the store (so trusted senders cost no query)."""
+    return (msg.chat_type == "direct" and policy.dm_policy in ("pairing", "allowlist")
+            and not policy.is_owner(msg.sender_id) and not policy.allow_listed(msg.sender_id))
+
+
+def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
+    """The D11 warning for each channel whose DMs would share the `main` session."""
+    if config.session.dm_scope != "main":
+        return []
+    out: list[str] = []
+    for channel in GUARDED_CHANNELS:
+        section = getattr(config.channels, channel, None)
+        if section is None or not section.enabled:
+            continue
+        policies = [access_policy(config, channel, a) for a in section.account_ids()]
+        if any(p is not None and p.lets_others_dm() for p in policies):
+            out.append(f'warning: session.dmScope is "main", so everyone allowed to DM '
+                       f'{channel} shares one session; set session.dmScope: per-channel-peer')
+    return out

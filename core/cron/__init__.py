@@ -1,0 +1,1 @@
+"""Scheduled and triggered sessions: cron jobs (and the scheduler that fires them)."""

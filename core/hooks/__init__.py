@@ -1,0 +1,1 @@
+"""Webhooks: `POST /hooks/<path>` starts an agent turn in a `hook:` session (D15)."""

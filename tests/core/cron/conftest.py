@@ -1,0 +1,1 @@
+from tests.core.cron.helpers import clock, clocked_runtime  # noqa: F401
