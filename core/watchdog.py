@@ -72,8 +72,9 @@ async def run(rt: Runtime, started_ms: int) -> None:
 
     tasks = [asyncio.create_task(prune_loop(rt)), asyncio.create_task(watchdog_loop(rt))]
     try:
-        await reconcile_pending(rt, before_ms=started_ms)
-        await deliver_orphan_replies(rt, before_ms=started_ms)
+        grace_ms = int(rt.config.gateway.reconcile_after_seconds * 1000)
+        await reconcile_pending(rt, before_ms=started_ms, grace_ms=grace_ms)
+        await deliver_orphan_replies(rt, before_ms=started_ms, grace_ms=grace_ms)
         await asyncio.gather(*tasks)
     finally:
         for task in tasks:

@@ -97,7 +97,7 @@ def _config(path: Path, state: Path, model: FakeModelServer, fake: FakeTelegram 
     path.write_text(
         "gateway:\n"
         f"  stateDir: {state}\n"
-        "  auth:\n    token: e2e-token\n" + db +
+        "  auth:\n    token: e2e-token\n  reconcileAfterSeconds: 1\n" + db +
         "models:\n  providers:\n    fake:\n"
         f"      baseUrl: {model.base_url}\n      apiKey: test\n"
         "agents:\n  defaults:\n    model: fake/fake-model\n"

@@ -17,8 +17,14 @@ from adapters.base import ChannelAdapter, ChunkRef, SendReceipt
 from core.delivery_context import DeliveryContext
 from core.errors import DeliveryError, RateLimited
 from core.outbound.gate import send_chunk
-from core.store import DeliveryRecord
-from core.store.ledger import chunks_of, finish_delivery, mark_chunk, pending_deliveries
+from core.store import DeliveryRecord, now_ms
+from core.store.ledger import (
+    chunks_of,
+    finish_delivery,
+    last_activity,
+    mark_chunk,
+    pending_deliveries,
+)
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -97,33 +103,53 @@ async def reconcile_delivery(rt: Runtime, rec: DeliveryRecord, *, wait: float = 
     return outcome
 
 
-async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0
-                            ) -> dict[str, int]:
+async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0,
+                            grace_ms: int = 0) -> dict[str, int]:
     """Settle every delivery an earlier process left pending (opened before `before_ms`);
-    returns how many ended with each outcome."""
+    returns how many ended with each outcome.
+
+    Only a delivery quiet for `grace_ms` is touched: another live gateway on the same database
+    may still be sending it (its chunks are written as they go), and it is re-checked later.
+    """
     counts: dict[str, int] = {}
-    for rec in await pending_deliveries(rt.store, before_ms):
-        try:
-            outcome = await reconcile_delivery(rt, rec, wait=wait)
-        except Exception:
-            log.exception("reconciling delivery %s failed", rec.id)
-            continue
-        counts[outcome] = counts.get(outcome, 0) + 1
+    done: set[int] = set()
+    while True:
+        recs = [r for r in await pending_deliveries(rt.store, before_ms) if r.id not in done]
+        if not recs:
+            break
+        active = await last_activity(rt.store, [r.id for r in recs if r.id is not None])
+        quiet_before = now_ms() - grace_ms
+        ready = [r for r in recs if max(r.created_at, active.get(r.id or 0, 0)) < quiet_before]
+        for rec in ready:
+            done.add(rec.id or 0)
+            try:
+                outcome = await reconcile_delivery(rt, rec, wait=wait)
+            except Exception:
+                log.exception("reconciling delivery %s failed", rec.id)
+                continue
+            counts[outcome] = counts.get(outcome, 0) + 1
+        if len(ready) == len(recs):
+            break
+        await asyncio.sleep(max(0.05, min(grace_ms / 2000, 5.0)))
     if counts:
         log.warning("settled deliveries left in doubt by the last run: %s", counts)
     return counts
 
 
-async def deliver_orphan_replies(rt: Runtime, *, before_ms: int,
+async def deliver_orphan_replies(rt: Runtime, *, before_ms: int, grace_ms: int = 0,
                                  window_ms: int = 86_400_000) -> int:
-    """Deliver replies whose turn finished just before a crash but never reached the gate."""
+    """Deliver replies whose turn finished just before a crash but never reached the gate
+    (only turns that ended `grace_ms` ago: a live process may be about to deliver)."""
+    if grace_ms:
+        await asyncio.sleep(grace_ms / 1000)
     from core.delivery_context import normalize_delivery_context
     from core.outbound.gate import Outbound
     from core.store.ledger import undelivered_replies
 
     sent = 0
     for run in await undelivered_replies(rt.store, since_ms=before_ms - window_ms,
-                                         before_ms=before_ms):
+                                         before_ms=before_ms,
+                                         ended_before_ms=now_ms() - grace_ms):
         entry = await rt.store.get_session(run.session_key)
         if entry is None:
             continue

@@ -220,6 +220,15 @@ async def pending_deliveries(store: Store, before_ms: int) -> list[DeliveryRecor
         lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()])
 
 
+async def last_activity(store: Store, delivery_ids: Sequence[int]) -> dict[int, int]:
+    """When each delivery last changed (its newest chunk update)."""
+    if not delivery_ids:
+        return {}
+    q = select(C.c.delivery_id, func.max(C.c.updated_at)).where(
+        C.c.delivery_id.in_(list(delivery_ids))).group_by(C.c.delivery_id)
+    return {int(d): int(t) for d, t in await store.read(lambda c: c.execute(q).all())}
+
+
 async def failed_counts(store: Store) -> dict[tuple[str, str], int]:
     """Failed deliveries per (channel, account), for `/healthz` and `channels status`."""
     q = select(D.c.channel, D.c.account_id, func.count()).where(
@@ -232,12 +241,13 @@ async def failed_counts(store: Store) -> dict[tuple[str, str], int]:
     return out
 
 
-async def undelivered_replies(store: Store, *, since_ms: int, before_ms: int
-                              ) -> list[RunRecord]:
+async def undelivered_replies(store: Store, *, since_ms: int, before_ms: int,
+                              ended_before_ms: int | None = None) -> list[RunRecord]:
     """Finished chat runs with no delivery row: the process died between the end of the turn
     and the opening of its delivery, so the reply is in the transcript but not in the chat."""
     has_delivery = select(D.c.id).where(D.c.run_id == R.c.id).exists()
     q = select(R).where(and_(R.c.deliver.is_(True), R.c.status == "ok",
                              R.c.created_at >= since_ms, R.c.created_at < before_ms,
+                             R.c.ended_at < (ended_before_ms or before_ms),
                              ~has_delivery)).order_by(R.c.created_at)
     return await store.read(lambda c: [RunRecord(**r) for r in c.execute(q).mappings().all()])

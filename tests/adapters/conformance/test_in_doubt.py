@@ -55,7 +55,7 @@ async def test_in_doubt_chunk_is_settled_after_a_restart(driver: Driver,
     await send_chunk(adapter, target, PARTS[1], ChunkRef(delivery_id, 1))  # then: killed
     await driver.wait_replies(3)
 
-    rt = await driver.restart(make_runtime)
+    rt = await driver.restart(make_runtime, {"gateway": {"reconcileAfterSeconds": 0}})
 
     async def settled() -> DeliveryRecord | None:
         [row] = [d for d in await rt.store.list_deliveries() if d.id == delivery_id]

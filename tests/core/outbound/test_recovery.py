@@ -27,7 +27,7 @@ async def test_orphan_reply_is_delivered_after_a_restart(make_runtime: RuntimeFa
     # ...and here the process died: no delivery row for the run
     await rt.stop()
     again = RecordingAdapter()
-    rt2 = await make_runtime(adapters=[again])
+    rt2 = await make_runtime({"gateway": {"reconcileAfterSeconds": 0}}, adapters=[again])
     [(target, _)] = await again.wait_for("the answer")
     assert target.to == "u9" and first.sent == []
     [row] = await rt2.store.list_deliveries()
