@@ -84,9 +84,9 @@ class ChaosReport:
 
 def _channel_yaml(fake: FakeTelegram | FakeSlack) -> str:
     if isinstance(fake, FakeTelegram):
-        return ("channels:\n  telegram:\n"
+        return ("channels:\n  telegram:\n    dmPolicy: open\n"
                 f"    botToken: \"{fake.token}\"\n    apiBaseUrl: {fake.base_url}\n")
-    return ("channels:\n  slack:\n"
+    return ("channels:\n  slack:\n    dmPolicy: open\n"
             f"    botToken: {fake.bot_token}\n    appToken: {fake.app_token}\n"
             f"    apiBaseUrl: {fake.base_url}\n")
 
