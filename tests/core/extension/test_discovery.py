@@ -1,0 +1,54 @@
+"""Plugin discovery through the `crosstalk.plugins` entry-point group, and config selection."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.commands.parse import parse_command
+from core.commands.registry import CommandRegistry
+from core.config import CrosstalkConfig
+from core.config.schema_plugins import PluginsConfig
+from core.extension.discovery import PluginEntry, PluginError, discover, load_plugins, selected
+from core.tools.registry import ToolRegistry
+
+BUILTINS = {"session-tools", "chat-commands", "cron-tools"}
+
+
+def test_builtins_are_entry_points_of_our_distribution() -> None:
+    found = {p.name: p for p in discover()}
+    assert BUILTINS <= set(found)
+    assert {found[n].dist for n in BUILTINS} == {"crosstalk"}
+
+
+def test_builtins_register_through_the_same_api() -> None:
+    tools, commands = ToolRegistry(), CommandRegistry()
+    loaded = load_plugins(PluginsConfig(), tools=tools, commands=commands)
+    assert BUILTINS <= set(loaded)
+    assert {"sessions_send", "cron", "agents_list"} <= set(tools.names)
+    parsed = parse_command("/pair list")
+    assert parsed is not None
+    assert commands.lookup(parsed) is not None
+
+
+def test_disabled_wins_and_enabled_is_the_complete_list() -> None:
+    found = (PluginEntry("a", "x:register", "crosstalk"), PluginEntry("b", "y:register", "other"))
+    assert [p.name for p in selected(found, PluginsConfig(disabled=["a"]))] == ["b"]
+    assert [p.name for p in selected(found, PluginsConfig(enabled=["b"]))] == ["b"]
+    assert selected(found, PluginsConfig(enabled=["a", "b"], disabled=["a", "zzz"])) == \
+        [found[1]]
+    with pytest.raises(PluginError, match="not installed: nope"):
+        selected(found, PluginsConfig(enabled=["nope"]))
+
+
+def test_disabling_a_builtin_removes_its_tools() -> None:
+    tools, commands = ToolRegistry(), CommandRegistry()
+    load_plugins(PluginsConfig(disabled=["cron-tools"]), tools=tools, commands=commands)
+    assert "cron" not in tools.names and "sessions_list" in tools.names
+
+
+def test_config_key_is_parsed() -> None:
+    cfg = CrosstalkConfig.model_validate(
+        {"plugins": {"enabled": ["chat-commands"], "disabled": ["example"],
+                     "options": {"example": {"greeting": "hi"}}}})
+    assert cfg.plugins.enabled == ["chat-commands"]
+    assert cfg.plugins.options["example"] == {"greeting": "hi"}
