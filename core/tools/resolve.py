@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.errors import ToolRefused
 from core.keys import (
     is_key_shaped,
     is_uuid,
@@ -28,9 +29,8 @@ class Resolved:
 not_visible = not_visible_from_sandbox
 
 
-async def resolve_reference(rt: Runtime, vis: Visibility, raw: str
-                            ) -> Resolved | dict[str, Any]:
-    """The target of a tool call, or the error payload `{status, error}` to return."""
+async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
+    """The target of a tool call; refuses (`forbidden` or `error`) when there is none."""
     raw = raw.strip()
     keys = rt.keys
     if is_key_shaped(raw) and not is_uuid(raw):
@@ -47,10 +47,10 @@ async def resolve_reference(rt: Runtime, vis: Visibility, raw: str
         key = exact[0].key
         return Resolved(key, keys.display(key, vis.requester_agent), True)
     if vis.restricted:
-        return {"status": "forbidden", "error": not_visible(raw)}
+        raise ToolRefused(not_visible(raw))
     if not exact:
-        return {"status": "error", "error": no_session_found(raw)}
-    return {"status": "error", "error": multiple_sessions_found(raw, [e.key for e in exact[:2]])}
+        raise ToolRefused(no_session_found(raw), status="error")
+    raise ToolRefused(multiple_sessions_found(raw, [e.key for e in exact[:2]]), status="error")
 
 
 async def spawned_by_requester(rt: Runtime, vis: Visibility, key: str) -> bool:
