@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from core.commands.parse import parse_command
@@ -10,6 +15,7 @@ from core.config import CrosstalkConfig
 from core.config.schema_plugins import PluginsConfig
 from core.extension.discovery import PluginEntry, PluginError, discover, load_plugins, selected
 from core.tools.registry import ToolRegistry
+from tests.gateway_process import free_port
 
 BUILTINS = {"session-tools", "chat-commands", "cron-tools"}
 
@@ -52,3 +58,16 @@ def test_config_key_is_parsed() -> None:
                      "options": {"example": {"greeting": "hi"}}}})
     assert cfg.plugins.enabled == ["chat-commands"]
     assert cfg.plugins.options["example"] == {"greeting": "hi"}
+
+
+def test_a_missing_enabled_plugin_stops_the_gateway_start(tmp_path: Path) -> None:
+    config = tmp_path / "crosstalk.yaml"
+    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'state'}\n"
+                      "plugins:\n  enabled: [chat-commands, nope]\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "core.cli.main", "--config", str(config), "gateway"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "CROSSTALK_GATEWAY_PORT": str(free_port())})
+    assert proc.returncode == 1, proc.stderr
+    assert ("crosstalk: the gateway could not start: plugins.enabled names plugin(s) that are "
+            "not installed: nope") in proc.stderr
