@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_ACCOUNT_ID",
     "DEFAULT_AGENT_ID",
     "DEFAULT_MAIN_KEY",
+    "MAX_KEY_LENGTH",
     "RESERVED_KEYS",
     "AnnounceTarget",
     "DmScope",
@@ -55,12 +56,20 @@ _VALID_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
 _INVALID_RUN = re.compile(r"[^a-z0-9_-]+")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _THREAD_SUFFIX = re.compile(r":(topic|thread):(\d+(?:\.\d+)?)$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY_PREFIXES = ("agent:", "cron:", "hook:", "node-", "node:", "acp:")
 _CHANNEL_TO = frozenset({"discord", "slack"})
 
 
+MAX_KEY_LENGTH = 256
+"""Longest stored session key, in characters (D12)."""
+
+
 class InvalidSessionKey(ValueError):
-    """A key that cannot name any session (empty, or only separators)."""
+    """A key that cannot name any session (empty, only separators, or too long).
+
+    The message starts with `invalid session key`; the HTTP edge answers it with 400.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,11 +291,14 @@ class KeyModel:
         """The store key for `raw` (D1). Bare keys belong to `agent_id`, else the default agent.
 
         `agent:<id>` alone names that agent's main session. Raises InvalidSessionKey when
-        nothing but separators and whitespace is given.
+        nothing but separators and whitespace is given, or when the canonical key would be
+        longer than `MAX_KEY_LENGTH` characters (D12).
         """
         parts = _segments(_clean(raw))
         if not parts:
-            raise InvalidSessionKey(f"invalid session key: {raw!r}")
+            raise InvalidSessionKey(f"invalid session key: {raw[:80]!r}")
+        if _SURROGATE.search(raw):  # undecodable bytes of a header or path (D12)
+            raise InvalidSessionKey("invalid session key: not valid UTF-8")
         if len(parts) == 1 and parts[0] in RESERVED_KEYS:
             return parts[0]
         if parts[0] == "agent" and len(parts) >= 2:
@@ -296,7 +308,11 @@ class KeyModel:
             owner, rest = self._agent(agent_id), ":".join(parts)
         if rest in ("", DEFAULT_MAIN_KEY, self.main_key):
             return self.main_session_key(owner)
-        return f"agent:{owner}:{rest}"
+        key = f"agent:{owner}:{rest}"
+        if len(key) > MAX_KEY_LENGTH:
+            raise InvalidSessionKey(
+                f"invalid session key: longer than {MAX_KEY_LENGTH} characters ({len(key)})")
+        return key
 
     def resolve_input(self, raw: str, requester_agent_id: str) -> str:
         """A tool's `sessionKey` → store key; `main` and bare keys belong to the requester."""

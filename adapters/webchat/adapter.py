@@ -107,12 +107,8 @@ class WebchatAdapter(ChannelAdapter):
         return ws
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
-        try:
-            frame = json.loads(data)
-            text = str(frame.get("text", "")).strip() if frame.get("type") == "message" else ""
-        except (ValueError, AttributeError):
-            text = ""
-        if not text or len(text) > MAX_TEXT:
+        text = _frame_text(data)
+        if text is None:
             await ws.send_str(json.dumps({"type": "error", "error":
                                           "expected {\"type\":\"message\",\"text\":\"...\"} "
                                           f"with 1-{MAX_TEXT} characters"}))
@@ -124,3 +120,22 @@ class WebchatAdapter(ChannelAdapter):
             sender_id=peer, sender_name="web chat", text=text, timestamp_ms=now_ms(),
             reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
         ))
+
+
+def _frame_text(data: str) -> str | None:
+    """The text of a `{"type":"message","text":"..."}` frame, or None for anything else.
+
+    `text` must be a JSON string (null, numbers, lists and objects are refused, D12) of
+    1..MAX_TEXT characters after trimming.
+    """
+    try:
+        frame = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(frame, dict) or frame.get("type") != "message":
+        return None
+    text = frame.get("text")
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    return text if 0 < len(text) <= MAX_TEXT else None

@@ -14,8 +14,16 @@ from core.errors import CrosstalkError
 
 
 def _load(args: argparse.Namespace) -> CrosstalkConfig:
+    """The config, or exit 2 with one `path: reason` line per problem (also what would only
+    fail later: a model naming no configured provider, D12)."""
+    from core.config.checks import model_reference_problems
+
     try:
-        return load_config(args.config)
+        config = load_config(args.config)
+        problems = model_reference_problems(config)
+        if problems:
+            raise ConfigError(problems)
+        return config
     except ConfigError as exc:
         print(f"crosstalk: invalid configuration\n{exc}", file=sys.stderr)
         raise SystemExit(2) from exc

@@ -18,6 +18,7 @@ import json5
 import yaml
 from pydantic import SecretStr, ValidationError
 
+from core.config.checks import alias_cycle
 from core.config.schema import CrosstalkConfig
 from core.config.schema_base import SYNTHETIC_LOC_TAGS
 
@@ -86,6 +87,10 @@ def _parse_file(path: Path) -> dict[str, Any]:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ConfigError([_yaml_error(path, exc)], path) from None
+        cycle = alias_cycle(data)
+        if cycle is not None:
+            raise ConfigError([f"{cycle}: recursive YAML alias (the value contains itself) "
+                               f"in {path}"], path)
     else:
         try:
             data = json5.loads(text)

@@ -60,10 +60,26 @@ class GatewayAuthConfig(ConfigModel):
         return self
 
 
+DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres",
+                    "postgresql+asyncpg")
+
+
 class DatabaseConfig(ConfigModel):
     """``url`` ``None`` = SQLite file in the state dir; see ``CrosstalkConfig.database_url()``."""
 
     url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _supported_scheme(cls, value: str | None) -> str | None:
+        """Only the drivers the store ships with; anything else would fail at start (D12)."""
+        if value is None or not value.strip():
+            return value
+        scheme = value.strip().partition("://")[0].lower()
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(f"unsupported database URL scheme {scheme[:40]!r} "
+                             "(use sqlite:///PATH or postgresql://USER@HOST/DB)")
+        return value
 
 
 class GatewayConfig(ConfigModel):
@@ -75,6 +91,8 @@ class GatewayConfig(ConfigModel):
     state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
+    """A request body not fully received by then is answered 408 (D12)."""
 
     @field_validator("state_dir")
     @classmethod

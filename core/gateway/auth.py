@@ -15,20 +15,25 @@ UNAUTHORIZED = {"error": {"message": "Unauthorized", "type": "unauthorized"}}
 
 def gateway_secret(config: CrosstalkConfig, state_dir: Path) -> str:
     """The configured token/password; in token mode without one, a token kept in the state dir."""
+    return load_gateway_secret(config, state_dir)[0]
+
+
+def load_gateway_secret(config: CrosstalkConfig, state_dir: Path) -> tuple[str, bool]:
+    """`gateway_secret` and whether this call generated it (only then is it printed, D12)."""
     auth = config.gateway.auth
     if auth.mode == "password":
-        return secret_value(auth.password) or ""
+        return secret_value(auth.password) or "", False
     token = secret_value(auth.token)
     if token:
-        return token
+        return token, False
     path = state_dir / "gateway-token"
     if path.exists():
-        return path.read_text(encoding="utf-8").strip()
+        return path.read_text(encoding="utf-8").strip(), False
     state_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(24)
     path.write_text(token + "\n", encoding="utf-8")
     path.chmod(0o600)
-    return token
+    return token, True
 
 
 def presented_secret(request: web.Request) -> str | None:
@@ -39,8 +44,19 @@ def presented_secret(request: web.Request) -> str | None:
 
 
 def is_authorized(request: web.Request, secret: str) -> bool:
+    """Constant-time comparison of UTF-8 bytes (D12): any token, ASCII or not, is 200 or 401.
+
+    `?token=` arrives percent-decoded as UTF-8 by aiohttp; undecodable bytes become U+FFFD,
+    which no configured token matches unless it holds U+FFFD itself.
+    """
     given = presented_secret(request)
-    return bool(secret) and given is not None and hmac.compare_digest(given, secret)
+    if not secret or given is None:
+        return False
+    return hmac.compare_digest(_utf8(given), _utf8(secret))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def unauthorized() -> web.Response:

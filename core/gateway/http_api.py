@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, get_args
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -10,13 +11,17 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
+from core.gateway.edge import error_response
 from core.gateway.http_tools import authorized_model
+from core.outbound.gate import Outcome
 from core.store import StoreError
 from core.tools.rows import session_row
 
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
-    return web.json_response({"error": {"message": message, "type": type_}}, status=status)
+    return error_response(status, message, type_)
 
 
 class SessionPatch(BaseModel):
@@ -41,9 +46,11 @@ class SessionPatch(BaseModel):
 
 
 def _key(request: web.Request) -> str:
+    """The path's key, canonical; a blank, separator-only or too long key raises
+    InvalidSessionKey, which the edge answers with 400 (D12)."""
     rt = request.app[RUNTIME]
     raw = unquote(request.match_info["key"]).strip()
-    return rt.keys.main_session_key() if raw in ("", "main") else rt.keys.canonical(raw)
+    return rt.keys.main_session_key() if raw == "main" else rt.keys.canonical(raw)
 
 
 async def get_session(request: web.Request) -> web.Response:
@@ -79,6 +86,8 @@ async def patch_session(request: web.Request) -> web.Response:
             await rt.store.set_label(key, patch.label)
         entry = await rt.store.update_session(key, **fields)
     except StoreError as exc:
+        if str(exc).startswith("label already in use"):  # another session holds it
+            return error(409, str(exc), "conflict")
         return error(400, str(exc))
     row = session_row(rt, entry, rt.config.default_agent_id())
     return web.json_response({"ok": True, "key": key, "entry": row})
@@ -92,12 +101,16 @@ async def list_deliveries(request: web.Request) -> web.Response:
     key = None
     if session:
         key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)
-    try:
-        limit = max(1, min(1000, int(request.query.get("limit", "100"))))
-    except ValueError:
+    raw_limit = request.query.get("limit", "100")
+    if not re.fullmatch(r"-?[0-9]+", raw_limit):
         return error(400, "limit must be an integer")
-    rows = await rt.store.list_deliveries(session_key=key, outcome=request.query.get("outcome"),
-                                          limit=limit)
+    digits = raw_limit.lstrip("-").lstrip("0")  # clamped, so huge values need no int()
+    limit = 1 if raw_limit.startswith("-") else max(1, min(1000, int(digits[:5] or "0")
+                                                             if len(digits) < 5 else 1000))
+    outcome = request.query.get("outcome") or None
+    if outcome is not None and outcome not in OUTCOMES:
+        return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
+    rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
     return web.json_response({"ok": True, "deliveries": [r.to_wire() for r in rows]})
 
 

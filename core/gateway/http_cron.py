@@ -130,7 +130,8 @@ def _err(desc: str) -> dict[str, Any]:
     return {"description": desc}
 
 
-_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+_ID = [{"name": "id", "in": "path", "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}}]
 _TOGGLE = {"security": _AUTH, "parameters": _ID,
            "responses": {"200": {"description": "the job"}, "404": _err("unknown job")}}
 

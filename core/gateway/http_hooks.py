@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 from typing import Any
 
@@ -20,6 +19,7 @@ from core.config import secret_value
 from core.config.schema_cron import HookMappingConfig
 from core.cron.turns import TurnDone, deliver_target, finish_turn, start_turn
 from core.gateway.appkeys import RUNTIME
+from core.gateway.edge import HttpError, read_json
 from core.hooks.template import render_message
 from core.keys import InvalidSessionKey
 from core.runtime import Runtime
@@ -54,17 +54,16 @@ def _token_ok(request: web.Request, mapping: HookMappingConfig) -> bool:
 
 
 async def _body(request: web.Request, limit: int) -> Any:
+    """The JSON body within `hooks.maxBodyBytes`; the edge has already read it (within the
+    gateway's own limit and timeout) and checks its type, encoding and nesting."""
     if request.content_length is not None and request.content_length > limit:
         raise ValueError(f"payload too large (limit {limit} bytes)")
-    raw = await request.content.read(limit + 1)
-    if len(raw) > limit:
+    if len(await request.read()) > limit:
         raise ValueError(f"payload too large (limit {limit} bytes)")
-    if not raw.strip():
-        return {}
     try:
-        return json.loads(raw, object_pairs_hook=dict)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"invalid JSON body: {exc}") from exc
+        return await read_json(request)
+    except HttpError as exc:
+        raise ValueError(exc.message) from None
 
 
 def _session_key(rt: Runtime, mapping: HookMappingConfig) -> str:

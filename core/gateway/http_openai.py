@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, model_validator
 
 from core.gateway.appkeys import RUNTIME
 from core.gateway.http_tools import authorized_model
@@ -24,10 +24,24 @@ from core.gateway.openai_target import SESSION_HEADER, resolve_target
 __all__ = ["SESSION_HEADER", "chat_completions"]
 
 
+class ContentPart(BaseModel):
+    """One part of a message's `content` list; a `text` part must carry a string `text`."""
+
+    model_config = ConfigDict(extra="allow")
+    type: StrictStr
+    text: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _text_part_has_text(self) -> ContentPart:
+        if self.type == "text" and self.text is None:
+            raise ValueError("a text part needs a string 'text'")
+        return self
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | list[dict[str, Any]] | None = None
+    role: StrictStr
+    content: StrictStr | list[ContentPart] | None = None
 
 
 class StreamOptions(BaseModel):
@@ -37,17 +51,17 @@ class StreamOptions(BaseModel):
 
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str | None = None
+    model: StrictStr | None = None
     messages: list[ChatMessage]
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: StreamOptions | None = None
-    user: str | None = None
+    user: StrictStr | None = None
 
 
-def _text(content: str | list[dict[str, Any]] | None) -> str:
+def _text(content: str | list[ContentPart] | None) -> str:
     if isinstance(content, str):
         return content
-    return "".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
+    return "".join(p.text or "" for p in content or [] if p.type == "text")
 
 
 def _usage(u: Usage) -> dict[str, int]:
@@ -82,8 +96,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return parsed
     chat, _ = parsed
     rt = request.app[RUNTIME]
-    user = next((m for m in reversed(chat.messages) if m.role == "user"), None)
-    if user is None or not _text(user.content).strip():
+    user = next((m for m in reversed(chat.messages)
+                 if m.role == "user" and _text(m.content).strip()), None)
+    if user is None:
         return openai_error(400, "messages must contain a user message with text")
     target = resolve_target(rt, request, chat.model, chat.user)
     if isinstance(target, web.Response):

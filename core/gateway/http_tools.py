@@ -2,41 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from core.errors import ToolError
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
+from core.gateway.edge import HttpError, error_response, read_json, read_model
 from core.keys import agent_id_of
 from core.tools.registry import tool_result
-from core.validation import validation_message
 
 
 def _bad_request(message: str) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": "invalid_request_error"}},
-                             status=400)
+    return error_response(400, message)
 
 
 async def read_json_body(request: web.Request, limit: int) -> dict[str, Any] | web.Response:
-    """Read a JSON object body within `limit` bytes, or the documented 400 response."""
-    if request.content_length is not None and request.content_length > limit:
-        return _bad_request("payload too large")
-    raw = await request.content.read(limit + 1)
-    if len(raw) > limit:
-        return _bad_request("payload too large")
-    if not raw.strip():
-        return {}
+    """`edge.read_json` as a value (kept for callers that return the 400 themselves).
+
+    The limit is enforced once, by the edge middleware (`gateway.maxBodyBytes`).
+    """
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return _bad_request(str(exc))
-    if not isinstance(body, dict):
-        return _bad_request("request body must be a JSON object")
-    return body
+        return await read_json(request)
+    except HttpError as exc:
+        return exc.response()
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -44,20 +35,13 @@ M = TypeVar("M", bound=BaseModel)
 
 async def authorized_model(request: web.Request, model: type[M], prefix: str = ""
                            ) -> tuple[M, dict[str, Any]] | web.Response:
-    """Authenticate, read the JSON body within the limit, validate it into `model`.
-
-    Returns the model and the raw body (so PATCH-style callers can tell "absent" from null),
-    or the documented 401/400 response.
-    """
+    """Authenticate, then `edge.read_model`: the model and the raw body, or the 401/400."""
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
-    body = await read_json_body(request, request.app[RUNTIME].config.gateway.max_body_bytes)
-    if isinstance(body, web.Response):
-        return body
     try:
-        return model.model_validate(body), body
-    except ValidationError as exc:
-        return _bad_request(f"{prefix}{validation_message(exc)}")
+        return await read_model(request, model, prefix)
+    except HttpError as exc:
+        return exc.response()
 
 
 async def tools_invoke(request: web.Request) -> web.StreamResponse:
@@ -67,17 +51,17 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     rt = request.app[RUNTIME]
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
-    body = await read_json_body(request, rt.config.gateway.max_body_bytes)
-    if isinstance(body, web.Response):
-        return body
+    body = await read_json(request)
     tool = body.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         return _bad_request("tools.invoke requires body.tool")
     tool = tool.strip()
     raw_args = body.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
-    raw_key = body.get("sessionKey")
-    raw_key = raw_key.strip() if isinstance(raw_key, str) else ""
+    raw_key = body.get("sessionKey", "")
+    if not isinstance(raw_key, str):
+        return _bad_request("body.sessionKey must be a string")
+    raw_key = raw_key.strip()
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
     spec = rt.tools.get(tool)
     if spec is None or tool not in rt.tool_names_for(key, agent_id_of(key)):

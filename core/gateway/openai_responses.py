@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
 
 from core.gateway.appkeys import RUNTIME
 from core.gateway.http_tools import authorized_model
@@ -25,11 +25,11 @@ from core.runs.manager import RunOutcome
 
 class ResponsesRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str | None = None
-    input: str | list[dict[str, Any]]
-    instructions: str | None = None
-    stream: bool = False
-    user: str | None = None
+    model: StrictStr | None = None
+    input: StrictStr | list[dict[str, Any]]
+    instructions: StrictStr | None = None
+    stream: StrictBool = False
+    user: StrictStr | None = None
 
 
 def _content_text(content: Any) -> str:
@@ -54,7 +54,7 @@ def split_input(req: ResponsesRequest) -> tuple[str, str]:
         text = _content_text(item.get("content")).strip()
         if item.get("role") in ("system", "developer") and text:
             system.append(text)
-        elif item.get("role") == "user":
+        elif item.get("role") == "user" and text:
             user = text
     return user, "\n\n".join(system)
 

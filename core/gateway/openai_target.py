@@ -8,6 +8,7 @@ that agent (unknown → 404 `model_not_found`). Session: the `x-crosstalk-sessio
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from core.runtime import Runtime
 
 SESSION_HEADER = "x-crosstalk-session-key"
+_PRINTABLE_ASCII = re.compile(r"[ -~]*")
 MODEL_PREFIX = "crosstalk"
 CREATED = int(time.time())
 """`created` of every model object: when this gateway process started."""
@@ -65,6 +67,9 @@ def resolve_target(rt: Runtime, request: web.Request, model: str | None,
     if agent_id is None:
         return model_not_found(str(model))
     raw_key = request.headers.get(SESSION_HEADER, "").strip()
+    if not _PRINTABLE_ASCII.fullmatch(raw_key):
+        return openai_error(400, f"invalid session key: the {SESSION_HEADER} header must be "
+                                 "printable ASCII")
     try:
         if raw_key == "main" or (not raw_key and not (user and user.strip())):
             key = rt.keys.main_session_key(agent_id)

@@ -25,7 +25,8 @@ from core.gateway import (
     openai_routes,
 )
 from core.gateway.appkeys import RUNTIME, SECRET
-from core.gateway.auth import gateway_secret
+from core.gateway.auth import load_gateway_secret
+from core.gateway.edge import install_edge
 from core.gateway.openapi import openapi_spec
 from core.mcp import http as mcp_http
 from core.runtime import Runtime
@@ -44,11 +45,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_spec())
+    return web.json_response(openapi_spec(request.app[RUNTIME].config))
 
 
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
-    app = web.Application(client_max_size=rt.config.gateway.max_body_bytes + 1024)
+    gw = rt.config.gateway
+    app = web.Application(client_max_size=gw.max_body_bytes)
+    install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)
@@ -73,6 +76,13 @@ class RunningGateway:
     runner: web.AppRunner
     url: str
     token: str
+    token_generated: bool = False
+    """True when this start created the token (the only start that prints it, D12)."""
+
+    def web_chat_line(self) -> str:
+        if self.token_generated:
+            return f"Web chat: {self.url}?token={self.token}"
+        return f"Web chat: {self.url} (add ?token=<your gateway token>)"
 
     async def stop(self) -> None:
         await self.runtime.stop()
@@ -82,7 +92,7 @@ class RunningGateway:
 async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> RunningGateway:
     """Start everything; `port=0` picks a free port (tests)."""
     rt = Runtime(config)
-    secret = gateway_secret(config, rt.state_dir)
+    secret, generated = load_gateway_secret(config, rt.state_dir)
     adapters = build_adapters(config, rt)
     app = build_app(rt, secret, adapters)
     runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
@@ -99,7 +109,7 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
         await runner.cleanup()
         raise
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
-    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret)
+    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret, generated)
 
 
 async def serve(config: CrosstalkConfig) -> None:
@@ -109,7 +119,7 @@ async def serve(config: CrosstalkConfig) -> None:
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr, flush=True)
-    print(f"Web chat: {gw.url}?token={gw.token}", flush=True)
+    print(gw.web_chat_line(), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ToolRefused
 from core.keys import (
+    InvalidSessionKey,
     is_key_shaped,
     is_uuid,
     multiple_sessions_found,
@@ -33,10 +34,12 @@ async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
     """The target of a tool call; refuses (`forbidden` or `error`) when there is none."""
     raw = raw.strip()
     keys = rt.keys
+    try:
+        canonical = keys.resolve_input(raw, vis.requester_agent)
+    except InvalidSessionKey as exc:  # separators only, or too long (D12)
+        return {"status": "error", "error": str(exc)}
     if is_key_shaped(raw) and not is_uuid(raw):
-        key = keys.resolve_input(raw, vis.requester_agent)
-        return Resolved(key, keys.display(key, vis.requester_agent), False)
-    canonical = keys.resolve_input(raw, vis.requester_agent)
+        return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     if await rt.store.get_session(canonical) is not None:
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     spawned_by = vis.requester_key if vis.restricted else None

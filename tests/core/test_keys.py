@@ -13,6 +13,7 @@ from core.keys import (
     DEFAULT_ACCOUNT_ID,
     DEFAULT_AGENT_ID,
     DEFAULT_MAIN_KEY,
+    MAX_KEY_LENGTH,
     AnnounceTarget,
     InvalidSessionKey,
     KeyModel,
@@ -290,9 +291,23 @@ def test_canonical_global_scope_leaves_other_keys() -> None:
 
 @pytest.mark.parametrize("raw", ["", "   ", ":", " :: ", "\n", ": :", "\t:\n: "])
 def test_canonical_rejects_empty_keys(raw: str) -> None:
-    with pytest.raises(InvalidSessionKey):
+    with pytest.raises(InvalidSessionKey, match=r"^invalid session key"):
         KeyModel().canonical(raw)
     assert issubclass(InvalidSessionKey, ValueError)
+
+
+def test_canonical_keys_are_at_most_256_characters() -> None:
+    """D12: the limit lives here, so every caller of the key module gets it."""
+    model = KeyModel()
+    longest = "agent:main:" + "x" * (MAX_KEY_LENGTH - len("agent:main:"))
+    assert MAX_KEY_LENGTH == 256
+    assert model.canonical(longest) == longest
+    assert model.canonical("x" * (256 - 11)) == longest
+    for raw in (longest + "y", "x" * 246, "agent:ops:" + "z" * 300, "a:" * 200):
+        with pytest.raises(InvalidSessionKey, match=r"^invalid session key: longer than 256"):
+            model.canonical(raw)
+    with pytest.raises(InvalidSessionKey):
+        model.resolve_input("q" * 1000, "main")
 
 
 @pytest.mark.parametrize(
