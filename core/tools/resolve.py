@@ -37,7 +37,7 @@ async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
     try:
         canonical = keys.resolve_input(raw, vis.requester_agent)
     except InvalidSessionKey as exc:  # separators only, or too long (D12)
-        return {"status": "error", "error": str(exc)}
+        raise ToolRefused(str(exc), status="error") from None
     if is_key_shaped(raw) and not is_uuid(raw):
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     if await rt.store.get_session(canonical) is not None:
