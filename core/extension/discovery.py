@@ -21,6 +21,7 @@ from core.extension.context import PluginContext
 from core.tools.registry import ToolRegistry
 
 GROUP = "crosstalk.plugins"
+DIST = "crosstalk"  # our own distribution, whose entry points are the built-ins
 log = logging.getLogger(__name__)
 
 Register = Callable[[PluginContext], object]
@@ -47,7 +48,7 @@ def discover() -> tuple[PluginEntry, ...]:
             raise PluginError(f"two plugins are named {ep.name!r}: {found[ep.name].value} "
                               f"and {ep.value}")
         found[ep.name] = PluginEntry(ep.name, ep.value, dist)
-    return tuple(sorted(found.values(), key=lambda p: (p.dist != "crosstalk", p.name)))
+    return tuple(sorted(found.values(), key=lambda p: (p.dist != DIST, p.name)))
 
 
 def selected(found: tuple[PluginEntry, ...], config: PluginsConfig) -> list[PluginEntry]:
@@ -82,9 +83,11 @@ def load_plugins(config: PluginsConfig, *, tools: ToolRegistry,
     """Register every enabled plugin; returns their names in load order."""
     loaded = []
     found = discover()
-    if not found:
-        log.warning("no plugins found in the %r entry-point group: is crosstalk installed "
-                    "(pip install -e .)?", GROUP)
+    if not any(p.dist == DIST for p in found):
+        # A source tree run without `pip install` (or an install older than the entry points)
+        # would start with no tools and no commands: refuse instead.
+        raise PluginError(f"Crosstalk's built-in plugins are not registered in the {GROUP!r} "
+                          "entry-point group: install the package (pip install -e .)")
     for entry in selected(found, config):
         register = _register_fn(entry)
         ctx = PluginContext(entry.name, tools=tools, commands=commands,
