@@ -60,14 +60,39 @@ def test_config_key_is_parsed() -> None:
     assert cfg.plugins.options["example"] == {"greeting": "hi"}
 
 
-def test_a_missing_enabled_plugin_stops_the_gateway_start(tmp_path: Path) -> None:
+def start_gateway(tmp_path: Path, plugins_yaml: str, pythonpath: str | None = None
+                  ) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "crosstalk.yaml"
-    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'state'}\n"
-                      "plugins:\n  enabled: [chat-commands, nope]\n", encoding="utf-8")
-    proc = subprocess.run(
+    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'state'}\n" + plugins_yaml,
+                      encoding="utf-8")
+    env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(free_port())}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    return subprocess.run(
         [sys.executable, "-m", "core.cli.main", "--config", str(config), "gateway"],
-        capture_output=True, text=True, timeout=60,
-        env={**os.environ, "CROSSTALK_GATEWAY_PORT": str(free_port())})
+        capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_a_missing_enabled_plugin_stops_the_gateway_start(tmp_path: Path) -> None:
+    proc = start_gateway(tmp_path, "plugins:\n  enabled: [chat-commands, nope]\n")
     assert proc.returncode == 1, proc.stderr
     assert ("crosstalk: the gateway could not start: plugins.enabled names plugin(s) that are "
             "not installed: nope") in proc.stderr
+
+
+def test_a_plugin_that_fails_to_register_stops_the_gateway_start(tmp_path: Path) -> None:
+    """A real (if tiny) installed distribution: a dist-info with an entry point on the path."""
+    site = tmp_path / "site"
+    dist = site / "broken_plugin-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[crosstalk.plugins]\nbroken = broken_plugin:register\n")
+    (site / "broken_plugin.py").write_text(
+        "def register(ctx):\n    raise RuntimeError('no database for me')\n")
+    proc = start_gateway(tmp_path, "", pythonpath=str(site))
+    assert proc.returncode == 1, proc.stderr
+    assert ("crosstalk: the gateway could not start: plugin 'broken' failed to register: "
+            "no database for me") in proc.stderr
+    disabled = start_gateway(tmp_path, "plugins:\n  disabled: [broken]\n  enabled: [nope]\n",
+                             pythonpath=str(site))
+    assert "not installed: nope (installed: broken, chat-commands, " in disabled.stderr
