@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.delivery_context import DeliveryContext
+from core.text import clean_json
 
 ChatType = Literal["direct", "group", "channel"]
 
@@ -31,3 +32,12 @@ class InboundMessage(BaseModel):
     mentioned: bool = False
     reply_to_bot: bool = False
     reply_to: DeliveryContext
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_text(cls, data: Any) -> Any:
+        """D12: every text a platform (or the web chat) hands us, storable before it is used."""
+        if isinstance(data, dict):
+            return {k: clean_json(v.model_dump(by_alias=True) if isinstance(v, BaseModel) else v)
+                    for k, v in data.items()}
+        return data

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.delivery_context import KNOWN_CHANNELS, DeliveryContext, normalize_channel
+from core.text import clean_text
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -117,7 +118,7 @@ def normalize_main_key(value: str | None) -> str:
 
 
 def _clean(value: str) -> str:
-    return value.strip().lower().strip()
+    return clean_text(value).strip().lower().strip()  # D12: no NUL/lone surrogate in a key
 
 
 def _segments(value: str) -> list[str]:

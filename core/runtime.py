@@ -21,6 +21,7 @@ from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.extension.discovery import load_plugins
 from core.keys import KeyModel, agent_id_of
+from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
 from core.outbound.gate import OutboundGate, session_target
 from core.policy.send_policy import SendPolicySpec
@@ -68,6 +69,9 @@ class Runtime:
 
         self.router: Router = Router(self)
         self.subagents = SubagentRegistry(self)
+        self.metrics = Metrics()
+        self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
+        self.metrics.watch(self.runs.load, self.channels.statuses)
         self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
@@ -91,6 +95,10 @@ class Runtime:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
         await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
+        if aborted:  # after the adapters too: the chats hear that their turn was lost
+            from core.runs.restart_notice import notify_aborted_chats
+
+            self.spawn(notify_aborted_chats(self.gate, aborted))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

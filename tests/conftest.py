@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from core.config import CrosstalkConfig, validate_config
 from core.runtime import Runtime
@@ -21,6 +22,10 @@ from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
 
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+
+# The suite runs on loaded 2-core machines: Hypothesis must judge properties, not wall time.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 

@@ -21,6 +21,7 @@ from core.gateway.appkeys import SECRET
 from core.gateway.auth import is_authorized
 from core.inbound import InboundMessage
 from core.store import now_ms
+from core.text import clean_text
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -91,7 +92,7 @@ class WebchatAdapter(ChannelAdapter):
         if not is_authorized(request, request.app[SECRET]):
             return web.json_response({"error": {"message": "Unauthorized",
                                                 "type": "unauthorized"}}, status=401)
-        peer = (request.query.get("chat") or "owner").strip()[:64] or "owner"
+        peer = clean_text(request.query.get("chat") or "owner").strip()[:64] or "owner"
         ws = web.WebSocketResponse(heartbeat=30)
         await ws.prepare(request)
         self._sockets.setdefault(peer, set()).add(ws)

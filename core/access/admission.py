@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from core.access.pairing import PairingService
 from core.access.policy import access_policy, judge, needs_approval_lookup
 from core.inbound import InboundMessage
+from core.observability.metrics import DISCARD, Metrics
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 
 
 class Admission:
+    metrics: Metrics = DISCARD  # the runtime sets its own
+
     def __init__(self, config: CrosstalkConfig, store: Store, gate: OutboundGate) -> None:
         self.config = config
         self.pairing = PairingService(store, gate)
@@ -45,6 +48,7 @@ class Admission:
             return True
         reason = await self.pairing.on_unknown_dm(msg) if verdict.pair else str(verdict.reason)
         self._refused[(msg.channel, msg.account_id)] += 1
+        self.metrics.refusal(msg.channel, msg.account_id, reason)
         log.info("refused %s message on %s/%s from sender %s (%s) in chat %s: %s",
                  msg.chat_type, msg.channel, msg.account_id, msg.sender_id,
                  msg.sender_name or "-", msg.chat_id, reason)

@@ -18,6 +18,7 @@ from pydantic_ai.messages import (
 )
 
 from core.store import TranscriptMessage
+from core.text import clean_json, clean_text
 
 
 def _ts(ms: int) -> datetime:
@@ -60,17 +61,21 @@ def _tool_return_text(content: Any) -> str:
 
 def from_model_messages(messages: Sequence[ModelMessage], *, now_ms: int, run_id: str
                         ) -> list[TranscriptMessage]:
-    """New pydantic-ai messages of a run → transcript rows (the user prompt is already stored)."""
+    """New pydantic-ai messages of a run → transcript rows (the user prompt is already stored).
+
+    Model output is an edge (D12): its text, tool arguments and tool results are cleaned here.
+    """
     out: list[TranscriptMessage] = []
     for msg in messages:
         if isinstance(msg, ModelResponse):
             blocks: list[dict[str, Any]] = []
             for part in msg.parts:
                 if isinstance(part, TextPart) and part.content:
-                    blocks.append({"type": "text", "text": part.content})
+                    blocks.append({"type": "text", "text": clean_text(part.content)})
                 elif isinstance(part, ToolCallPart):
-                    blocks.append({"type": "toolCall", "id": part.tool_call_id,
-                                   "name": part.tool_name, "arguments": part.args_as_dict()})
+                    blocks.append(clean_json({"type": "toolCall", "id": part.tool_call_id,
+                                              "name": part.tool_name,
+                                              "arguments": part.args_as_dict()}))
             if blocks:
                 out.append(TranscriptMessage(role="assistant", content=blocks, timestamp=now_ms,
                                              run_id=run_id))
@@ -81,8 +86,9 @@ def from_model_messages(messages: Sequence[ModelMessage], *, now_ms: int, run_id
                 is_error = isinstance(payload, dict) and payload.get("status") == "error"
                 out.append(TranscriptMessage(
                     role="toolResult",
-                    content=[{"type": "text", "text": _tool_return_text(payload)}],
-                    timestamp=now_ms, tool_call_id=rpart.tool_call_id, tool_name=rpart.tool_name,
+                    content=[{"type": "text", "text": clean_text(_tool_return_text(payload))}],
+                    timestamp=now_ms, tool_call_id=clean_text(rpart.tool_call_id),
+                    tool_name=clean_text(rpart.tool_name),
                     is_error=is_error, run_id=run_id))
     return out
 

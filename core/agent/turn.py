@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from core.agent.costs import run_cost
 from core.agent.models import NO_MODEL_TEXT, ModelNotAvailable
 from core.agent.prompts import base_system_prompt
+from core.agent.provider_errors import provider_failure
 from core.agent.providers import ANSWERED
 from core.errors import ToolError
 from core.runs.manager import DeltaSink, RunRequest, TurnResult
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+from core.text import clean_text
 from core.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ class PydanticAITurnExecutor:
         if not refs:
             return await self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
-            model = rt.models.chain(refs)
+            model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
         except ModelNotAvailable as exc:
             return await self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset
@@ -86,7 +88,7 @@ class PydanticAITurnExecutor:
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
 
         history = context_messages(
-            await rt.store.history(entry.session_id, limit=HISTORY_LIMIT * 2),
+            await rt.store.history(entry.session_id, limit=HISTORY_LIMIT + 1, placed_only=True),
             request.input_message_id)[-HISTORY_LIMIT:]
         prompt = request.message
         names = rt.tool_names_for(entry.key, entry.agent_id)
@@ -98,12 +100,23 @@ class PydanticAITurnExecutor:
         handler = _stream_handler(on_delta) if on_delta is not None else None
         answered: list[str] = []
         token = ANSWERED.set(answered)
+        from pydantic_ai.exceptions import ModelAPIError
+
         try:
             result = await self._pai_agent().run(
                 prompt, message_history=to_model_messages(history), model=model,
                 instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
                 toolsets=[toolset], event_stream_handler=handler,
             )
+        except ModelAPIError as exc:  # the provider's body stays in the log (D12)
+            raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
+        except ExceptionGroup as group:  # every model of a fallback chain failed
+            failures = [provider_failure(e, r) for e, r in zip(group.exceptions, refs,
+                                                               strict=False)
+                        if isinstance(e, ModelAPIError)]
+            if not failures:
+                raise
+            raise failures[-1] from None
         finally:
             ANSWERED.reset(token)
         new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
@@ -130,16 +143,16 @@ class PydanticAITurnExecutor:
 
 def context_messages(history: list[TranscriptMessage], input_id: int | None
                      ) -> list[TranscriptMessage]:
-    """What a turn sees: everything before its own input, plus the output of earlier turns.
+    """What a turn sees: the placed transcript before its own input (D13).
 
-    User messages are stored when they arrive, so a message queued behind this turn has a
-    smaller id than the replies of the turns before it; it must not leak into this turn, and
-    this turn's own input goes last (as the prompt), after those replies.
+    A turn's input is placed when the turn starts, after the earlier turns' replies; messages
+    queued behind it are not placed yet. The input itself is sent as the prompt, last.
     """
-    if input_id is None:
-        return history
-    return [m for m in history
-            if m.id != input_id and (m.id is None or m.id < input_id or m.role != "user")]
+    placed = [m for m in history if m.seq is not None]
+    own = next((m for m in placed if m.id == input_id), None) if input_id is not None else None
+    if own is None:
+        return [m for m in placed if m.id != input_id]
+    return [m for m in placed if m.id != input_id and (m.seq or 0) <= (own.seq or 0)]
 
 
 def _stream_handler(on_delta: DeltaSink) -> Any:
@@ -155,6 +168,6 @@ def _stream_handler(on_delta: DeltaSink) -> Any:
             else:
                 continue
             if text:
-                await on_delta(text)
+                await on_delta(clean_text(text))  # D12: model output, cleaned as it streams
 
     return handle

@@ -99,8 +99,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
     """Register `crosstalk cron …` on the top-level subparsers."""
-    cron = sub.add_parser("cron", help="scheduled jobs of a running gateway").add_subparsers(
-        dest="sub", required=True)
+    cron = sub.group("cron", help="scheduled jobs of a running gateway")
     ls = cron.add_parser("list", help="list jobs with their last and next run")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(fn=_list)
@@ -121,9 +120,11 @@ def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
     handlers: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "rm": ("remove a job", _rm), "enable": ("enable a job", _toggle("enable")),
         "disable": ("disable a job", _toggle("disable")), "run": ("fire a job now", _run)}
+    parsers = [ls, add]
     for name, (text, fn) in handlers.items():
         sp = cron.add_parser(name, help=text)
         sp.add_argument("id")
         sp.set_defaults(fn=fn)
-    for sp in (ls, add, *(cron.choices[n] for n in handlers)):
+        parsers.append(sp)
+    for sp in parsers:
         client(sp, requester=False)

@@ -29,18 +29,23 @@ def _load(args: argparse.Namespace) -> CrosstalkConfig:
         raise SystemExit(2) from exc
 
 
+def _private_umask() -> None:
+    """Whatever the gateway process creates is its own (D12); the state dir is 0700 anyway."""
+    import os
+
+    os.umask(0o077)
+
+
 def _gateway(args: argparse.Namespace) -> int:
     import logging
 
     from core.gateway.server import serve
+    from core.observability.logs import configure_logging
 
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    for noisy in ("httpx", "httpx2", "httpcore"):
-        # request lines carry the Telegram bot token in the URL path: keep them out of logs
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging()  # text until the config says otherwise: load problems are logged too
     config = _load(args)
+    _private_umask()
+    configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:
@@ -63,9 +68,11 @@ def _config_check(args: argparse.Namespace) -> int:
 
 def _db_upgrade(args: argparse.Namespace) -> int:
     from core.store.engine import upgrade_sync
+    from core.store.files import private_dir
 
     config = _load(args)
-    config.resolve_state_dir().mkdir(parents=True, exist_ok=True)
+    _private_umask()
+    private_dir(config.resolve_state_dir())
     upgrade_sync(config.database_url())
     print(f"database upgraded: {config.database_url().split('@')[-1]}")
     return 0
@@ -176,10 +183,35 @@ def _mcp(args: argparse.Namespace) -> int:
     return asyncio.run(run_stdio_proxy(base, token, args.session))
 
 
+_CONFIG_HELP = "YAML or JSON5 config file (default: $CROSSTALK_CONFIG)"
+
+
+class _Subparsers:
+    """Adds every subcommand (at any depth) with the shared options (`--config`)."""
+
+    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
+        self._action = action
+        self._common = common
+
+    def add_parser(self, name: str, **kw: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._action.add_parser(
+            name, parents=[self._common], **kw)
+        return parser
+
+    def group(self, name: str, **kw: Any) -> _Subparsers:
+        """A subcommand with subcommands of its own (`config check`, `sessions list`)."""
+        return _Subparsers(self.add_parser(name, **kw).add_subparsers(dest="sub", required=True),
+                           self._common)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="crosstalk", description=__doc__)
-    p.add_argument("--config", help="YAML or JSON5 config file (default: $CROSSTALK_CONFIG)")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--config", help=_CONFIG_HELP)
+    # `--config` is accepted before the subcommand and after it (README: `crosstalk gateway
+    # --config FILE`); SUPPRESS keeps a subcommand's absent option from resetting the global one
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help=_CONFIG_HELP)
+    sub = _Subparsers(p.add_subparsers(dest="command", required=True), common)
 
     def client(sp: argparse.ArgumentParser, *, requester: bool = True) -> None:
         sp.add_argument("--url", help="gateway URL (default: http://127.0.0.1:<gateway.port>)")
@@ -188,12 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--session", default="main", help="requester session key")
 
     sub.add_parser("gateway", help="run the gateway in the foreground").set_defaults(fn=_gateway)
-    cfg = sub.add_parser("config").add_subparsers(dest="sub", required=True)
+    cfg = sub.group("config")
     cfg.add_parser("check", help="print the effective config, secrets masked").set_defaults(
         fn=_config_check)
-    db = sub.add_parser("db").add_subparsers(dest="sub", required=True)
+    db = sub.group("db")
     db.add_parser("upgrade", help="apply database migrations").set_defaults(fn=_db_upgrade)
-    sessions = sub.add_parser("sessions").add_subparsers(dest="sub", required=True)
+    sessions = sub.group("sessions")
     ls = sessions.add_parser("list", help="list sessions of a running gateway")
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--limit", type=int, default=50)
@@ -205,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     patch.add_argument("--label")
     client(patch)
     patch.set_defaults(fn=_sessions_patch)
-    tools = sub.add_parser("tools").add_subparsers(dest="sub", required=True)
+    tools = sub.group("tools")
     inv = tools.add_parser("invoke", help="invoke a tool over POST /tools/invoke")
     inv.add_argument("name")
     inv.add_argument("--args", default="{}")
@@ -217,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     dl.add_argument("--limit", type=int, default=50)
     client(dl, requester=False)
     dl.set_defaults(fn=_deliveries)
-    ch = sub.add_parser("channels").add_subparsers(dest="sub", required=True)
+    ch = sub.group("channels")
     st = ch.add_parser("status", help="connection state of each channel")
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)

@@ -51,8 +51,7 @@ def _revoke(args: argparse.Namespace) -> int:
 
 def add_pairing_parser(sub: Any, client: ClientArgs) -> None:
     """Register `pairing …` on the top-level subparsers; `client` adds --url/--token."""
-    pairing = sub.add_parser("pairing", help="who may DM the bot: pairing requests").add_subparsers(
-        dest="sub", required=True)
+    pairing = sub.group("pairing", help="who may DM the bot: pairing requests")
     ls = pairing.add_parser("list", help="pending requests and approved senders")
     ls.add_argument("--channel", help="only this channel (telegram, discord, slack)")
     ls.add_argument("--json", action="store_true")

@@ -34,6 +34,7 @@ _OVERRIDES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("CROSSTALK_STATE_DIR", ("gateway", "stateDir"), "state_dir"),
     ("CROSSTALK_GATEWAY_TOKEN", ("gateway", "auth", "token"), "token"),
     ("CROSSTALK_GATEWAY_PORT", ("gateway", "port"), "port"),
+    ("CROSSTALK_GATEWAY_BIND", ("gateway", "bind"), "bind"),
     ("CROSSTALK_DATABASE_URL", ("gateway", "database", "url"), "url"),
 )
 # (env var, channel, field alias, snake_case name) — fill only an existing section's gaps.

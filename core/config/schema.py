@@ -27,6 +27,8 @@ __all__ = [
     "DatabaseConfig",
     "GatewayAuthConfig",
     "GatewayConfig",
+    "LoggingConfig",
+    "MetricsConfig",
     "SendPolicyConfig",
     "SendPolicyMatch",
     "SendPolicyRule",
@@ -82,6 +84,13 @@ class DatabaseConfig(ConfigModel):
         return value
 
 
+class MetricsConfig(ConfigModel):
+    """``gateway.metrics``: ``GET /metrics`` always needs the bearer token; ``port`` adds a
+    token-free listener on 127.0.0.1 only (for a local Prometheus agent). Off by default."""
+
+    port: int | None = Field(default=None, ge=0, le=65535)
+
+
 class GatewayConfig(ConfigModel):
     """``gateway``: where the HTTP server listens and where state is kept."""
 
@@ -93,6 +102,7 @@ class GatewayConfig(ConfigModel):
     max_body_bytes: int = Field(default=2_097_152, ge=1)
     body_timeout_seconds: float = Field(default=60.0, gt=0)
     """A request body not fully received by then is answered 408 (D12)."""
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
 
     @field_validator("state_dir")
     @classmethod
@@ -211,6 +221,17 @@ class ToolsConfig(ConfigModel):
     sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
 
 
+# --- logging -------------------------------------------------------------------------------
+
+
+class LoggingConfig(ConfigModel):
+    """``logging``: ``json`` writes one JSON object per line, with ``runId`` and ``sessionKey``
+    on every line emitted during a turn."""
+
+    format: Literal["text", "json"] = "text"
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
 # --- root ----------------------------------------------------------------------------------
 
 
@@ -235,6 +256,7 @@ class CrosstalkConfig(ConfigModel):
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)

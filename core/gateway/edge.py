@@ -37,6 +37,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from core.keys import InvalidSessionKey
+from core.text import clean_json
 from core.validation import validation_message
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,8 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         raise HttpError(400, f"invalid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise HttpError(400, "request body must be a JSON object")
-    return body
+    cleaned: dict[str, Any] = clean_json(body)  # D12: every text of every JSON body, once
+    return cleaned
 
 
 def _nesting(text: str) -> int:

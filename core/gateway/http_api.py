@@ -15,6 +15,7 @@ from core.gateway.edge import error_response
 from core.gateway.http_tools import authorized_model
 from core.outbound.gate import Outcome
 from core.store import StoreError
+from core.text import clean_text
 from core.tools.rows import session_row
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
@@ -97,7 +98,7 @@ async def list_deliveries(request: web.Request) -> web.Response:
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
     rt = request.app[RUNTIME]
-    session = request.query.get("session")
+    session = clean_text(request.query.get("session", ""))
     key = None
     if session:
         key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)

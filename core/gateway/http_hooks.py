@@ -23,15 +23,10 @@ from core.gateway.edge import HttpError, read_json
 from core.hooks.template import render_message
 from core.keys import InvalidSessionKey
 from core.runtime import Runtime
+from core.text import clean_text
 
 log = logging.getLogger(__name__)
 _TRUE = ("1", "true", "yes")
-
-
-def clean_text(text: str) -> str:
-    """D12 at this edge: lone surrogates and NUL become U+FFFD."""
-    return "".join("\ufffd" if ch == "\0" or "\ud800" <= ch <= "\udfff" else ch
-                   for ch in text)
 
 
 def _error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:

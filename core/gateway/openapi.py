@@ -280,6 +280,15 @@ def _openai_paths(config: CrosstalkConfig) -> dict[str, Any]:
     }
 
 
+def _metrics_paths() -> dict[str, Any]:
+    return {"/metrics": {"get": {
+        "summary": "Prometheus metrics of this process (text format 0.0.4; every sample has a "
+                   "`process` label)",
+        "security": _AUTH,
+        "responses": {"200": {"description": "metrics", "content": {
+            "text/plain": {"schema": {"type": "string"}}}}, **errors(401)}}}}
+
+
 def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
     config = config or CrosstalkConfig()
     return {
@@ -298,6 +307,7 @@ def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
             **_session_paths(config),
             **_pairing_paths(),
             **_openai_paths(config),
+            **_metrics_paths(),
             **_cron_and_hook_paths(),
         },
     }

@@ -19,6 +19,7 @@ from core.gateway import (
     http_api,
     http_cron,
     http_hooks,
+    http_metrics,
     http_openai,
     http_pairing,
     http_tools,
@@ -60,6 +61,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
     app.add_routes(http_pairing.routes())
+    http_metrics.install(app)
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])
     openai_routes.register(app)
     mcp_http.register(app)

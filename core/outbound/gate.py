@@ -18,6 +18,7 @@ from typing import Literal
 from adapters.base import SendReceipt
 from core.delivery_context import DeliveryContext, session_delivery_fields
 from core.errors import DeliveryError, RateLimited
+from core.observability.metrics import DISCARD, Metrics
 from core.outbound.channels import ChannelRegistry
 from core.outbound.chunking import split_text
 from core.policy.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
@@ -83,6 +84,8 @@ def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
 
 
 class OutboundGate:
+    metrics: Metrics = DISCARD  # the runtime sets its own
+
     def __init__(self, store: Store, channels: ChannelRegistry, policy: SendPolicySpec | None,
                  *, max_retries: int = 3, max_retry_wait: float = 30.0,
                  extra_middleware: Sequence[Middleware] = ()) -> None:
@@ -192,5 +195,6 @@ class OutboundGate:
             run_id=attempt.message.run_id, attempts=attempt.attempts,
         )
         result.delivery_id = await self.store.record_delivery(rec)
+        self.metrics.delivery(rec.channel, rec.kind, rec.outcome)
         if result.outcome != "delivered":
             log.info("delivery %s for %s: %s", result.outcome, rec.session_key, result.reason)

@@ -275,4 +275,7 @@ def resolve_send_policy(
 def effective_policy_text(decision: PolicyDecision) -> str:
     """D4's ``/send`` status line, e.g. ``⚙️ Send policy: off (rule 1: channel=discord)``."""
     state = "on" if decision.allowed else "off"
-    return f"⚙️ Send policy: {state} ({decision.reason})"
+    # nothing configured or no rule matched: the built-in default decided (D4 says "default");
+    # the delivery log keeps the precise reason
+    where = "default" if decision.source == "implicit" else decision.reason
+    return f"⚙️ Send policy: {state} ({where})"

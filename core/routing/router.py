@@ -85,7 +85,8 @@ class Router:
             await self.rt.store.append_messages(entry, [user])
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
-        (msg_id,) = await self.rt.store.append_messages(entry, [user])
+        # stored now, placed in the transcript when its turn starts (D13)
+        (msg_id,) = await self.rt.store.append_messages(entry, [user], queued=True)
         ctx = replace(self.rt.context_for(entry, origin=msg.reply_to), owner=self.is_owner(msg))
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
@@ -122,5 +123,7 @@ class Router:
         text = {"timeout": "⚠️ The agent took too long and was stopped.",
                 "aborted": f"⚙️ Agent run aborted: {outcome.error}"}.get(
             outcome.status, f"⚠️ The agent failed: {outcome.error or 'unknown error'}")
+        if outcome.status == "error" and outcome.error and outcome.error.startswith("⚠️ "):
+            text = outcome.error  # already a notice for the chat (e.g. a provider failure)
         await self.rt.gate.deliver(Outbound(text, "notice", run.session_key, target=target,
                                             run_id=run.id))

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import UnknownRun
+from core.observability.logs import bind_turn
+from core.observability.metrics import DISCARD, Metrics
 from core.runs.lanes import Lanes
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
 from core.tools.context import ToolContext
@@ -79,9 +81,12 @@ class _Pending:
     run: RunRecord
     request: RunRequest
     done: asyncio.Future[RunOutcome]
+    session_was_aborted: bool = False  # its session's previous run died with the process
 
 
 class RunManager:
+    metrics: Metrics = DISCARD  # the runtime sets its own
+
     def __init__(self, store: Store, executor: TurnExecutor, lanes: Lanes) -> None:
         self.store = store
         self.executor = executor
@@ -145,6 +150,10 @@ class RunManager:
         return RunOutcome(run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout",
                           run.error)
 
+    def load(self) -> tuple[int, int]:
+        """(queued, running) turns in this process, for `/metrics`."""
+        return sum(map(len, self._queues.values())) + len(self._admitting), len(self._active)
+
     def is_active(self, session_key: str) -> bool:
         return (session_key in self._active or session_key in self._admitting
                 or bool(self._queues.get(session_key)))
@@ -180,6 +189,7 @@ class RunManager:
         try:
             while queue:
                 pending = queue.popleft()
+                bind_turn(pending.run.id, session_key)  # every log line of the turn names it
                 self._admitting[session_key] = pending
                 try:
                     async with self.lanes.slot(pending.request.lane):
@@ -200,9 +210,12 @@ class RunManager:
         entry = await self.store.get_session(run.session_key)
         if entry is None:
             return RunOutcome(run.id, "error", "session was deleted")
+        pending.session_was_aborted = bool(entry.aborted_last_run)
         run.started_at = now_ms()
         run.status = "running"
-        await self.store.update_run(run.id, status="running", started_at=run.started_at)
+        # the input takes its place in the transcript now, after the earlier turns' replies (D13)
+        await self.store.start_run(run, entry)
+        self.metrics.turn_started(run)
         sink = request.on_delta or next(
             (s for f in self._delta_sinks if (s := f(run, request))), None)
         task = asyncio.create_task(self.executor.run_turn(run, request, entry, sink))
@@ -231,6 +244,14 @@ class RunManager:
             run.id, status=run.status, error=run.error, ended_at=run.ended_at,
             input_tokens=run.input_tokens, output_tokens=run.output_tokens,
             total_tokens=run.total_tokens)
+        if pending.session_was_aborted and run.status != "aborted":
+            # a later turn finished: the session's last run is no longer the aborted one
+            await self.store.clear_aborted_last_run(run.session_key)
+        if run.started_at is None and run.input_message_id is not None:
+            entry = await self.store.get_session(run.session_key)
+            if entry is not None:  # never started (aborted in the queue): still kept, in order
+                await self.store.place_message(entry, run.input_message_id)
+        self.metrics.turn_finished(run)
         if not pending.done.done():
             pending.done.set_result(outcome)
         self._pending.pop(run.id, None)

@@ -24,11 +24,21 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from core.store.files import private_dir
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
 
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for PostgreSQL and in-memory databases)."""
+    if not is_sqlite(url):
+        return None
+    db_path = url.split("///", 1)[-1]
+    return Path(db_path) if db_path and db_path != ":memory:" else None
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -45,7 +55,7 @@ def make_engine(url: str) -> AsyncEngine:
     if is_sqlite(url):
         db_path = url.split("///", 1)[-1]
         if db_path and db_path != ":memory:":
-            Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(db_path).parent, tighten=False)  # a directory we did not make
         engine = create_async_engine(url, connect_args={"timeout": 30})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
@@ -65,7 +75,7 @@ def make_sync_sqlite_engine(url: str) -> Engine:
     url = sync_sqlite_url(url)
     db_path = url.split("///", 1)[-1]
     if db_path and db_path != ":memory:":
-        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+        private_dir(Path(db_path).parent, tighten=False)
     engine = create_engine(url, poolclass=StaticPool,
                            connect_args={"check_same_thread": False, "timeout": 5})
     event.listen(engine, "connect", _sqlite_pragmas)

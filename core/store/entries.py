@@ -58,6 +58,8 @@ class TranscriptMessage:
     run_id: str | None = None
     meta: dict[str, Any] | None = None
     id: int | None = None
+    seq: int | None = None
+    """Place in the transcript; None while the message waits for its turn (D13)."""
 
     @classmethod
     def text(

@@ -10,6 +10,8 @@ messages is two statements whatever the number of sessions.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.store.engine import (
@@ -27,6 +31,7 @@ from core.store.engine import (
     make_engine,
     make_sync_sqlite_engine,
     schema_revision,
+    sqlite_path,
     upgrade,
 )
 from core.store.entries import (
@@ -37,9 +42,12 @@ from core.store.entries import (
     SessionQuery,
     TranscriptMessage,
 )
+from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
+from core.text import clean_json, clean_text
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 S = SessionRow.__table__  # type: ignore[attr-defined]
 M = MessageRow.__table__  # type: ignore[attr-defined]
@@ -49,8 +57,14 @@ D = DeliveryRow.__table__  # type: ignore[attr-defined]
 _SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
 _MSG_COLS = (
     M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
-    M.c.is_error, M.c.run_id, M.c.meta, M.c.id,
+    M.c.is_error, M.c.run_id, M.c.meta, M.c.id, M.c.seq,
 )
+# Transcript order (D13): placed messages by their place (`seq`), then those still waiting for
+# their turn, in arrival order. Waiting messages carry `seq = WAITING` rather than NULL so that one
+# index (session_id, seq, id) serves the order on SQLite and PostgreSQL alike (they sort NULLs
+# differently); the value types show them as `seq=None`.
+WAITING = 2**62
+_NEWEST_FIRST = (M.c.seq.desc(), M.c.id.desc())
 
 
 def now_ms() -> int:
@@ -67,12 +81,52 @@ def _glob_to_like(pattern: str) -> str:
 
 
 def _message(row: Any) -> TranscriptMessage:
-    return TranscriptMessage(*row[-9:])
+    msg = TranscriptMessage(*row[-len(_MSG_COLS):])
+    if msg.seq is not None and msg.seq >= WAITING:
+        msg.seq = None
+    # rows written before D12 may hold lone surrogates (SQLite JSON keeps them as escapes):
+    # they are cleaned on the way out too, so such a session reads (and answers) again
+    msg.content = clean_json(msg.content)
+    return msg
+
+
+def _next_seq(session_id: str) -> Any:
+    """The session's next place, as a subquery evaluated inside the INSERT/UPDATE itself."""
+    inner = M.alias("placed")
+    return select(func.coalesce(func.max(inner.c.seq), 0) + 1).where(
+        and_(inner.c.session_id == session_id, inner.c.seq < WAITING)).scalar_subquery()
+
+
+def _place(c: Connection, session_id: str, message_id: int) -> TranscriptMessage | None:
+    """Give a waiting message the next place of its transcript; None if it already has one."""
+    done = c.execute(update(M).where(and_(M.c.id == message_id, M.c.seq == WAITING))
+                     .values(seq=_next_seq(session_id))).rowcount
+    if not done:
+        return None
+    row = c.execute(select(*_MSG_COLS).where(M.c.id == message_id)).first()
+    return _message(row) if row else None
+
+
+def _insert_ignore(c: Connection, table: Any, values: dict[str, Any], keys: list[str]) -> None:
+    """INSERT … ON CONFLICT DO NOTHING: concurrent creators of one row both succeed."""
+    ins = pg_insert(table) if c.dialect.name == "postgresql" else sqlite_insert(table)
+    c.execute(ins.values(**values).on_conflict_do_nothing(index_elements=keys))
 
 
 def _session(conn: Connection, key: str) -> SessionEntry | None:
     row = conn.execute(select(*_SESSION_COLS).where(S.c.key == key)).first()
     return SessionEntry(*row) if row else None
+
+
+def _jsonl(m: TranscriptMessage) -> str:
+    return clean_text(json.dumps(m.to_wire(), ensure_ascii=False)) + "\n"
+
+
+def _line_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
 
 
 def _check_fields(values: dict[str, Any]) -> None:
@@ -90,6 +144,8 @@ class Store:
         self.transcripts_dir = state_dir / "transcripts"
         self._sync: Engine | None = make_sync_sqlite_engine(url) if is_sqlite(url) else None
         self._async: AsyncEngine | None = None if self._sync else make_engine(url)
+        self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
+        self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
 
     async def open(self, *, migrate: bool = True) -> None:
         """Bring the schema to the newest migration.
@@ -98,7 +154,12 @@ class Store:
         the head is left alone; only an older schema runs Alembic (whose import alone costs
         ~10 MiB and ~0.1 s that the gateway would otherwise keep for its lifetime).
         """
-        self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_dir)
+        private_dir(self.transcripts_dir)
+        tighten_tree(self.state_dir)
+        db_file = sqlite_path(self.url)
+        if db_file is not None:
+            private_file(db_file)  # before SQLite creates it: its WAL and SHM inherit 0600
         if not migrate:
             return
         head = head_revision()
@@ -159,11 +220,12 @@ class Store:
         _check_fields(values)
 
         def op(c: Connection) -> SessionEntry:
-            existing = _session(c, key)
-            if existing is not None:
-                return existing
-            c.execute(insert(S).values(**values))
-            return SessionEntry(**{**{f: None for f in SESSION_FIELDS}, **values})
+            # an upsert, not select-then-insert: simultaneous first messages into a new session
+            # (many HTTP requests, web-chat sockets) must all find the one row
+            _insert_ignore(c, S, values, ["key"])
+            entry = _session(c, key)
+            assert entry is not None
+            return entry
         return await self.write(op)
 
     async def update_session(self, key: str, *, touch: bool = True, **fields: Any
@@ -263,13 +325,16 @@ class Store:
 
     @staticmethod
     def _insert_messages(c: Connection, entry: SessionEntry,
-                         messages: Sequence[TranscriptMessage], touch: bool) -> list[int]:
+                         messages: Sequence[TranscriptMessage], touch: bool,
+                         placed: bool = True) -> list[int]:
         ids = []
+        seq = _next_seq(entry.session_id) if placed else WAITING
         for m in messages:
             res = c.execute(insert(M).values(
                 session_key=entry.key, session_id=entry.session_id, role=m.role,
                 content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
                 tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
+                seq=seq,
             ))
             m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
             ids.append(m.id)
@@ -277,54 +342,122 @@ class Store:
             c.execute(update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
         return ids
 
+    # The JSONL transcript is a mirror of committed, placed rows: the database is the record.
+    # It is appended after the commit and a failed write never fails (or half-does) the store
+    # operation: the file is marked stale and rewritten whole from the rows, atomically, at the
+    # session's next write. The first write of a process to a session checks the file's line
+    # count against the rows, so a crash between commit and append heals the same way. Lines are
+    # cleaned (D12), so no text can make the append itself fail.
+
     def _mirror(self, entry: SessionEntry, messages: Sequence[TranscriptMessage]) -> None:
-        with self.transcript_path(entry.session_id).open("a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(m.to_wire(), ensure_ascii=False) + "\n"
-                             for m in messages))
+        sid = entry.session_id
+        if sid not in self._mirror_checked or sid in self._mirror_stale:
+            return  # the caller rebuilds (async) instead
+        try:
+            with open_private(self.transcript_path(sid), "a") as fh:
+                fh.write("".join(_jsonl(m) for m in messages))
+        except OSError as exc:
+            log.warning("transcript mirror of %s is stale (%s); rebuilt at its next write",
+                        sid, exc)
+            self._mirror_stale.add(sid)
+
+    async def _mirror_placed(self, entry: SessionEntry,
+                             messages: Sequence[TranscriptMessage]) -> None:
+        sid = entry.session_id
+        if sid in self._mirror_checked and sid not in self._mirror_stale:
+            self._mirror(entry, messages)
+            return
+        await self.rebuild_transcript(entry)
+
+    async def rebuild_transcript(self, entry: SessionEntry) -> None:
+        """Rewrite a session's JSONL file from its placed rows unless it already matches."""
+        sid = entry.session_id
+        path = self.transcript_path(sid)
+        rows = await self.read(lambda c: [_message(r) for r in c.execute(
+            select(*_MSG_COLS).where(and_(M.c.session_id == sid, M.c.seq < WAITING))
+            .order_by(M.c.seq, M.c.id)).all()])
+        try:
+            if sid in self._mirror_stale or _line_count(path) != len(rows):
+                tmp = path.with_name(f"{path.name}.tmp")
+                with open_private(tmp, "w") as fh:
+                    fh.write("".join(_jsonl(m) for m in rows))
+                os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("transcript mirror of %s could not be rebuilt: %s", sid, exc)
+            self._mirror_stale.add(sid)
+            return
+        self._mirror_stale.discard(sid)
+        self._mirror_checked.add(sid)
 
     async def append_messages(self, entry: SessionEntry, messages: Sequence[TranscriptMessage],
-                              *, touch: bool = True, **session_fields: Any) -> list[int]:
+                              *, touch: bool = True, queued: bool = False,
+                              **session_fields: Any) -> list[int]:
         """Store messages in order (and optional session fields, same transaction), mirror them
-        to the JSONL transcript, bump `updatedAt`."""
+        to the JSONL transcript, bump `updatedAt`. `queued` messages wait for their turn to be
+        placed (D13): stored now, in the transcript from :meth:`start_run`."""
         if not messages and not session_fields:
             return []
         _check_fields(session_fields)
 
         def op(c: Connection) -> list[int]:
-            ids = self._insert_messages(c, entry, messages, touch and not session_fields)
+            ids = self._insert_messages(c, entry, messages, touch and not session_fields,
+                                        placed=not queued)
             if session_fields:
                 values = {"updated_at": now_ms(), **session_fields} if touch else session_fields
                 c.execute(update(S).where(S.c.key == entry.key).values(**values))
             return ids
         ids = await self.write(op)
-        if messages:
-            self._mirror(entry, messages)
+        if messages and not queued:
+            await self._mirror_placed(entry, messages)
         return ids
 
     async def enqueue_message(self, entry: SessionEntry, message: TranscriptMessage,
                               run: RunRecord) -> int:
-        """Store a user message and the queued run it starts, atomically (one commit)."""
+        """Store a user message and the queued run it starts, atomically (one commit); the
+        message takes its place in the transcript when the run starts (D13)."""
         def op(c: Connection) -> int:
-            (msg_id,) = self._insert_messages(c, entry, [message], True)
+            (msg_id,) = self._insert_messages(c, entry, [message], True, placed=False)
             run.input_message_id = msg_id
             self._insert_run(c, run)
             return msg_id
-        msg_id = await self.write(op)
-        self._mirror(entry, [message])
-        return msg_id
+        return await self.write(op)
+
+    async def start_run(self, run: RunRecord, entry: SessionEntry) -> None:
+        """Mark a run running and place its input message in the transcript, in one commit."""
+        def op(c: Connection) -> TranscriptMessage | None:
+            c.execute(update(R).where(R.c.id == run.id).values(
+                status="running", started_at=run.started_at))
+            if run.input_message_id is None:
+                return None
+            return _place(c, entry.session_id, run.input_message_id)
+        placed = await self.write(op)
+        if placed is not None:
+            await self._mirror_placed(entry, [placed])
+
+    async def place_message(self, entry: SessionEntry, message_id: int) -> None:
+        """Place a message that is still waiting (its run ended without starting)."""
+        placed = await self.write(lambda c: _place(c, entry.session_id, message_id))
+        if placed is not None:
+            await self._mirror_placed(entry, [placed])
 
     async def history(self, session_id: str, *, limit: int | None = None,
                       include_tools: bool = True, up_to_id: int | None = None,
-                      run_id: str | None = None) -> list[TranscriptMessage]:
-        """The last `limit` messages, oldest first; tool results are filtered before the limit."""
+                      run_id: str | None = None, placed_only: bool = False
+                      ) -> list[TranscriptMessage]:
+        """The last `limit` messages, oldest first; tool results are filtered before the limit.
+
+        Messages still waiting for their turn come last, in arrival order (D13); `placed_only`
+        leaves them out (a turn's model context)."""
         q = select(*_MSG_COLS).where(M.c.session_id == session_id)
+        if placed_only:
+            q = q.where(M.c.seq < WAITING)
         if not include_tools:
             q = q.where(M.c.role != "toolResult")
         if up_to_id is not None:
             q = q.where(M.c.id <= up_to_id)
         if run_id is not None:
             q = q.where(M.c.run_id == run_id)
-        q = q.order_by(M.c.id.desc())
+        q = q.order_by(*_NEWEST_FIRST)
         if limit is not None:
             q = q.limit(limit)
         rows = await self.read(lambda c: c.execute(q).all())
@@ -336,11 +469,11 @@ class Store:
         ids = list(session_ids)
         if not ids or per_session <= 0:
             return {}
-        rn = func.row_number().over(partition_by=M.c.session_id, order_by=M.c.id.desc())
+        rn = func.row_number().over(partition_by=M.c.session_id, order_by=_NEWEST_FIRST)
         inner = (select(M.c.session_id, *_MSG_COLS, rn.label("rn"))
                  .where(and_(M.c.session_id.in_(ids), M.c.role != "toolResult")).subquery())
         cols = [inner.c.session_id, *(inner.c[c.name] for c in _MSG_COLS)]
-        q = select(*cols).where(inner.c.rn <= per_session).order_by(inner.c.id)
+        q = select(*cols).where(inner.c.rn <= per_session).order_by(inner.c.rn.desc())
         out: dict[str, list[TranscriptMessage]] = {}
         for r in await self.read(lambda c: c.execute(q).all()):
             out.setdefault(r[0], []).append(_message(r))
@@ -378,17 +511,36 @@ class Store:
         return await self.read(op)
 
     async def abort_inflight_runs(self, reason: str) -> list[RunRecord]:
-        """Mark runs left queued/running by a dead process as aborted; flag their sessions."""
-        def op(c: Connection) -> list[RunRecord]:
-            q = select(R).where(R.c.status.in_(("queued", "running")))
+        """Mark runs left queued/running by a dead process as aborted; flag their sessions.
+
+        Inputs that were still waiting for their turn take their place now, in arrival order,
+        so nothing acknowledged disappears from the transcript."""
+        def op(c: Connection) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+            q = select(R).where(R.c.status.in_(("queued", "running"))).order_by(R.c.created_at)
             rows = [RunRecord(**r) for r in c.execute(q).mappings().all()]
+            touched: list[tuple[str, str]] = []
             if rows:
                 keys = sorted({r.session_key for r in rows})
                 c.execute(update(R).where(R.c.id.in_([r.id for r in rows])).values(
                     status="aborted", ended_at=now_ms(), error=reason))
                 c.execute(update(S).where(S.c.key.in_(keys)).values(aborted_last_run=True))
-            return rows
-        return await self.write(op)
+                for r in rows:
+                    entry = _session(c, r.session_key)
+                    if entry is not None and r.input_message_id is not None and \
+                            _place(c, entry.session_id, r.input_message_id) is not None:
+                        touched.append((entry.key, entry.session_id))
+            return rows, touched
+        rows, touched = await self.write(op)
+        for key, _sid in dict.fromkeys(touched):
+            entry = await self.get_session(key)
+            if entry is not None:
+                await self.rebuild_transcript(entry)
+        return rows
+
+    async def clear_aborted_last_run(self, session_key: str) -> None:
+        await self.write(lambda c: c.execute(update(S).where(and_(
+            S.c.key == session_key, S.c.aborted_last_run.is_(True))).values(
+            aborted_last_run=False)))
 
     # ---- deliveries -----------------------------------------------------------------------
 

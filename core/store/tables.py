@@ -54,10 +54,14 @@ class SessionRow(SQLModel, table=True):
 
 
 class MessageRow(SQLModel, table=True):
-    """One transcript message (format of decision D3); `id` orders a transcript."""
+    """One transcript message (format of decision D3); `seq` orders a transcript (D13).
+
+    `seq` is `WAITING` (2**62, see core.store.store) while the message waits for its turn.
+    """
 
     __tablename__ = "messages"
-    __table_args__ = (Index("ix_messages_session_id", "session_id", "id"),)
+    __table_args__ = (Index("ix_messages_session_id", "session_id", "id"),
+                      Index("ix_messages_session_seq", "session_id", "seq", "id"))
 
     id: int | None = Field(default=None, primary_key=True)
     session_key: str = Field(max_length=512)
@@ -70,6 +74,7 @@ class MessageRow(SQLModel, table=True):
     is_error: bool | None = None
     run_id: str | None = Field(default=None, max_length=64)
     meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    seq: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
 
 
 class RunRow(SQLModel, table=True):

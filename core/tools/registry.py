@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.errors import ToolInputError, ToolRefused
 from core.extension.permission import EVERYONE, Caller, Permission
+from core.text import clean_json
 from core.tools.context import ToolContext
 from core.validation import validation_message
 
@@ -115,7 +116,8 @@ class ToolRegistry:
             if not spec.permission.allows(tool_caller(ctx)):
                 raise ToolRefused(f"{name} is not allowed for this caller "
                                   f"(needs {spec.permission.name})")
-            return await spec.handler(rt, ctx, self.parse_args(spec, args))
+            # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
+            return await spec.handler(rt, ctx, self.parse_args(spec, clean_json(args)))
         except ToolRefused as refusal:
             return refusal.payload()
 

@@ -5,9 +5,10 @@ Checks run in the reference's order and return its exact texts; every refusal ca
 run starts, the chain's hop budget and the source session's send rate are checked (D8). The
 reply-back loop then continues in the background (core.tools.a2a).
 
-A send into the requester's own session returns `accepted` at once instead of waiting: the new
-run queues behind the requester's running turn, which is itself waiting for this tool, so a
-wait could only ever time out.
+A send from inside a running turn into that turn's own session returns `accepted` at once
+instead of waiting: the new run queues behind the requester's turn, which is itself waiting for
+this tool, so a wait could only ever time out. Any other send (e.g. over `POST /tools/invoke`,
+where no turn of the caller is waiting) waits like a send into another session.
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
                           sessionKey=target.display) from None
     send = A2ASend(ctx=ctx, target_key=target.key, target_display=target.display,
                    message=message, run_id=run.id, timeout_seconds=timeout)
-    if timeout == 0 or target.key == ctx.session_key:
+    from_own_turn = target.key == ctx.session_key and ctx.run_id is not None
+    if timeout == 0 or from_own_turn:
         rt.spawn(run_a2a_flow(rt, send))
         return {"runId": run.id, "status": "accepted", "sessionKey": target.display,
                 "delivery": dict(PENDING_ANNOUNCE)}

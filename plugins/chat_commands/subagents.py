@@ -33,6 +33,9 @@ HELP = "\n".join([
 ])
 
 
+MIN_DIGIT_PREFIX = 4
+
+
 def resolve_target(records: list[SubagentRecord], token: str) -> SubagentRecord | str:
     """The record named by `token`, or the error text to reply."""
     token = token.strip()
@@ -40,15 +43,18 @@ def resolve_target(records: list[SubagentRecord], token: str) -> SubagentRecord 
         return MISSING_ID
     if token.lower() == "last":
         return records[-1] if records else f"Unknown subagent id: {token}"
-    if token.isdigit():
-        index = int(token)
-        return records[index - 1] if 1 <= index <= len(records) else \
-            f"Invalid subagent index: {token}"
+    if token.isdigit() and 1 <= int(token) <= len(records):
+        return records[int(token) - 1]
+    # a run id is hex, so its prefix can be all digits (≈6% of 6-character prefixes): a number
+    # of 4+ digits that is no list index is tried as a run id prefix before it is refused
+    prefixed = [r for r in records if r.run_id.startswith(token.lower())]
+    if token.isdigit() and (len(token) < MIN_DIGIT_PREFIX or not prefixed):
+        return f"Invalid subagent index: {token}"
     if ":" in token:
         key = token.lower()
         found = next((r for r in records if r.child_key == key), None)
         return found if found is not None else f"Unknown subagent session: {token}"
-    matches = [r for r in records if r.run_id.startswith(token.lower())]
+    matches = prefixed
     if len(matches) > 1:
         return f"Ambiguous run id prefix: {token}"
     return matches[0] if matches else f"Unknown subagent id: {token}"

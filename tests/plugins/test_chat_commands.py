@@ -15,6 +15,14 @@ async def _setup(make_runtime: RuntimeFactory, extra: dict | None = None
     return rt, adapter
 
 
+async def test_send_without_argument_and_without_policy_says_default(
+        make_runtime: RuntimeFactory) -> None:
+    adapter = RecordingAdapter(channel="webchat")
+    await make_runtime(adapters=[adapter])
+    await adapter.inject(adapter.message("/send"))
+    assert await adapter.wait_sent(1) == ["⚙️ Send policy: on (default)"]
+
+
 async def test_send_cycle_and_status_source(make_runtime: RuntimeFactory,
                                             fake_model: FakeModelServer) -> None:
     adapter = RecordingAdapter(channel="webchat")

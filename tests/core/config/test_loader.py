@@ -256,6 +256,15 @@ def test_env_overrides_without_a_file_and_snake_case_in_file(tmp_path: Path) -> 
     )
 
 
+def test_gateway_bind_env_override(tmp_path: Path) -> None:
+    """Containers listen on every interface without editing the config file (deploy/)."""
+    assert load_config(env={}).gateway.bind == "127.0.0.1"
+    path = _write(tmp_path, "ct.yaml", "gateway: {bind: 127.0.0.1, port: 4000}\n")
+    config = load_config(path, env={"CROSSTALK_GATEWAY_BIND": "0.0.0.0"})
+    assert (config.gateway.bind, config.gateway.port) == ("0.0.0.0", 4000)
+    assert load_config(path, env={"CROSSTALK_GATEWAY_BIND": " "}).gateway.bind == "127.0.0.1"
+
+
 def test_empty_env_override_is_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path, "ct.yaml", "gateway: {port: 4000}\n")
     assert load_config(path, env={"CROSSTALK_GATEWAY_PORT": " "}).gateway.port == 4000

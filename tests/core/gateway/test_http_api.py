@@ -116,4 +116,18 @@ async def test_healthz_and_openapi(client: tuple[TestClient, Runtime]) -> None:
     assert resp.status == 200 and (await resp.json())["ok"] is True
     spec = await (await c.get("/openapi.json")).json()
     assert {"/tools/invoke", "/v1/chat/completions", "/api/sessions/{key}", "/v1/models",
-            "/v1/models/{id}", "/v1/responses", "/mcp"} <= set(spec["paths"])
+            "/v1/models/{id}", "/v1/responses"} <= set(spec["paths"])
+
+
+async def test_sessions_send_into_the_callers_own_session_over_http_waits_for_the_reply(
+        client: tuple[TestClient, Runtime], fake_model: Any) -> None:
+    """No turn of the caller's session is waiting over HTTP, so the send waits: `ok`, reply."""
+    from tests.fakes.model import text
+
+    c, _ = client
+    fake_model.script(text("the reply"))
+    status, body = await _invoke(c, {"tool": "sessions_send", "sessionKey": "main", "args": {
+        "sessionKey": "main", "message": "hello me", "timeoutSeconds": 30}})
+    assert status == 200, body
+    details = body["result"]["details"]
+    assert details["status"] == "ok" and details["reply"] == "the reply"

@@ -276,7 +276,11 @@ def test_effective_policy_text_for_every_source() -> None:
     assert effective_policy_text(resolve(spec(default="allow"), override="deny")) == (
         "⚙️ Send policy: off (session override)"
     )
-    assert effective_policy_text(resolve(None)) == "⚙️ Send policy: on (no policy configured)"
+    # D4: nothing configured (or no rule matching) is the built-in default
+    assert effective_policy_text(resolve(None)) == "⚙️ Send policy: on (default)"
+    assert effective_policy_text(resolve(spec(SendRule("deny", channel="slack")),
+                                         session_key=DISCORD_GROUP)) == (
+        "⚙️ Send policy: on (default)")
 
 
 # --- value types and from_config -----------------------------------------------------------

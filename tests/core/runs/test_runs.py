@@ -18,7 +18,8 @@ async def test_runs_in_one_session_are_serialised_in_order(make_runtime: Runtime
     assert (await rt.runs.wait(r2.id, 10)).reply == "second"
     assert (await rt.runs.wait(r1.id, 0)).reply is None  # already ended: read from the store
     history = await rt.store.history(entry.session_id)
-    assert [m.plain_text() for m in history] == ["one", "two", "first", "second"]
+    # D13: each turn's input is directly followed by its reply
+    assert [m.plain_text() for m in history] == ["one", "first", "two", "second"]
 
     def seen(request: dict) -> list[str]:
         return [str(m["content"]) for m in request["messages"] if m["role"] != "system"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,24 @@ async def test_delete_session_renames_transcript(store: Store) -> None:
     assert await store.history(entry.session_id) == []
     leftovers = list(store.transcripts_dir.glob(f"{entry.session_id}.jsonl.deleted.*"))
     assert len(leftovers) == 1
+
+
+async def test_rows_written_before_d12_with_lone_surrogates_read_cleaned(tmp_path: Path
+                                                                         ) -> None:
+    """A session bricked by an older version (a lone surrogate in a stored row) reads again."""
+    from sqlalchemy import insert
+
+    from core.store.tables import MessageRow
+
+    s = Store(f"sqlite+aiosqlite:///{tmp_path}/old.db", tmp_path)
+    await s.open()
+    try:
+        entry = await s.ensure_session("agent:main:old", agent_id="main", kind="other")
+        await s.write(lambda c: c.execute(insert(MessageRow.__table__).values(  # type: ignore[attr-defined]
+            session_key=entry.key, session_id=entry.session_id, role="user",
+            content=[{"type": "text", "text": "bad \ud800"}], timestamp=1, seq=1)))
+        (msg,) = await s.history(entry.session_id)
+        assert msg.plain_text() == "bad \ufffd"
+        json.dumps(msg.to_wire(), ensure_ascii=False).encode("utf-8")
+    finally:
+        await s.close()

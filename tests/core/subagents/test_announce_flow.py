@@ -131,7 +131,9 @@ async def test_failed_child_is_announced_with_error_status(
     [(_, posted)] = await adapter.wait_for("Status:")
     lines = posted.split("\n")
     assert lines[:5] == ["Status: error", "", "Result:", "nothing, the model failed", ""]
-    assert lines[5] == "Notes:" and lines[6].startswith("- Error: ") and "boom" in lines[6]
+    # D12: the provider's error body stays in the log; the chat sees the public text
+    assert lines[5] == "Notes:" and lines[6] == (
+        "- Error: ⚠️ The model provider failed (HTTP 500). Details are in the gateway log.")
     assert lines[7] == ""
 
 

@@ -146,3 +146,17 @@ def test_resolve_target_prefixes() -> None:
     assert resolve_target(recs, "AGENT:main:subagent:ffff") is recs[2]
     assert resolve_target([], "last") == "Unknown subagent id: last"
     assert resolve_target(recs, " ") == "Missing subagent id."
+
+
+def test_resolve_target_run_id_prefix_made_of_digits() -> None:
+    """The flake of test_list_info_log_stop_send: `/subagents info <6 hex>` whose prefix
+    happened to be all digits was read as a list index ("Invalid subagent index")."""
+    recs = [SubagentRecord(run_id=rid, child_key=f"agent:main:subagent:{rid}",
+                           requester_key=REQUESTER, task="t", created_at=i)
+            for i, rid in enumerate(("0a1b2c", "123456ab-cdef", "3333aa"))]
+    assert resolve_target(recs, "123456") is recs[1]
+    assert resolve_target(recs, "2") is recs[1]  # a list index still wins
+    assert resolve_target(recs, "4") == "Invalid subagent index: 4"
+    assert resolve_target(recs, "333") == "Invalid subagent index: 333"  # too short a prefix
+    assert resolve_target(recs, "3333") is recs[2]
+    assert resolve_target(recs, "0") == "Invalid subagent index: 0"

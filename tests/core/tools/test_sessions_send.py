@@ -292,7 +292,9 @@ async def test_failed_target_run_is_an_error(make_runtime: RuntimeFactory,
     rt = await make_runtime()
     fake_model.script(error(400, "boom"))
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5})
-    assert out["status"] == "error" and "boom" in out["error"]
+    # D12: the provider's body ("boom") stays in the log, callers get the public text
+    assert out["status"] == "error" and out["error"] == (
+        "⚠️ The model provider failed (HTTP 400). Details are in the gateway log.")
     assert out["sessionKey"] == TARGET and "reply" not in out
     await a2a_done(rt)
     assert len(fake_model.requests) == 1

@@ -1,0 +1,35 @@
+"""What a model provider's failure may show outside the gateway (decision D12).
+
+A provider's error body can carry API-key fragments and internal host names. Chats, HTTP
+clients and calling agents get only the short public text; the gateway log keeps the detail.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from core.errors import RunError
+
+log = logging.getLogger(__name__)
+
+PUBLIC_TEXT = "⚠️ The model provider failed ({what}). Details are in the gateway log."
+
+
+class ProviderFailed(RunError):
+    """A model request failed; `str()` is the public text, the cause stays in the log."""
+
+
+def provider_failure(exc: Any, model_ref: str) -> ProviderFailed:
+    """Log the provider's error in full and return the error the rest of Crosstalk sees."""
+    from pydantic_ai.exceptions import ModelRequestTimeout, ModelTimeoutError
+
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        what = f"HTTP {status}"
+    elif isinstance(exc, ModelTimeoutError | ModelRequestTimeout):
+        what = "timeout"
+    else:  # ModelConnectionError, or a failure inside a stream that named no status
+        what = "connection error"
+    log.warning("model provider %s failed (%s): %s", model_ref, what, exc)
+    return ProviderFailed(PUBLIC_TEXT.format(what=what))

@@ -1,0 +1,1 @@
+"""What operators see of a running gateway: Prometheus metrics and structured logs."""

@@ -1,0 +1,64 @@
+"""Process logging: text by default, JSON lines with `logging.format: json`.
+
+The run manager binds the run id and session key of the turn it is executing to context
+variables; a filter copies them onto every record, so each line emitted during a turn (by our
+code or by a library: the model client, the platform SDKs) names its run and session. asyncio
+tasks copy the context when created, so tasks a turn starts inherit its ids.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from contextvars import ContextVar
+from typing import Literal, TextIO
+
+from pythonjsonlogger.json import JsonFormatter
+
+LogFormat = Literal["text", "json"]
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+JSON_FIELDS = ("asctime", "levelname", "name", "message", "runId", "sessionKey")
+
+_run_id: ContextVar[str | None] = ContextVar("crosstalk_run_id", default=None)
+_session_key: ContextVar[str | None] = ContextVar("crosstalk_session_key", default=None)
+
+
+def bind_turn(run_id: str, session_key: str) -> None:
+    """Mark the current task (and the tasks it starts from now on) as working on this turn."""
+    _run_id.set(run_id)
+    _session_key.set(session_key)
+
+
+class TurnContextFilter(logging.Filter):
+    """Puts `runId` and `sessionKey` (None outside a turn) on every record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.runId = _run_id.get()
+        record.sessionKey = _session_key.get()
+        return True
+
+
+def formatter(fmt: LogFormat) -> logging.Formatter:
+    if fmt == "json":
+        return JsonFormatter(list(JSON_FIELDS), rename_fields={
+            "asctime": "time", "levelname": "level", "name": "logger"},
+            json_ensure_ascii=False)
+    return logging.Formatter(TEXT_FORMAT)
+
+
+def configure_logging(fmt: LogFormat = "text", *, level: int = logging.INFO,
+                      stream: TextIO | None = None) -> logging.Handler:
+    """Replace the root handlers with one stream handler in `fmt`; returns it."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter(fmt))
+    handler.addFilter(TurnContextFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2"):
+        # request lines carry the Telegram bot token in the URL path: keep them out of logs
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return handler
