@@ -19,6 +19,7 @@ KNOWN_ADAPTER_IMPORTS = {
     ("core/runtime.py", "adapters.base"),
     ("core/outbound/gate.py", "adapters.base"),
     ("core/outbound/channels.py", "adapters.base"),
+    ("core/observability/metrics.py", "adapters.base"),
 }
 
 
