@@ -12,8 +12,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.attachments import Attachment
 from core.delivery_context import DeliveryContext
 from core.inbound import InboundMessage
+from core.outbound.chunking import split_text
 
 InboundSink = Callable[[InboundMessage], Awaitable[None]]
 AdapterState = Literal["stopped", "starting", "connected", "retrying", "failed"]
@@ -63,8 +65,32 @@ class ChannelAdapter(abc.ABC):
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         """Send one chunk (already within `text_limit`) to `target`."""
 
+    #: Least seconds between two preview updates (platform edit rate limits); 0 = every delta.
+    preview_interval: float = 1.0
+
+    def chunks(self, text: str) -> list[str]:
+        """Split a markdown reply into pieces `send_text` can send (format-aware per platform)."""
+        return split_text(text, self.text_limit)
+
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         """Show a partial reply while the model streams; adapters without previews ignore it."""
+        return None
+
+    async def send_final(self, target: DeliveryContext, run_id: str, text: str) -> SendReceipt:
+        """The first chunk of run `run_id`'s reply: replaces its live preview where there is one."""
+        return await self.send_text(target, text)
+
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """Run `run_id` ended without a reply (`status`: aborted, error, ...): its partial
+        preview stays where it is; adapters forget it (the web chat marks it stopped)."""
+        return None
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
+        return None
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        """Show "typing…" in `target` for a few seconds; adapters without it ignore this."""
         return None
 
     @abc.abstractmethod

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.attachments import Attachment
 from core.delivery_context import DeliveryContext
 from core.text import clean_json
 
@@ -27,6 +28,8 @@ class InboundMessage(BaseModel):
     sender_name: str | None = None
     chat_title: str | None = None
     text: str
+    attachments: tuple[Attachment, ...] = ()
+    """Photos, voice notes, files...; a message may be only attachments (``text`` empty)."""
     message_id: str | None = None
     timestamp_ms: int | None = None
     mentioned: bool = False

@@ -24,9 +24,9 @@ from core.keys import KeyModel, agent_id_of
 from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
 from core.outbound.gate import OutboundGate, session_target
+from core.outbound.live import LiveFeedback
 from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
-from core.runs.manager import DeltaSink
 from core.store import RunRecord, SessionEntry, Store
 from core.subagents.registry import SubagentRegistry
 from core.tools.availability import tool_names_for
@@ -54,6 +54,7 @@ class Runtime:
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
         self.access = Admission(config, self.store, self.gate)
+        self.live = LiveFeedback(self.gate, config)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
         from core.mcp.client import McpClients
@@ -89,8 +90,10 @@ class Runtime:
         aborted = await self.runs.recover()
         if aborted:
             log.warning("marked %d interrupted run(s) as aborted", len(aborted))
+        self.runs.add_listener(self.live.on_run_finished)  # typing stops before the reply
         self.runs.add_listener(self.router.on_run_finished)
-        self.runs.add_delta_sink(self._preview_sink)
+        self.runs.add_listener(self.live.on_run_settled)
+        self.runs.add_delta_sink(self.live.sink_for)
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
@@ -101,16 +104,6 @@ class Runtime:
             self.spawn(notify_aborted_chats(self.gate, aborted))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
-
-    def _preview_sink(self, run: RunRecord, request: RunRequest) -> DeltaSink | None:
-        target = request.context.origin
-        if not request.deliver or target is None:
-            return None
-
-        async def sink(text: str) -> None:
-            await self.gate.preview(run.session_key, target, run.id, text)
-
-        return sink
 
     async def _probe_and_warm_up(self, probe: bool) -> None:
         """Find a local model server if none is configured; import the model stack only when

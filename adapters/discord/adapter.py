@@ -19,8 +19,11 @@ import discord.gateway
 import discord.http
 import yarl
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
+from adapters.discord.render import TEXT_LIMIT, render_chunks
+from adapters.previews import EditablePreviews
+from core.attachments import Attachment
 from core.config import secret_value
 from core.config.schema_channels import DiscordAccountConfig
 from core.delivery_context import DeliveryContext
@@ -89,7 +92,7 @@ class _Client(discord.Client):
         await self._adapter._on_message(self, message)
 
 
-class DiscordAdapter(ChannelAdapter):
+class DiscordAdapter(EditablePreviews):
     """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
 
     channel = CHANNEL
@@ -198,8 +201,11 @@ class DiscordAdapter(ChannelAdapter):
     def _new_client(self) -> _Client:
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: without it guild text arrives blank
+        # model text must not ping @everyone/@here or roles
+        mentions = discord.AllowedMentions(everyone=False, roles=False, users=True)
         return _Client(self, intents=intents, guild_ready_timeout=self.guild_ready_timeout,
-                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0)
+                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0,
+                       allowed_mentions=mentions)
 
     async def _supervise(self, token: str) -> None:
         """Log in and run the gateway; on non-fatal failure wait (capped backoff) and redo."""
@@ -268,7 +274,10 @@ class DiscordAdapter(ChannelAdapter):
 
     # ---- outbound ---------------------------------------------------------------------------
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    def chunks(self, text: str) -> list[str]:
+        return render_chunks(text, TEXT_LIMIT)  # rendered here: send_text sends as is
+
+    async def _dest(self, target: DeliveryContext) -> discord.abc.Messageable:
         client = self._client
         if client is None or client.is_closed() or client.user is None:
             raise ChannelUnavailable(f"{self._label()} is not connected ({self._state})")
@@ -280,15 +289,54 @@ class DiscordAdapter(ChannelAdapter):
             raise TargetNotFound(f"{self._label()}: {exc}") from None
         try:
             if kind == "user":
-                dest: discord.abc.Messageable = await client.create_dm(discord.Object(snowflake))
-            else:
-                found = client.get_channel(snowflake)
-                dest = found if isinstance(found, discord.abc.Messageable) else \
-                    client.get_partial_messageable(snowflake)
+                return await client.create_dm(discord.Object(snowflake))
+            found = client.get_channel(snowflake)
+            return found if isinstance(found, discord.abc.Messageable) else \
+                client.get_partial_messageable(snowflake)
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        dest = await self._dest(target)
+        try:
             sent = await dest.send(text)
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
         return SendReceipt(message_id=str(sent.id))
+
+    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
+        receipt = await self.send_text(target, _preview(text))
+        return str(receipt.message_id)
+
+    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
+                    final: bool) -> None:
+        dest = await self._dest(target)
+        content = text if final else _preview(text)
+        try:
+            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+            await partial.edit(content=content)
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        client = self._client
+        url = attachment.file_id or ""
+        if client is None or not url.startswith(("https://", "http://")):
+            return None
+        return await client.http.get_from_cdn(url)
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        dest = await self._dest(target)
+        try:
+            await dest.typing()  # one trigger: Discord shows it for about 10 s
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+
+
+def _preview(md: str) -> str:
+    """The first chunk of a partial reply (an unfinished fence is closed by the splitter)."""
+    chunks = render_chunks(md, TEXT_LIMIT)
+    return chunks[0] if chunks else "…"
 
 
 def _delivery_error(exc: Exception, where: str) -> DeliveryError:

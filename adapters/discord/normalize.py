@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import discord
 
+from core.attachments import Attachment, kind_of_mime
 from core.delivery_context import DeliveryContext
 from core.inbound import ChatType, InboundMessage
 
@@ -57,11 +58,15 @@ def _replies_to_bot(message: discord.Message, bot_id: int) -> bool:
 
 
 def _text_of(message: discord.Message) -> str:
-    text = message.content or ""
-    if message.attachments:
-        names = ", ".join(a.filename for a in message.attachments)
-        text = f"{text}\n[attachments: {names}]" if text else f"[attachments: {names}]"
-    return text
+    return message.content or ""
+
+
+def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:
+    """Uploaded files; the CDN URL is the handle the adapter fetches image bytes with."""
+    return tuple(
+        Attachment(kind="voice" if a.is_voice_message() else kind_of_mime(a.content_type),
+                   name=a.filename, mime=a.content_type, size=a.size, file_id=a.url)
+        for a in message.attachments)
 
 
 def _chat_of(
@@ -96,7 +101,8 @@ def to_inbound(
         return None
     chat = _chat_of(message.channel, author.id)
     text = _text_of(message)
-    if chat is None or not text.strip():
+    attachments = attachments_of(message)
+    if chat is None or (not text.strip() and not attachments):
         return None
     chat_type, chat_id, thread_id, post_to, title = chat
     return InboundMessage(
@@ -109,6 +115,7 @@ def to_inbound(
         sender_name=author.display_name,
         chat_title=title,
         text=text,
+        attachments=attachments,
         message_id=str(message.id),
         timestamp_ms=int(message.created_at.timestamp() * 1000),
         mentioned=_is_mentioned(message, bot_id),

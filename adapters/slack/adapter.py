@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -21,7 +22,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
+from adapters.previews import EditablePreviews
 from adapters.slack.normalize import (
     AUTH_ERRORS,
     CHANNEL,
@@ -34,6 +36,9 @@ from adapters.slack.normalize import (
     sender_name_of,
     to_inbound,
 )
+from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
+from adapters.slack.render import render_chunks
+from core.attachments import Attachment
 from core.config import secret_value
 from core.config.schema_channels import SlackAccountConfig
 from core.delivery_context import DeliveryContext
@@ -50,7 +55,7 @@ class _AuthRejected(Exception):
     """The platform refused a token: a configuration error, not worth retrying."""
 
 
-class SlackAdapter(ChannelAdapter):
+class SlackAdapter(EditablePreviews):
     """One Slack app (bot token + app token or signing secret) as a channel account."""
 
     channel = CHANNEL
@@ -323,13 +328,40 @@ class SlackAdapter(ChannelAdapter):
 
     # ---- outbound -------------------------------------------------------------------------
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    def chunks(self, text: str) -> list[str]:
+        return render_chunks(text, CHUNK_LIMIT)  # mrkdwn already: send_text sends as is
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """A shared file's bytes from its ``url_private``, with the bot token.
+
+        The token goes only to Slack's file host (or the configured API host, for a fake):
+        never to a URL merely because an event named it.
+        """
+        url, client = attachment.file_id or "", self._client
+        allowed = {"files.slack.com"}
+        if self.config.api_base_url:
+            allowed.add(urlsplit(self.config.api_base_url).netloc)
+        if client is None or not client.token or urlsplit(url).scheme not in ("https", "http") \
+                or urlsplit(url).netloc not in allowed:
+            return None
+        headers = {"Authorization": f"Bearer {client.token}"}
+        async with aiohttp.ClientSession() as http, http.get(
+                url, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)) as resp:
+            if resp.status != 200:
+                raise ChannelUnavailable(f"{self.name}: file download failed ({resp.status})")
+            return await resp.read()
+
+    def _where(self, target: DeliveryContext) -> tuple[AsyncWebClient, str]:
         client = self._client
         if client is None or self._state not in ("connected", "retrying"):
             raise ChannelUnavailable(f"{self.name} is not connected")
         channel = channel_of_target(target.to or "")
         if not channel:
             raise ChannelUnavailable(f"{self.name}: no target chat")
+        return client, channel
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        client, channel = self._where(target)
         thread_ts = str(target.thread_id) if target.thread_id is not None else None
         try:
             resp = await client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
@@ -338,3 +370,23 @@ class SlackAdapter(ChannelAdapter):
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
         return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
+        receipt = await self.send_text(target, _preview(text))
+        return str(receipt.message_id)
+
+    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
+                    final: bool) -> None:
+        client, channel = self._where(target)
+        try:
+            await client.chat_update(channel=channel, ts=message_id,
+                                     text=text if final else _preview(text))
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} chat.update {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
+
+
+def _preview(md: str) -> str:
+    chunks = render_chunks(md, CHUNK_LIMIT)
+    return chunks[0] if chunks else "…"

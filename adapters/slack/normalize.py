@@ -15,6 +15,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
+from core.attachments import Attachment, kind_of_mime
 from core.delivery_context import DeliveryContext
 from core.errors import (
     ChannelUnavailable,
@@ -144,6 +145,7 @@ def to_inbound(
         channel=CHANNEL,
         account_id=account_id,
         chat_type=chat_type,
+        attachments=attachments_of(event),
         chat_id=user if chat_type == "direct" else channel_id,
         thread_id=thread_id,
         sender_id=user,
@@ -157,6 +159,21 @@ def to_inbound(
         reply_to=DeliveryContext(channel=CHANNEL, to=f"channel:{channel_id}",
                                  account_id=account_id, thread_id=thread_id),
     )
+
+
+def attachments_of(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
+    """Shared files (``file_share``); Slack voice clips are audio files of subtype slack_audio."""
+    out: list[Attachment] = []
+    for f in event.get("files") or []:
+        if not isinstance(f, Mapping):
+            continue
+        mime = f.get("mimetype")
+        kind = "voice" if f.get("subtype") == "slack_audio" else kind_of_mime(mime)
+        size = f.get("size")
+        out.append(Attachment(kind=kind, name=str(f.get("name") or f.get("title") or "file"),
+                              mime=mime, size=size if isinstance(size, int) else None,
+                              file_id=f.get("url_private") or f.get("id")))
+    return tuple(out)
 
 
 def channel_of_target(to: str) -> str:

@@ -16,17 +16,23 @@ import secrets
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
-from telegram import Update
-from telegram.error import InvalidToken, TelegramError
+from telegram import MessageEntity, Update
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
+from adapters.previews import EditablePreviews
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
+from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
+from core.attachments import Attachment
 from core.config import TelegramAccountConfig, secret_value
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
+from core.outbound.chunking import split_text
+from core.outbound.markdown import split_markdown, utf16_units
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +43,7 @@ _ALLOWED_UPDATES = ["message"]  # edits, channel posts, callbacks: not conversat
 TgApp: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
 
 
-class TelegramAdapter(ChannelAdapter):
+class TelegramAdapter(EditablePreviews):
     """One Telegram bot account."""
 
     channel = CHANNEL
@@ -248,22 +254,120 @@ class TelegramAdapter(ChannelAdapter):
 
     # ---- outbound -------------------------------------------------------------------------
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    def chunks(self, text: str) -> list[str]:
+        return split_markdown(text, TEXT_LIMIT, measure=utf16_units)
+
+    def _bot(self, target: DeliveryContext) -> tuple[Any, str]:
         app = self._app
-        to = str(target.to or "")
-        where = f"{self._where} chat {to}"
+        where = f"{self._where} chat {target.to or ''}"
         if app is None or self._state in ("stopped", "failed"):
             raise ChannelUnavailable(f"{where}: not connected ({self._detail or self._state})")
+        return app.bot, where
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        """Send one markdown chunk as text + entities; a rejected format goes again as plain."""
+        first: SendReceipt | None = None
+        for part in render_chunks(text) or [TelegramText(text)]:
+            try:
+                receipt = await self._send(target, part)
+            except _FormatRejected:
+                log.warning("%s: Telegram rejected the formatting; sending plain text",
+                            self._where)
+                for plain in split_text(text, TEXT_LIMIT // 2):
+                    receipt = await self._send(target, TelegramText(plain))
+            first = first or receipt
+        assert first is not None
+        return first
+
+    async def _send(self, target: DeliveryContext, part: TelegramText) -> SendReceipt:
+        bot, where = self._bot(target)
         thread = target.thread_id
         try:
-            sent = await app.bot.send_message(
-                chat_id=_chat_id(to), text=text,
+            sent = await bot.send_message(
+                chat_id=_chat_id(str(target.to or "")), text=part.text,
+                entities=_entities(part),
                 message_thread_id=int(thread) if thread not in (None, "") else None)
+        except BadRequest as exc:
+            if part.entities and _is_format_error(exc):
+                raise _FormatRejected() from exc
+            raise delivery_error(exc, where) from exc
         except TelegramError as exc:
             raise delivery_error(exc, where) from exc
         except RuntimeError as exc:  # PTB: "This HTTPXRequest is not initialized!"
             raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
         return SendReceipt(message_id=str(sent.message_id))
+
+    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
+        receipt = await self._send_or_plain(target, preview(text))
+        return str(receipt.message_id)
+
+    async def _send_or_plain(self, target: DeliveryContext, part: TelegramText) -> SendReceipt:
+        try:
+            return await self._send(target, part)
+        except _FormatRejected:
+            return await self._send(target, TelegramText(part.text))
+
+    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
+                    final: bool) -> None:
+        parts = (render_chunks(text) if final and text.strip() else []) or [preview(text)]
+        try:
+            await self._edit_once(target, message_id, parts[0])
+        except _FormatRejected:  # plain text, all of it: the rest as new messages
+            plain = split_text(text, TEXT_LIMIT // 2) if final else [text[:TEXT_LIMIT // 2]]
+            await self._edit_once(target, message_id, TelegramText(plain[0]))
+            for rest in plain[1:]:
+                await self._send(target, TelegramText(rest))
+            return
+        for extra in parts[1:]:  # a chunk that rendered longer than the limit (padded table)
+            await self._send_or_plain(target, extra)
+
+    async def _edit_once(self, target: DeliveryContext, message_id: str,
+                         part: TelegramText) -> None:
+        bot, where = self._bot(target)
+        try:
+            await bot.edit_message_text(chat_id=_chat_id(str(target.to or "")),
+                                        message_id=int(message_id), text=part.text,
+                                        entities=_entities(part))
+        except BadRequest as exc:
+            if "not modified" in exc.message.lower():
+                return  # the preview already shows exactly this
+            if part.entities and _is_format_error(exc):
+                raise _FormatRejected() from exc
+            raise delivery_error(exc, where) from exc
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        if not attachment.file_id or self._app is None:
+            return None
+        try:
+            file = await self._app.bot.get_file(attachment.file_id)
+            return bytes(await file.download_as_bytearray())
+        except TelegramError as exc:
+            raise delivery_error(exc, f"{self._where} file {attachment.name}") from exc
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        bot, where = self._bot(target)
+        thread = target.thread_id
+        try:
+            await bot.send_chat_action(
+                chat_id=_chat_id(str(target.to or "")), action=ChatAction.TYPING,
+                message_thread_id=int(thread) if thread not in (None, "") else None)
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
+
+
+class _FormatRejected(Exception):
+    """Telegram refused the entities (a parse error); the caller resends plain text."""
+
+
+def _is_format_error(exc: BadRequest) -> bool:
+    text = exc.message.lower()
+    return "entit" in text or "parse" in text
+
+
+def _entities(part: TelegramText) -> list[MessageEntity] | None:
+    return [MessageEntity(**e) for e in part.entities] or None
 
 
 _TARGET_PREFIXES = ("telegram:", "tg:", "group:", "channel:", "user:", "dm:")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from telegram import Message, MessageEntity
 
+from core.attachments import Attachment, AttachmentKind, kind_of_mime
 from core.delivery_context import DeliveryContext
 from core.inbound import ChatType, InboundMessage
 
@@ -20,6 +21,34 @@ _GROUP_TYPES = frozenset({"group", "supergroup"})
 def message_text(message: Message) -> str | None:
     """Text of a message, or the caption of a media message; ``None`` when there is neither."""
     return message.text if message.text is not None else message.caption
+
+
+def attachments_of(message: Message) -> tuple[Attachment, ...]:
+    """Photos, voice notes, audio, video and documents of a message (largest photo size)."""
+    out: list[Attachment] = []
+    if message.photo:
+        p = message.photo[-1]
+        out.append(Attachment(kind="image", name="photo.jpg", mime="image/jpeg",
+                              size=p.file_size, file_id=p.file_id))
+    if message.voice is not None:
+        v = message.voice
+        out.append(Attachment(kind="voice", name="voice.ogg", mime=v.mime_type or "audio/ogg",
+                              size=v.file_size, file_id=v.file_id))
+    media_kinds: tuple[tuple[object, AttachmentKind, str], ...] = (
+        (message.audio, "audio", "audio"),
+        (message.video, "video", "video.mp4"),
+        (message.video_note, "video", "video_note.mp4"))
+    for media, kind, default in media_kinds:
+        if media is not None:
+            out.append(Attachment(kind=kind, name=getattr(media, "file_name", None) or default,
+                                  mime=getattr(media, "mime_type", None),
+                                  size=getattr(media, "file_size", None),
+                                  file_id=getattr(media, "file_id", None)))
+    if message.document is not None:
+        d = message.document
+        out.append(Attachment(kind=kind_of_mime(d.mime_type), name=d.file_name or "file",
+                              mime=d.mime_type, size=d.file_size, file_id=d.file_id))
+    return tuple(out)
 
 
 def is_mentioned(message: Message, *, bot_id: int | None, bot_username: str | None) -> bool:
@@ -56,12 +85,14 @@ def normalize_message(
 ) -> InboundMessage | None:
     """One user message as the router wants it; ``None`` for what Crosstalk ignores.
 
-    Ignored: channels, messages without text, and messages from any bot (our own included).
+    Ignored: channels, messages with neither text nor an attachment, and messages from any bot
+    (our own included).
     """
-    text = message_text(message)
+    text = message_text(message) or ""
+    attachments = attachments_of(message)
     sender = message.from_user
     chat = message.chat
-    if text is None or sender is None or sender.is_bot:
+    if (not text and not attachments) or sender is None or sender.is_bot:
         return None
     if bot_id is not None and sender.id == bot_id:
         return None
@@ -91,6 +122,7 @@ def normalize_message(
         sender_name=sender.full_name or sender.username or None,
         chat_title=chat.title if chat_type == "group" else None,
         text=text,
+        attachments=attachments,
         message_id=str(message.message_id),
         timestamp_ms=int(message.date.timestamp() * 1000),
         mentioned=is_mentioned(message, bot_id=bot_id, bot_username=bot_username),

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import WSMsgType, web
 
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.webchat.routes import mount_routes
+from core.attachments import text_with_placeholders
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
 from core.gateway.appkeys import SECRET
 from core.gateway.auth import is_authorized
 from core.inbound import InboundMessage
-from core.store import now_ms
+from core.store import TranscriptMessage, now_ms
 from core.text import clean_text
 
 if TYPE_CHECKING:
@@ -31,9 +33,20 @@ PAGE = Path(__file__).parent / "static" / "index.html"
 MAX_TEXT = 32_000
 
 
+def history_row(m: TranscriptMessage) -> dict[str, Any]:
+    shown = text_with_placeholders(m.content) if m.role == "user" else m.plain_text()
+    row: dict[str, Any] = {"role": m.role, "text": shown, "ts": m.timestamp}
+    if m.run_id:
+        row["runId"] = m.run_id
+    if m.role == "user" and (m.meta or {}).get("noRun"):
+        row["noRun"] = str((m.meta or {})["noRun"])
+    return row
+
+
 class WebchatAdapter(ChannelAdapter):
     channel = "webchat"
     text_limit = MAX_TEXT
+    preview_interval = 0.0  # its own socket: every delta, no platform rate limit
 
     def __init__(self, runtime: Runtime, account_id: str = "default") -> None:
         self.rt = runtime
@@ -44,6 +57,7 @@ class WebchatAdapter(ChannelAdapter):
     def mount(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)
         app.router.add_get("/ws", self._ws)
+        mount_routes(app, self.rt)
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -71,6 +85,18 @@ class WebchatAdapter(ChannelAdapter):
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         await self._broadcast(target.to or "", {"type": "delta", "runId": run_id, "text": text})
 
+    async def send_final(self, target: DeliveryContext, run_id: str, text: str) -> SendReceipt:
+        """The reply of run `run_id`: the page puts it in that run's bubble, wherever it is."""
+        if not self._sockets.get(target.to or ""):
+            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
+        await self._broadcast(target.to or "", {"type": "message", "role": "assistant",
+                                                "runId": run_id, "text": text})
+        return SendReceipt()
+
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        await self._broadcast(target.to or "", {"type": "ended", "runId": run_id,
+                                                "status": status})
+
     async def _broadcast(self, peer: str, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False)
         for ws in list(self._sockets.get(peer, ())):
@@ -86,7 +112,7 @@ class WebchatAdapter(ChannelAdapter):
         if entry is None:
             return []
         msgs = await self.rt.store.history(entry.session_id, limit=100, include_tools=False)
-        return [{"role": m.role, "text": m.plain_text()} for m in msgs if m.plain_text()]
+        return [history_row(m) for m in msgs if m.plain_text() or m.role == "user"]
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
         if not is_authorized(request, request.app[SECRET]):
@@ -116,11 +142,27 @@ class WebchatAdapter(ChannelAdapter):
             return
         if self._sink is None:
             return
+        sent_at = now_ms()
         await self._sink(InboundMessage(
             channel=self.channel, account_id=self.account_id, chat_type="direct", chat_id=peer,
-            sender_id=peer, sender_name="web chat", text=text, timestamp_ms=now_ms(),
+            sender_id=peer, sender_name="web chat", text=text, timestamp_ms=sent_at,
             reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
         ))
+        await self._ack_unanswered(ws, text, sent_at)
+
+    async def _ack_unanswered(self, ws: web.WebSocketResponse, text: str, sent_at: int) -> None:
+        """Tell the page when its message was stored but starts no run (e.g. after /send off)."""
+        key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
+        entry = await self.rt.store.get_session(key)
+        if entry is None:
+            return
+        for m in reversed(await self.rt.store.history(entry.session_id, limit=5)):
+            if m.role == "user" and m.timestamp == sent_at and m.plain_text() == text:
+                reason = (m.meta or {}).get("noRun")
+                if reason:
+                    await ws.send_str(json.dumps({"type": "stored", "text": text,
+                                                  "reason": str(reason)}))
+                return
 
 
 def _frame_text(data: str) -> str | None:

@@ -17,6 +17,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from core.attachments import text_with_placeholders
 from core.store import TranscriptMessage
 from core.text import clean_json, clean_text
 
@@ -34,7 +35,7 @@ def to_model_messages(history: Sequence[TranscriptMessage]) -> list[ModelMessage
     out: list[ModelMessage] = []
     for m in history:
         if m.role == "user":
-            out.append(ModelRequest(parts=[UserPromptPart(content=_text(m.content),
+            out.append(ModelRequest(parts=[UserPromptPart(content=text_with_placeholders(m.content),
                                                           timestamp=_ts(m.timestamp))]))
         elif m.role == "assistant":
             parts: list[Any] = []

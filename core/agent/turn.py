@@ -90,7 +90,9 @@ class PydanticAITurnExecutor:
         history = context_messages(
             await rt.store.history(entry.session_id, limit=HISTORY_LIMIT + 1, placed_only=True),
             request.input_message_id)[-HISTORY_LIMIT:]
-        prompt = request.message
+        from core.agent.media import user_prompt
+
+        prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
         names = rt.tool_names_for(entry.key, entry.agent_id)
         mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
         toolset = FunctionToolset([self._tool(n) for n in names] + mcp_tools)

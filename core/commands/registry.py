@@ -89,7 +89,12 @@ class CommandRegistry:
             return None
         return spec
 
-    def visible(self, caller: Caller) -> list[CommandSpec]:
+    def visible(self, caller: Caller | None = None, *,
+                is_owner: bool | None = None) -> list[CommandSpec]:
+        """The commands `caller` may run (``is_owner=`` alone: an anonymous caller, as the web
+        chat's command list asks)."""
+        if caller is None:
+            caller = Caller(is_owner=bool(is_owner), session_key="")
         return [c for c in self._commands.values() if c.permission.allows(caller)]
 
     async def dispatch(self, spec: CommandSpec, inv: CommandInvocation) -> str | None:

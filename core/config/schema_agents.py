@@ -33,6 +33,9 @@ class ModelCost(ConfigModel):
     output: float = Field(ge=0)
 
 
+ModelInput = Literal["text", "image"]
+
+
 class ModelEntry(ConfigModel):
     """One model a provider offers; ``id`` is the part after ``provider/``."""
 
@@ -40,6 +43,8 @@ class ModelEntry(ConfigModel):
     name: str | None = None
     context_window: int | None = Field(default=None, ge=1)
     cost: ModelCost | None = None
+    input: list[ModelInput] = Field(default_factory=lambda: list[ModelInput](["text"]))
+    """What the model reads: ``["text", "image"]`` lets inbound photos reach it as images."""
 
 
 ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages",
@@ -109,6 +114,13 @@ class DefaultSubagentsConfig(ConfigModel):
     max_concurrent: int = Field(default=8, ge=1)
 
 
+class MediaConfig(ConfigModel):
+    """``agents.defaults.media``: inbound attachments."""
+
+    max_image_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
+    """Larger images reach the model only as a placeholder naming them."""
+
+
 class AgentDefaultsConfig(ConfigModel):
     """``agents.defaults``: applies to every agent unless the agent entry overrides it."""
 
@@ -117,6 +129,7 @@ class AgentDefaultsConfig(ConfigModel):
     timeout_seconds: int = Field(default=600, ge=1)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     subagents: DefaultSubagentsConfig = Field(default_factory=DefaultSubagentsConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
 
 
 class AgentSubagentsConfig(ConfigModel):

@@ -139,6 +139,7 @@ class WebchatConfig(ConfigModel):
 
     enabled: bool = True
     owners: IdList = Field(default_factory=lambda: ["*"])
+    streaming: Literal["off", "edit"] = "edit"
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""
@@ -196,6 +197,8 @@ class _ChannelCommon(ConfigModel):
     group_policy: GroupPolicy = "open"
     # (the account classes declare the access fields as optional, "inherit"; the channel's
     # own values are required, hence the type: ignore[misc] on the three channel classes)
+    streaming: Literal["off", "edit"] = "edit"
+    """``edit``: a live preview of the reply, edited in place while the model writes."""
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""

@@ -20,7 +20,6 @@ from core.delivery_context import DeliveryContext, session_delivery_fields
 from core.errors import DeliveryError, RateLimited
 from core.observability.metrics import DISCARD, Metrics
 from core.outbound.channels import ChannelRegistry
-from core.outbound.chunking import split_text
 from core.policy.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
 
@@ -135,7 +134,37 @@ class OutboundGate:
         adapter = self.channels.get(target.channel, target.account_id)
         if adapter is None:
             return False
-        await adapter.send_preview(target, run_id, text)
+        try:
+            await adapter.send_preview(target, run_id, text)
+        except DeliveryError as exc:  # best effort: the final reply still goes through deliver
+            log.debug("preview for %s not shown: %s", session_key, exc)
+            return False
+        return True
+
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """A previewed run ended without a reply: the adapter settles its partial message."""
+        adapter = self.channels.get(target.channel or "", target.account_id)
+        if adapter is not None:
+            try:
+                await adapter.end_preview(target, run_id, status)
+            except DeliveryError as exc:
+                log.debug("ending preview %s: %s", run_id, exc)
+
+    async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
+        """Show "typing…" while a run is active, under the same policy as its reply."""
+        if target is None or not target.channel:
+            return False
+        entry = await self.store.get_session(session_key)
+        if self.decide(entry, session_key).action == "deny":
+            return False
+        adapter = self.channels.get(target.channel, target.account_id)
+        if adapter is None:
+            return False
+        try:
+            await adapter.send_typing(target)
+        except DeliveryError as exc:
+            log.debug("typing for %s not shown: %s", session_key, exc)
+            return False
         return True
 
     async def _run_chain(self, attempt: Attempt, index: int) -> DeliveryResult:
@@ -173,8 +202,12 @@ class OutboundGate:
         attempt.attempts += 1
         receipts: list[SendReceipt] = []
         try:
-            for chunk in split_text(attempt.message.text, adapter.text_limit):
-                receipts.append(await adapter.send_text(target, chunk))
+            run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
+            for i, chunk in enumerate(adapter.chunks(attempt.message.text)):
+                if run_id and i == 0:  # the run's live preview becomes its reply
+                    receipts.append(await adapter.send_final(target, run_id, chunk))
+                else:
+                    receipts.append(await adapter.send_text(target, chunk))
         except RateLimited:
             raise
         except DeliveryError as exc:

@@ -74,6 +74,9 @@ class Router:
         meta = {"senderId": msg.sender_id, "senderName": msg.sender_name,
                 "channel": msg.channel, "messageId": msg.message_id}
         user = TranscriptMessage.text("user", msg.text, msg.timestamp_ms or now_ms(), meta=meta)
+        if msg.attachments:  # stored with the message (D3), so nothing is dropped
+            user.content = [p for p in user.content if p.get("text")] + [
+                a.part() for a in msg.attachments]
         if msg.chat_type != "direct" and not (msg.mentioned or msg.reply_to_bot) and \
                 self._require_mention(msg):
             user.meta = {**meta, "noRun": "not addressed to the bot"}
@@ -91,7 +94,9 @@ class Router:
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
             input_message_id=msg_id, lane="main",
-            timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
+            timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds),
+            meta={"attachments": [a.part() for a in msg.attachments]} if msg.attachments
+            else {}))
 
     def _require_mention(self, msg: InboundMessage) -> bool:
         per_account = self.rt.access.require_mention(msg)

@@ -72,9 +72,11 @@ class TranscriptMessage:
 
     def to_wire(self) -> dict[str, Any]:
         """JSON shape used by sessions_history, the web chat and transcript files."""
+        from core.attachments import wire_part
+
         out: dict[str, Any] = {
             "role": self.role,
-            "content": self.content,
+            "content": [wire_part(p) for p in self.content],
             "timestamp": self.timestamp,
         }
         if self.role == "toolResult":

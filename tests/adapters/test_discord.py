@@ -25,8 +25,8 @@ async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) ->
     """`await discord_rt({...})`: a runtime with one Discord adapter on the fake."""
 
     async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, DiscordAdapter]:
-        base = {"channels": {"discord": {"token": fake_discord.token,
-                                         "owners": [str(OWNER)]}},
+        base = {"channels": {"discord": {"token": fake_discord.token,  # previews: own tests
+                                         "owners": [str(OWNER)], "streaming": "off"}},
                 "session": {"dmScope": "per-channel-peer"}}  # DM keys name the peer
         rt = await make_runtime(deep_merge(base, extra or {}))
         assert rt.config.channels.discord is not None

@@ -28,7 +28,8 @@ async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> Slack
         base = {"channels": {"slack": {
             "botToken": fake_slack.bot_token, "appToken": fake_slack.app_token,
             "apiBaseUrl": fake_slack.base_url, "owners": [OWNER],
-            "dmPolicy": "open"}}}  # these DMs come from USER, a non-owner (D11 admits all)
+            "dmPolicy": "open",  # USER, a non-owner, may DM (D11)
+            "streaming": "off"}}}  # previews have their own tests
         rt = await make_runtime(deep_merge(base, extra or {}))
         assert rt.config.channels.slack is not None
         [adapter] = build(rt.config.channels.slack, rt)
@@ -80,7 +81,9 @@ async def test_group_needs_mention_and_dedups(fake_slack: FakeSlack,
                                                          ts=ts))
     await fake_slack.push_event(fake_slack.app_mention(chan, said, ts=ts))
     [post] = await fake_slack.wait_for("chat.postMessage")
-    assert post.params["channel"] == chan and post.params["text"] == f"echo: {said}"
+    # model text is escaped: the echoed mention shows as text and pings nobody
+    shown = said.replace("<", "&lt;").replace(">", "&gt;")
+    assert post.params["channel"] == chan and post.params["text"] == f"echo: {shown}"
     # everything queued before this one has been handled once it is stored
     await fake_slack.push_event(fake_slack.message_event(chan, "later", channel_type="channel"))
 
@@ -145,8 +148,8 @@ async def test_long_reply_split(fake_slack: FakeSlack, fake_model: FakeModelServ
     long = "\n".join(f"line {i} " + "x" * 990 for i in range(45))  # ~45 000 chars
     fake_model.script(text(long))
     await fake_slack.push_event(fake_slack.message_event("D0DM0004", "long please"))
-    posts = await fake_slack.wait_for("chat.postMessage", 2)
-    assert all(len(p.params["text"]) <= 40_000 for p in posts)
+    posts = await fake_slack.wait_for("chat.postMessage", 12)  # 4 lines of ~1000 per chunk
+    assert all(len(p.params["text"]) <= 4_000 for p in posts)
     assert "".join(p.params["text"] for p in posts).replace("\n", "") == long.replace("\n", "")
 
 

@@ -31,7 +31,7 @@ Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
 
 def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
     section = {"botToken": fake.token, "apiBaseUrl": fake.base_url, "owners": [str(OWNER)],
-               **extra}
+               "streaming": "off", **extra}  # previews have their own tests
     return {"channels": {"telegram": section}}
 
 

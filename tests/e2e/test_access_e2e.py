@@ -31,7 +31,8 @@ async def test_stranger_gets_a_pairing_code_and_the_main_session_is_untouched(
     config = write_config(
         tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
         f"channels:\n  telegram:\n    botToken: '{fake_telegram.token}'\n"
-        f"    apiBaseUrl: {fake_telegram.base_url}\n    owners: ['{OWNER}']\n")
+        f"    apiBaseUrl: {fake_telegram.base_url}\n    owners: ['{OWNER}']\n"
+        "    streaming: 'off'\n")  # replies land whole; previews have their own tests
     async with GatewayProcess(config) as gw:
         assert any(WARNING in line for line in gw.output), gw.output  # printed at start
         fake_telegram.user_message(OWNER, "hello")

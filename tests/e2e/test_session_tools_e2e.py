@@ -58,7 +58,8 @@ async def test_telegram_agent_sends_to_web_chat_main(
         "session": {"dmScope": "per-channel-peer"},
         "channels": {"telegram": {"botToken": fake_telegram.token,
                                   "apiBaseUrl": fake_telegram.base_url,
-                                  "dmPolicy": "open"}},  # TG_USER is no owner (D11)
+                                  "dmPolicy": "open",  # TG_USER is no owner (D11)
+                                  "streaming": "off"}},  # replies land whole
     })
     rt = Runtime(config)
     adapters = build_adapters(config, rt)
@@ -135,7 +136,8 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
         "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
         "channels": {"telegram": {"botToken": fake_telegram.token,
                                   "apiBaseUrl": fake_telegram.base_url,
-                                  "dmPolicy": "open"}},  # TG_USER is no owner (D11)
+                                  "dmPolicy": "open",  # TG_USER is no owner (D11)
+                                  "streaming": "off"}},  # replies land whole
     })
     for adapter in build(rt.config.channels.telegram, rt):
         await rt.add_adapter(adapter)
@@ -146,7 +148,7 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
     assert texts[0] == "A sub-agent is on it."
     announce = texts[1].split("\n")
     assert announce[:5] == ["Status: success", "", "Result:", "3 open issues", ""]
-    assert announce[5:7] == ["Notes:", "- all in core"]
+    assert announce[5:7] == ["Notes:", "• all in core"]  # the markdown list as Telegram shows it
     assert announce[-1].startswith("Stats: runtime ")
     assert "sessionKey agent:main:subagent:" in announce[-1]
     assert all(str(c.params["chat_id"]) == str(TG_USER) for c in sent)

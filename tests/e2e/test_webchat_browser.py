@@ -28,7 +28,8 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
         await browser.goto(f"{gw.url}/?token={gw.token}")
-        await browser.wait_for("document.getElementById('status').textContent === 'connected'")
+        await browser.wait_for(
+            "document.getElementById('status').textContent.startsWith('connected')")
 
         async def say(text: str) -> None:
             await browser.evaluate(
@@ -65,4 +66,4 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
         await browser.goto(f"{gw.url}/")
         await browser.wait_for(
             "[...document.querySelectorAll('.msg.user')].some("
-            "e => e.textContent === 'stored but not answered')")
+            "e => e.dataset.text === 'stored but not answered')")

@@ -78,6 +78,9 @@ class FakeDiscord(EmulatorServer):
         self.echo_own_messages = echo_own_messages
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.guilds: dict[int, dict[str, Any]] = {}
+        #: What users see: the bot's messages by id with their latest content (edits applied).
+        self.shown: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}  # CDN path → bytes of files users uploaded
         self.connections: list[_Conn] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
@@ -98,6 +101,7 @@ class FakeDiscord(EmulatorServer):
                      self._rest("deleteMessage"))
         r.add_post("/api/v10/channels/{channel_id}/typing", self._rest("triggerTyping"))
         r.add_route("*", "/api/v10/{tail:.*}", self._rest("unknown"))
+        r.add_get("/attachments/{channel_id}/{file_id}/{name}", self._cdn)
 
     @property
     def api_base(self) -> str:
@@ -253,6 +257,7 @@ class FakeDiscord(EmulatorServer):
         mentions_bot: bool = False,
         thread: bool = False,
         bot_author: bool = False,
+        files: list[tuple[str, str, bytes]] | None = None,
     ) -> dict[str, Any]:
         """Inject MESSAGE_CREATE. ``guild_id`` is inferred from configured channels; a channel
         not in any guild is a DM. ``thread=True`` with an unknown channel creates a thread under
@@ -273,8 +278,22 @@ class FakeDiscord(EmulatorServer):
         msg = self.message_payload(channel_id, content, guild_id=guild_id,
                                    author=self._author(author_id, bot_author, username),
                                    mentions=mentions)
+        for name, mime, blob in files or []:  # (filename, content type, bytes)
+            file_id = str(next(self._ids))
+            path = f"/attachments/{channel_id}/{file_id}/{name}"
+            self.files[path] = blob
+            msg["attachments"].append({
+                "id": file_id, "filename": name, "size": len(blob), "content_type": mime,
+                "url": f"{self.base_url}{path}", "proxy_url": f"{self.base_url}{path}"})
         await self._deliver(msg)
         return msg
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        self.record(Call("cdn", dict(request.match_info), None, request.path, "GET"))
+        data = self.files.get(request.path)
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _deliver(self, msg: dict[str, Any]) -> None:
         """MESSAGE_CREATE with intent filtering: GUILD_/DIRECT_MESSAGES gate delivery, and
@@ -291,6 +310,10 @@ class FakeDiscord(EmulatorServer):
                 data = {**msg, "content": "", "embeds": [], "attachments": [],
                         "components": []}
             await self._dispatch(conn, "MESSAGE_CREATE", data)
+
+    def visible(self) -> list[dict[str, Any]]:
+        """The bot's messages as users see them now (edits applied), oldest first."""
+        return [self.shown[k] for k in sorted(self.shown, key=int)]
 
     # -- REST -------------------------------------------------------------------------------
 
@@ -360,7 +383,15 @@ class FakeDiscord(EmulatorServer):
                                    reference=params.get("message_reference"))
         msg["author"] = {**self.bot_user, "public_flags": 0}
         if name == "editMessage":
+            if str(params["message_id"]) not in self.shown:
+                call.status = 404
+                return json_response({"message": "Unknown Message", "code": 10008}, 404)
             msg["id"], msg["edited_timestamp"] = params["message_id"], _now()
-        elif self.echo_own_messages:
-            await self._deliver(msg)
+            self.shown[str(msg["id"])]["content"] = msg["content"]
+            self.shown[str(msg["id"])]["edits"] += 1
+        else:
+            self.shown[str(msg["id"])] = {"channel_id": channel_id, "content": msg["content"],
+                                          "edits": 0}
+            if self.echo_own_messages:
+                await self._deliver(msg)
         return json_response(msg)

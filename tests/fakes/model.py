@@ -143,6 +143,9 @@ class FakeModelServer:
         self._queue: deque[ScriptEntry] = deque()
         self._changed = asyncio.Condition()
         self._stopping = asyncio.Event()
+        self._resume = asyncio.Event()
+        self.paused = asyncio.Event()
+        """Set while a ``text(..., pause_after=n)`` stream is held (see :meth:`resume`)."""
         self._runner: web.AppRunner | None = None
         self._chat_models: list[OpenAIChatModel] = []
         self._completion_ids = itertools.count(1)
@@ -166,6 +169,22 @@ class FakeModelServer:
         port = self._runner.addresses[0][1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         return self.base_url
+
+    async def _hold(self) -> None:
+        self.paused.set()
+        waits = [asyncio.ensure_future(self._resume.wait()),
+                 asyncio.ensure_future(self._stopping.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+            self._resume.clear()
+            self.paused.clear()
+
+    def resume(self) -> None:
+        """Let a held stream (``text(..., pause_after=n)``) finish."""
+        self._resume.set()
 
     async def stop(self) -> None:
         """Wake delayed replies (they answer 503) and shut down within ~1 s; idempotent."""
@@ -400,8 +419,12 @@ class FakeModelServer:
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        for chunk in self._stream_chunks(reply, completion_id, model, include_usage):
+        pause = getattr(reply, "pause_after", None)
+        for i, chunk in enumerate(self._stream_chunks(reply, completion_id, model,
+                                                      include_usage)):
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            if pause is not None and i == pause:  # chunk 0 is the role-only chunk
+                await self._hold()
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response

@@ -57,6 +57,8 @@ class TextReply:
     chunks: tuple[str, ...]
     usage: Usage = field(default_factory=Usage)
     finish_reason: str = "stop"
+    pause_after: int | None = None
+    """Streamed: hold the stream after this many chunks until ``FakeModelServer.resume()``."""
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,10 @@ def text(
     prompt_tokens: int | None = None,
     completion_tokens: int | None = None,
     finish_reason: str = "stop",
+    pause_after: int | None = None,
 ) -> TextReply:
-    """A text answer. ``chunks`` (must join to ``content``) fixes the streamed deltas."""
+    """A text answer. ``chunks`` (must join to ``content``) fixes the streamed deltas;
+    ``pause_after=n`` holds a streamed answer after ``n`` chunks until ``resume()``."""
     if chunks is None:
         pieces = split_words(content)
     else:
@@ -152,6 +156,7 @@ def text(
         chunks=pieces,
         usage=_usage(prompt_tokens, completion_tokens),
         finish_reason=finish_reason,
+        pause_after=pause_after,
     )
 
 

@@ -21,6 +21,8 @@ class RecordingAdapter(ChannelAdapter):
         self.sent: list[tuple[DeliveryContext, str]] = []
         self.failures: list[DeliveryError] = []
         self.sink: InboundSink | None = None
+        self.previews: list[tuple[str, str]] = []  # (run id, partial text)
+        self.typing: list[DeliveryContext] = []
         self._changed = asyncio.Condition()
 
     async def start(self, sink: InboundSink) -> None:
@@ -39,6 +41,12 @@ class RecordingAdapter(ChannelAdapter):
         async with self._changed:
             self._changed.notify_all()
         return SendReceipt(message_id=str(len(self.sent)))
+
+    async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
+        self.previews.append((run_id, text))
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        self.typing.append(target)
 
     def texts(self, prefix: str = "") -> list[str]:
         return [t for _, t in self.sent if t.startswith(prefix)]

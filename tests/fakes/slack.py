@@ -52,6 +52,7 @@ class FakeSlack(EmulatorServer):
         self.team_id, self.bot_user_id, self.bot_id, self.app_id = (
             team_id, bot_user_id, bot_id, app_id)
         self.sockets: list[web.WebSocketResponse] = []
+        self.files: dict[str, bytes] = {}
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
         self._ts = itertools.count(100)
         self._session: aiohttp.ClientSession | None = None
@@ -59,6 +60,7 @@ class FakeSlack(EmulatorServer):
 
     def _setup_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/files/{file_id}/{name}", self._file)
         app.router.add_get("/link/", self._socket)
 
     def next_ts(self) -> str:
@@ -66,6 +68,23 @@ class FakeSlack(EmulatorServer):
         return f"{int(time.time())}.{next(self._ts):06d}"
 
     # -- event builders ---------------------------------------------------------------------
+
+    def add_file(self, name: str, mime: str, data: bytes) -> dict[str, Any]:
+        """A file users shared: the ``files[]`` entry of a ``file_share`` message event."""
+        file_id = f"F{len(self.files) + 1:06d}"
+        self.files[file_id] = data
+        return {"id": file_id, "name": name, "mimetype": mime, "size": len(data),
+                "url_private": f"{self.base_url}/files/{file_id}/{name}"}
+
+    async def _file(self, request: web.Request) -> web.Response:
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        call = self.record(Call("files.download", dict(request.match_info), token,
+                                request.path, "GET"))
+        data = self.files.get(request.match_info["file_id"])
+        if token != self.bot_token or data is None:
+            call.status = 404  # Slack answers a login page; a 404 is close enough here
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def message_event(self, channel: str, text: str, *, channel_type: str = "im",
                       user: str = "U0USER001", ts: str | None = None,
@@ -216,7 +235,18 @@ class FakeSlack(EmulatorServer):
             return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake Team",
                     "user": "crosstalk", "team_id": self.team_id, "user_id": self.bot_user_id,
                     "bot_id": self.bot_id, "is_enterprise_install": False}
-        if method in ("chat.postMessage", "chat.update"):
+        if method == "chat.update":
+            shown = next((m for m in self.posted if m["channel"] == params.get("channel")
+                          and m["ts"] == params.get("ts")), None)
+            if shown is None:
+                return {"ok": False, "error": "message_not_found"}
+            if not params.get("text") and not params.get("blocks"):
+                return {"ok": False, "error": "no_text"}
+            shown["text"] = params.get("text", "")
+            shown["edits"] = shown.get("edits", 0) + 1
+            return {"ok": True, "channel": shown["channel"], "ts": shown["ts"],
+                    "text": shown["text"]}
+        if method == "chat.postMessage":
             if not params.get("channel"):
                 return {"ok": False, "error": "channel_not_found"}
             if not params.get("text") and not params.get("blocks"):

@@ -65,11 +65,15 @@ class FakeTelegram(EmulatorServer):
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
         self._chats: dict[int, dict[str, Any]] = {}
+        #: What users see: every message the bot sent, by id, with its latest text/entities.
+        self.shown: dict[int, dict[str, Any]] = {}
+        self.files: dict[str, tuple[str, bytes]] = {}  # file_id → (file_path, bytes)
         self._session: aiohttp.ClientSession | None = None
         super().__init__()
 
     def _setup_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.*}", self._download)
 
     @property
     def bot_user(self) -> dict[str, Any]:
@@ -136,6 +140,50 @@ class FakeTelegram(EmulatorServer):
                 "chat": chat, "from": self.bot_user, "text": "earlier bot reply"}
         update = {"update_id": next(self._update_ids), "message": message}
         return self.push_update(update) if push else update
+
+    def add_file(self, data: bytes, path: str) -> str:
+        """Store a file users sent; returns its ``file_id`` (served by getFile + download)."""
+        file_id = f"FILE{len(self.files) + 1:04d}"
+        self.files[file_id] = (path, data)
+        return file_id
+
+    def user_media(self, chat_id: int, kind: str, data: bytes, *, caption: str | None = None,
+                   name: str | None = None, mime: str | None = None) -> dict[str, Any]:
+        """A private message carrying a ``photo``, ``voice``, ``audio``, ``video`` or
+        ``document`` (with an optional caption), queued for getUpdates."""
+        update = self.user_message(chat_id, caption or "", push=False)
+        message = update["message"]
+        del message["text"]
+        message.pop("entities", None)
+        if caption:
+            message["caption"] = caption
+        file_id = self.add_file(data, f"{kind}s/{name or kind}")
+        common = {"file_id": file_id, "file_unique_id": f"U{file_id}", "file_size": len(data)}
+        if kind == "photo":
+            small = {**common, "file_id": file_id + "s", "width": 90, "height": 90,
+                     "file_size": 100}
+            message["photo"] = [small, {**common, "width": 1280, "height": 960}]
+        elif kind == "voice":
+            message["voice"] = {**common, "duration": 3, "mime_type": mime or "audio/ogg"}
+        else:
+            message[kind] = {**common, "file_name": name, "mime_type": mime,
+                             **({"duration": 5, "width": 640, "height": 480}
+                                if kind == "video" else {"duration": 5} if kind == "audio"
+                                else {})}
+        return self.push_update(update)
+
+    async def _download(self, request: web.Request) -> web.Response:
+        path = request.match_info["path"]
+        call = self.record(Call("download", {"path": path}, request.match_info["token"],
+                                request.path, "GET"))
+        if call.token != self.token:
+            call.status = 401
+            return web.Response(status=401)
+        for file_path, data in self.files.values():
+            if file_path == path:
+                return web.Response(body=data, content_type="application/octet-stream")
+        call.status = 404
+        return web.Response(status=404)
 
     async def deliver_webhook(self, update: dict[str, Any]) -> int:
         """POST an Update to the registered webhook like Telegram does; returns the status."""
@@ -230,11 +278,21 @@ class FakeTelegram(EmulatorServer):
         if method == "getWebhookInfo":
             return {"url": self.webhook_url, "has_custom_certificate": False,
                     "pending_update_count": 0 if self.webhook_url else len(self.updates)}
+        if method == "editMessageText" and int(params.get("message_id") or 0) not in self.shown:
+            return self._error(400, Failure(400, {"description":
+                                                  "Bad Request: message to edit not found"}))
         if method in ("sendMessage", "editMessageText"):
             if not str(params.get("text", "")).strip():
                 return self._error(400, Failure(400, {"description":
                                                       "Bad Request: message text is empty"}))
             return self._message(params)
+        if method == "getFile":
+            found = self.files.get(str(params.get("file_id")))
+            if found is None:
+                return self._error(400, Failure(400, {"description":
+                                                      "Bad Request: invalid file_id"}))
+            return {"file_id": params["file_id"], "file_unique_id": f"U{params['file_id']}",
+                    "file_size": len(found[1]), "file_path": found[0]}
         if method in self.harmless_methods:
             return True
         return None
@@ -248,6 +306,13 @@ class FakeTelegram(EmulatorServer):
         message_id = params.get("message_id") or next(self._message_ids)
         msg: dict[str, Any] = {"message_id": message_id, "date": int(time.time()),
                                "chat": chat, "from": self.bot_user, "text": params["text"]}
+        if params.get("entities"):
+            msg["entities"] = params["entities"]
+        shown = self.shown.setdefault(int(message_id), {
+            "chat_id": chat_id, "thread_id": params.get("message_thread_id"), "edits": 0})
+        if "message_id" in params:
+            shown["edits"] += 1
+        shown.update(text=params["text"], entities=list(params.get("entities") or []))
         if params.get("message_thread_id") is not None:
             msg["message_thread_id"] = params["message_thread_id"]
             msg["is_topic_message"] = True
@@ -256,6 +321,10 @@ class FakeTelegram(EmulatorServer):
             msg["reply_to_message"] = {"message_id": reply["message_id"],
                                        "date": int(time.time()), "chat": chat}
         return msg
+
+    def visible(self) -> list[dict[str, Any]]:
+        """The bot's messages as users see them now (edits applied), oldest first."""
+        return [self.shown[k] for k in sorted(self.shown)]
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:
         """Long poll: answer as soon as updates exist, else hold up to ``timeout`` seconds."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -39,6 +40,7 @@ from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.polling import eventually
 
 User = Literal["owner", "stranger", "stranger2", "stranger3", "stranger4"]
 OWNER: User = "owner"
@@ -55,7 +57,12 @@ CAPABILITIES = frozenset({
     "strangers",  # people other than the owner can write to the bot
     "rate_limit",  # the platform API can answer a send with a rate limit
     "forbidden",  # ... or with "you may not post there"
+    "preview",    # a streamed reply is one message, posted early and edited in place
+    "typing",     # a typing indicator while the agent works
 })
+
+#: A visible formatting feature: ("bold" | "italic" | "code" | "pre" | "link", text[, url]).
+Feature = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,14 +191,44 @@ class Driver(abc.ABC):
     def address(self, reply: Reply) -> str:
         """The delivery-context ``to`` naming the chat ``reply`` went to."""
 
+    @abc.abstractmethod
+    def features(self, index: int) -> set[Feature]:
+        """The formatting a user sees in the bot's message number ``index``."""
+
 
 class FakeDriver(Driver):
     """A driver whose platform is one of the loopback fakes (:class:`EmulatorServer`)."""
 
     fake: EmulatorServer
+    TYPING: ClassVar[str] = ""  # the fake's name for a typing call
+    EDIT: ClassVar[str] = ""  # ... and for an edit of a sent message
+
+    async def wait_visible(self, count: int, timeout: float = 5.0) -> list[Reply]:
+        """Wait only for ``count`` messages on screen (a preview counts)."""
+        await self.fake.wait_until(lambda: len(self.replies()) >= count, timeout)
+        return self.replies()
+
+    async def wait_typing(self, count: int, timeout: float = 5.0) -> None:
+        await self.fake.wait_for(self.TYPING, count, timeout)
+
+    def typing_count(self) -> int:
+        return len(self.fake.calls_for(self.TYPING))
+
+    def edits(self) -> int:
+        return len([c for c in self.fake.calls_for(self.EDIT) if c.status == 200])
+
+    def typing_after_last_edit(self) -> int:
+        """Typing calls made after the last edit (the final reply): should be none."""
+        names = [c.method for c in self.fake.calls]
+        last_edit = max((i for i, n in enumerate(names) if n == self.EDIT), default=-1)
+        return names[last_edit + 1:].count(self.TYPING)
 
     async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
-        await self.fake.wait_until(lambda: len(self.replies()) >= count, timeout)
+        """...and until no run is still streaming, so a preview is not taken for a reply."""
+        async def done() -> bool:
+            return len(self.replies()) >= count and self.rt.live.settled()
+
+        await eventually(done, timeout, f"{self.platform}: {count} replies")
         return self.replies()
 
 
@@ -269,16 +306,25 @@ class TelegramDriver(FakeDriver):
             self.tg.fail_next("sendMessage", 403)
 
     def replies(self) -> list[Reply]:
-        out = []
-        for call in self.tg.calls_for("sendMessage"):
-            if call.status == 200:
-                topic = call.params.get("message_thread_id")
-                out.append(Reply(str(call.params["text"]), str(call.params["chat_id"]),
-                                 None if topic is None else str(topic)))
-        return out
+        """The bot's messages as users see them (a streamed preview shows its final edit)."""
+        return [Reply(str(m["text"]), str(m["chat_id"]),
+                      None if m["thread_id"] is None else str(m["thread_id"]))
+                for m in self.tg.visible()]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
+
+    TYPING, EDIT = "sendChatAction", "editMessageText"
+
+    def features(self, index: int) -> set[Feature]:
+        shown = self.tg.visible()[index]
+        units = str(shown["text"]).encode("utf-16-le")
+        out: set[Feature] = set()
+        for e in shown["entities"]:
+            piece = units[2 * e["offset"]:2 * (e["offset"] + e["length"])].decode("utf-16-le")
+            kind = {"text_link": "link"}.get(e["type"], e["type"])
+            out.add((kind, piece.strip(), e["url"]) if kind == "link" else (kind, piece.strip()))
+        return out
 
 
 class DiscordDriver(FakeDriver):
@@ -358,11 +404,16 @@ class DiscordDriver(FakeDriver):
             self.dc.fail_next("createMessage", 403)
 
     def replies(self) -> list[Reply]:
-        return [Reply(str(c.params["content"]), *self._place(c.params["channel_id"]))
-                for c in self.dc.calls_for("createMessage") if c.status == 200]
+        return [Reply(str(m["content"]), *self._place(m["channel_id"]))
+                for m in self.dc.visible()]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
+
+    TYPING, EDIT = "triggerTyping", "editMessage"
+
+    def features(self, index: int) -> set[Feature]:
+        return markdown_features(self.replies()[index].text)
 
 
 class SlackDriver(FakeDriver):
@@ -439,12 +490,63 @@ class SlackDriver(FakeDriver):
             self.sl.fail_next("chat.postMessage", 200, {"error": "not_in_channel"})
 
     def replies(self) -> list[Reply]:
-        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well)
-        return [Reply(str(m["text"]), str(m["channel"]), m.get("thread_ts"))
+        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well);
+        # the text as people read it: Slack shows its three escapes as the characters
+        return [Reply(slack_shown(str(m["text"])), str(m["channel"]), m.get("thread_ts"))
                 for m in self.sl.posted]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
+
+    EDIT = "chat.update"
+    unsupported: ClassVar[dict[str, str]] = {
+        "typing": "Slack has no typing indicator for bots outside assistant threads"}
+
+    def features(self, index: int) -> set[Feature]:
+        raw = str(self.sl.posted[index]["text"])
+        out: set[Feature] = set()
+        for m in re.finditer(r"```\n(.*?)```", raw, re.S):
+            out.add(("pre", slack_shown(m.group(1)).strip()))
+        prose = re.sub(r"```\n.*?```", "", raw, flags=re.S)
+        for m in re.finditer(r"`([^`\n]+)`", prose):
+            out.add(("code", slack_shown(m.group(1))))
+        prose = re.sub(r"`[^`\n]+`", "", prose)
+        for m in re.finditer(r"<(https?://[^|>]+)\|([^>]+)>", prose):
+            out.add(("link", slack_shown(m.group(2)), slack_shown(m.group(1))))
+        for kind, mark in (("bold", "*"), ("italic", "_"), ("strikethrough", "~")):
+            for m in re.finditer(rf"(?<!\w){re.escape(mark)}([^{mark}\n]+){re.escape(mark)}"
+                                 rf"(?!\w)", prose):
+                out.add((kind, slack_shown(m.group(1))))
+        return out
+
+
+def markdown_features(md: str) -> set[Feature]:
+    """What a markdown renderer with HTML shown as text (Discord, the web chat) displays."""
+    from markdown_it import MarkdownIt
+
+    out: set[Feature] = set()
+    tokens = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").parse(md)
+    for n, tok in enumerate(tokens):
+        if tok.type == "heading_open":  # shown big and bold
+            out.add(("bold", tokens[n + 1].content.strip()))
+        if tok.type == "fence":
+            out.add(("pre", tok.content.strip(), tok.info) if tok.info else
+                    ("pre", tok.content.strip()))
+        for i, child in enumerate(tok.children or []):
+            if child.type == "code_inline":
+                out.add(("code", child.content))
+            elif child.type in ("strong_open", "em_open", "s_open", "link_open"):
+                kind = {"strong_open": "bold", "em_open": "italic", "s_open": "strikethrough",
+                        "link_open": "link"}[child.type]
+                children = tok.children or []
+                text = children[i + 1].content if i + 1 < len(children) else ""
+                out.add((kind, text, str(child.attrs.get("href", ""))) if kind == "link"
+                        else (kind, text))
+    return out
+
+
+def slack_shown(mrkdwn: str) -> str:
+    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 class WebchatDriver(Driver):
@@ -460,6 +562,8 @@ class WebchatDriver(Driver):
         "strangers": "the web chat's only user is the owner (whoever holds the gateway token)",
         "rate_limit": "the web chat pushes to its own websocket; no platform API to limit it",
         "forbidden": "the web chat pushes to its own websocket; nothing can refuse a send",
+        "preview": "the web chat streams deltas over its socket (tests/adapters/webchat)",
+        "typing": "the web chat shows its own progress from the delta frames",
     }
 
     def __init__(self) -> None:
@@ -540,6 +644,9 @@ class WebchatDriver(Driver):
 
     def address(self, reply: Reply) -> str:
         return reply.chat
+
+    def features(self, index: int) -> set[Feature]:
+        return markdown_features(self._replies[index].text)  # rendered by the page's marked
 
 
 PLATFORMS = ("telegram", "discord", "slack", "webchat")

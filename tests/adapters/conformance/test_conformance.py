@@ -9,6 +9,8 @@ transcript (the message is stored with a ``noRun`` reason), never by sleeping.
 
 from __future__ import annotations
 
+import asyncio
+import re
 from typing import TypeVar
 
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from core.runtime import Runtime
 from core.store import DeliveryRecord, SessionEntry, TranscriptMessage
 from core.store.entries import SessionQuery
-from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, Reply
+from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, FakeDriver, Reply
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
@@ -29,6 +31,11 @@ T = TypeVar("T")
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def no_streaming(driver: Driver) -> dict[str, object]:
+    """Config without live previews: the reply is the first message the platform gets."""
+    return {"channels": {driver.channel: {"streaming": "off"}}}
 
 
 def require(driver: Driver, *capabilities: str) -> None:
@@ -68,8 +75,13 @@ async def deliveries(rt: Runtime, outcome: str | None = None, count: int = 1
 
 
 def assert_split(chunks: list[str], whole: str, limit: int) -> None:
-    """Every chunk fits, and the chunks are ``whole`` in order, cut only at whitespace."""
+    """Every chunk fits, and the chunks are ``whole`` in order, cut only at whitespace.
+
+    Markdown rendering drops spaces at line ends (they are not visible), so those are ignored.
+    """
     assert all(len(c) <= limit for c in chunks), [len(c) for c in chunks]
+    chunks = [re.sub(r"[ \t]+\n", "\n", c) for c in chunks]
+    whole = re.sub(r"[ \t]+\n", "\n", whole)
     pos = 0
     for chunk in chunks:
         found = whole.find(chunk, pos)
@@ -174,7 +186,7 @@ async def test_delivery_context_round_trip(driver: Driver, make_runtime: Runtime
 async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: RuntimeFactory
                                             ) -> None:
     require(driver, "rate_limit")
-    rt = await driver.start(make_runtime)
+    rt = await driver.start(make_runtime, no_streaming(driver))  # the refusal hits the reply
     driver.fail_next_send("rate_limit")
     await driver.dm("busy?")
     [reply] = await driver.wait_replies(1)
@@ -188,7 +200,7 @@ async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: Runtim
 async def test_forbidden_send_is_recorded_as_failed(driver: Driver,
                                                     make_runtime: RuntimeFactory) -> None:
     require(driver, "forbidden")
-    rt = await driver.start(make_runtime)
+    rt = await driver.start(make_runtime, no_streaming(driver))
     driver.fail_next_send("forbidden")
     sent = await driver.dm("are you blocked?")
     [row] = await deliveries(rt, "failed")
@@ -234,3 +246,82 @@ async def test_send_off_by_non_owner_is_refused(driver: Driver,
     assert replies[1] == Reply("echo: still on?", owner.chat)
     assert owner.chat != sent.chat
 
+
+
+# -- formatting and live feedback ----------------------------------------------------------
+
+MARKDOWN_REPLY = (
+    "# Plan\n\nThis is **bold**, *italic* and `a<b>` with [docs](https://example.com/docs).\n\n"
+    "```python\nprint('hi')\n```\n\n<b>not bold</b> &amp; <!channel> @everyone"
+)
+
+
+async def test_markdown_reply_is_formatted(driver: Driver, make_runtime: RuntimeFactory,
+                                           fake_model: FakeModelServer) -> None:
+    await driver.start(make_runtime)
+    fake_model.script(text(MARKDOWN_REPLY))
+    await driver.dm("format something")
+    [reply] = await driver.wait_replies(1)
+    seen = driver.features(0)
+    assert {("bold", "Plan"), ("bold", "bold"), ("italic", "italic"), ("code", "a<b>"),
+            ("link", "docs", "https://example.com/docs")} <= seen, seen
+    assert any(f[:2] == ("pre", "print('hi')") for f in seen), seen
+    # raw HTML is text: visible as written, never turned into formatting
+    assert "<b>not bold</b>" in reply.text
+    assert not any(f[1] == "not bold" for f in seen)
+    if driver.platform in ("telegram", "slack"):  # not markdown surfaces: no markup shows
+        assert "**" not in reply.text and "# Plan" not in reply.text, reply.text
+
+
+async def test_streamed_reply_is_one_message_edited_in_place(
+        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    require(driver, "preview")
+    assert isinstance(driver, FakeDriver)
+    rt = await driver.start(make_runtime)
+    rt.live.typing_interval = 0.05  # renewals show up quickly (Telegram's real cadence is 4 s)
+    fake_model.script(text("Hello **world**, and then some more words.",
+                           chunks=["Hello ", "**world**", ", and then", " some more words."],
+                           pause_after=2))
+    await driver.dm("stream please")
+    await asyncio.wait_for(fake_model.paused.wait(), 5)
+    [preview] = await driver.wait_visible(1)  # on screen while the model is still writing
+    assert preview.text.startswith("Hello")
+    if "typing" in driver.supports:
+        await driver.wait_typing(2)  # renewed while the run is active
+    fake_model.resume()
+    [final] = await driver.wait_replies(1)
+    assert driver.edits() >= 1  # the preview message became the reply: no second message
+    assert ("bold", "world") in driver.features(0)
+    assert "then some more words." in final.text
+    assert driver.typing_after_last_edit() == 0  # typing stopped when the run ended
+
+
+async def test_streaming_off_sends_only_the_final_reply(
+        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    require(driver, "preview")
+    assert isinstance(driver, FakeDriver)
+    await driver.start(make_runtime, no_streaming(driver))
+    fake_model.script(text("one two three four"))
+    await driver.dm("no preview")
+    [reply] = await driver.wait_replies(1)
+    assert reply.text == "one two three four"
+    assert driver.edits() == 0
+
+
+async def test_denied_session_gets_no_preview_and_no_typing(
+        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    require(driver, "preview")
+    assert isinstance(driver, FakeDriver)
+    rt = await driver.start(make_runtime)
+    rt.live.typing_interval = 0.05
+    fake_model.script(text("secret partial words", pause_after=0))  # no text streamed yet
+    await driver.dm("hold on")
+    await asyncio.wait_for(fake_model.paused.wait(), 5)
+    entry, _ = await stored(rt, "hold on")
+    await rt.store.update_session(entry.key, send_policy="deny")  # the owner said /send off
+    typing_then = driver.typing_count()
+    fake_model.resume()
+    [row] = await deliveries(rt, "suppressed_by_policy")
+    assert row.kind == "reply"
+    assert driver.replies() == []  # no preview, no reply
+    assert driver.typing_count() == typing_then

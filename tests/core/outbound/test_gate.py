@@ -102,15 +102,20 @@ async def test_missing_target_or_channel_is_a_logged_failure(make_runtime: Runti
 
 
 def test_no_module_but_the_gate_calls_send_text() -> None:
-    """The single choke point: `send_text` is called only from core/outbound/gate.py."""
+    """The single choke point: `send_text` is called only from core/outbound/gate.py.
+
+    (An adapter may call its own methods on `self`: it is only ever entered through the gate.)
+    """
     offenders = []
     for folder in ("core", "adapters", "plugins"):
         for path in (ROOT / folder).rglob("*.py"):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr in ("send_text", "send_preview"):
+                        node.func.attr in ("send_text", "send_preview", "send_final",
+                                           "send_typing"):
                     rel = path.relative_to(ROOT).as_posix()
-                    if rel != "core/outbound/gate.py":
+                    own = isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                    if rel != "core/outbound/gate.py" and not (own and folder == "adapters"):
                         offenders.append(f"{rel}:{node.lineno}")
     assert offenders == []

@@ -1,0 +1,82 @@
+"""Inbound attachments: what a user sent besides text, as every adapter reports it.
+
+An attachment is stored with the user's message as a content part (decision D3:
+``{type:"attachment", kind, name, mime, size}``, plus the platform's file id, kept for fetching
+and left out of ``sessions_history``). A turn sees an image as an image part when the model
+accepts images and the file is within the size limit; otherwise, and for every other kind, it
+sees a placeholder such as ``[image: photo.jpg, 120 KB]``. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+AttachmentKind = Literal["image", "voice", "audio", "video", "file"]
+WIRE_KEYS = ("type", "kind", "name", "mime", "size")
+
+
+class Attachment(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: AttachmentKind
+    name: str
+    mime: str | None = None
+    size: int | None = None
+    file_id: str | None = None
+    """The platform's handle for fetching the bytes (Telegram file_id, a URL, a Slack file id)."""
+
+    def part(self) -> dict[str, Any]:
+        """The transcript content part (with the file id, which the wire format leaves out)."""
+        out: dict[str, Any] = {"type": "attachment", "kind": self.kind, "name": self.name,
+                               "mime": self.mime, "size": self.size}
+        if self.file_id:
+            out["fileId"] = self.file_id
+        return out
+
+    @classmethod
+    def from_part(cls, part: dict[str, Any]) -> Attachment:
+        return cls(kind=part.get("kind", "file"), name=str(part.get("name") or "file"),
+                   mime=part.get("mime"), size=part.get("size"), file_id=part.get("fileId"))
+
+    def placeholder(self) -> str:
+        size = f", {human_size(self.size)}" if self.size is not None else ""
+        return f"[{self.kind}: {self.name}{size}]"
+
+
+def kind_of_mime(mime: str | None, default: AttachmentKind = "file") -> AttachmentKind:
+    top = (mime or "").split("/", 1)[0].lower()
+    if top == "image":
+        return "image"
+    if top == "video":
+        return "video"
+    if top == "audio":
+        return "audio"
+    return default
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{round(size / 1024)} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def wire_part(part: dict[str, Any]) -> dict[str, Any]:
+    """A stored content part as sessions_history shows it (attachments: D3's keys only)."""
+    if part.get("type") != "attachment":
+        return part
+    return {k: part.get(k) for k in WIRE_KEYS}
+
+
+def attachments_of(content: list[dict[str, Any]]) -> list[Attachment]:
+    return [Attachment.from_part(p) for p in content if p.get("type") == "attachment"]
+
+
+def text_with_placeholders(content: list[dict[str, Any]]) -> str:
+    """The user's text plus a placeholder line per attachment (how history reaches a model)."""
+    text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    marks = [a.placeholder() for a in attachments_of(content)]
+    return "\n".join(x for x in [text, *marks] if x)
