@@ -48,7 +48,8 @@ def config(tmp_path: Path, fake_model: FakeModelServer, tg: FakeTelegram, extra:
         tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
         "session:\n  dmScope: per-channel-peer\n"
         f"channels:\n  telegram:\n    botToken: '{tg.token}'\n"
-        f"    apiBaseUrl: {tg.base_url}\n    owners: ['{OWNER}']\n    dmPolicy: open\n" + extra)
+        f"    apiBaseUrl: {tg.base_url}\n    owners: ['{OWNER}']\n    dmPolicy: open\n"
+        "    streaming: 'off'\n" + extra)  # replies land whole; previews have their own tests
 
 
 def weather_script(req: RequestJSON) -> Any:
