@@ -28,6 +28,19 @@ class SendReceipt:
     message_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkRef:
+    """Names one chunk of one delivery on the platform, so a resend can be recognised."""
+
+    delivery_id: int
+    index: int
+
+    @property
+    def nonce(self) -> str:
+        """Discord nonce: unique per chunk, at most 25 characters."""
+        return f"ct{self.delivery_id}.{self.index}"[:25]
+
+
 @dataclass(slots=True)
 class AdapterStatus:
     channel: str
@@ -52,6 +65,15 @@ class ChannelAdapter(abc.ABC):
     channel: str
     account_id: str = "default"
     text_limit: int = 4000
+    #: When the connection last received something (ms): an update, an event, an empty long
+    #: poll, a pong. Shown by `/healthz`; the watchdog reconnects a channel silent too long.
+    last_receive_ms: int | None = None
+    #: How an in-doubt chunk is settled after a crash (D16): "resend" once (no platform
+    #: support), "nonce" (resend with the same nonce; the platform drops a repeat), "lookup"
+    #: (find it by its delivery id in the chat, resend only when absent).
+    reconcile: str = "resend"
+    #: True when `send_text` takes `ref=ChunkRef` (a nonce or metadata naming the chunk).
+    chunk_refs: bool = False
 
     @abc.abstractmethod
     async def start(self, sink: InboundSink) -> None:
@@ -96,6 +118,14 @@ class ChannelAdapter(abc.ABC):
     @abc.abstractmethod
     def status(self) -> AdapterStatus:
         """Connection state for /healthz and `crosstalk channels status`."""
+
+    async def find_chunk(self, target: DeliveryContext, ref: ChunkRef) -> SendReceipt | None:
+        """`reconcile == "lookup"`: the chunk's message if it reached the chat, else None."""
+        return None
+
+    async def restart_connection(self, reason: str) -> None:
+        """The watchdog saw no traffic for too long: drop the connection and connect again."""
+        return None
 
     @property
     def mention_patterns(self) -> tuple[str, ...]:

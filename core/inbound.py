@@ -35,6 +35,8 @@ class InboundMessage(BaseModel):
     mentioned: bool = False
     reply_to_bot: bool = False
     reply_to: DeliveryContext
+    identities: tuple[str, ...] = Field(
+        default=(), description="platform identities (D16): a repeat of any is a redelivery")
 
     @model_validator(mode="before")
     @classmethod

@@ -27,7 +27,7 @@ from core.outbound.gate import OutboundGate, session_target
 from core.outbound.live import LiveFeedback
 from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
-from core.store import RunRecord, SessionEntry, Store
+from core.store import RunRecord, SessionEntry, Store, now_ms
 from core.subagents.registry import SubagentRegistry
 from core.tools.availability import tool_names_for
 from core.tools.context import ToolContext
@@ -86,6 +86,7 @@ class Runtime:
                     probe_models: bool = True) -> None:
         # Plugins first: one that is missing or fails to register stops the start cleanly.
         self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
+        started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
         aborted = await self.runs.recover()
         if aborted:
@@ -102,6 +103,9 @@ class Runtime:
             from core.runs.restart_notice import notify_aborted_chats
 
             self.spawn(notify_aborted_chats(self.gate, aborted))
+        from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
+
+        self.spawn(watchdog.run(self, started_ms))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 

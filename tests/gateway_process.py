@@ -73,6 +73,14 @@ class GatewayProcess:
         while line := await self.proc.stdout.readline():
             self.output.append(line.decode(errors="replace"))
 
+    async def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as in a crash or an OOM kill."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await asyncio.wait_for(self.proc.wait(), 20)
+        if self._drainer is not None:
+            await asyncio.wait_for(self._drainer, 5)
+
     async def __aexit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.terminate()

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from typing import Any
 
 import aiohttp
@@ -19,7 +20,13 @@ import discord.gateway
 import discord.http
 import yarl
 
-from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterState,
+    AdapterStatus,
+    ChunkRef,
+    InboundSink,
+    SendReceipt,
+)
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
@@ -91,12 +98,20 @@ class _Client(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self._adapter._on_message(self, message)
 
+    async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
+        await self._adapter._on_edit(self, after)
+
+    async def on_socket_raw_receive(self, msg: str) -> None:
+        self._adapter._on_receive(self)
+
 
 class DiscordAdapter(EditablePreviews):
     """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
 
     channel = CHANNEL
     text_limit = 2000
+    reconcile = "nonce"  # D16: a resend with the same nonce is dropped by Discord itself
+    chunk_refs = True
 
     def __init__(
         self,
@@ -205,7 +220,8 @@ class DiscordAdapter(EditablePreviews):
         mentions = discord.AllowedMentions(everyone=False, roles=False, users=True)
         return _Client(self, intents=intents, guild_ready_timeout=self.guild_ready_timeout,
                        heartbeat_timeout=30.0, max_ratelimit_timeout=30.0,
-                       allowed_mentions=mentions)
+                       allowed_mentions=mentions,
+                       enable_debug_events=True)  # on_socket_raw_receive: last receive time
 
     async def _supervise(self, token: str) -> None:
         """Log in and run the gateway; on non-fatal failure wait (capped backoff) and redo."""
@@ -256,6 +272,10 @@ class DiscordAdapter(EditablePreviews):
         self._delay = self.backoff_initial
         self._ready.set()
 
+    def _on_receive(self, client: _Client) -> None:
+        if client is self._client:
+            self.last_receive_ms = int(time.time() * 1000)
+
     def _on_disconnected(self, client: _Client) -> None:
         if client is self._client and not self._closing.is_set() and self._fatal is None:
             self._state, self._detail = "retrying", "gateway disconnected; reconnecting"
@@ -271,6 +291,19 @@ class DiscordAdapter(EditablePreviews):
             await sink(inbound)
         except Exception:
             log.exception("%s: handling message %s failed", self._label(), message.id)
+
+    async def _on_edit(self, client: _Client, message: discord.Message) -> None:
+        """MESSAGE_UPDATE: no turn unless `editsStartTurn` (D16); then each edit is new."""
+        if not self.config.edits_start_turn:
+            return
+        sink, bot_id = self._sink, self._bot_id
+        if sink is None or bot_id is None or client is not self._client:
+            return
+        inbound = to_inbound(message, bot_id=bot_id, account_id=self.account_id)
+        if inbound is None:
+            return
+        stamp = message.edited_at.timestamp() if message.edited_at else 0
+        await sink(inbound.model_copy(update={"identities": (f"edit:{message.id}:{stamp}",)}))
 
     # ---- outbound ---------------------------------------------------------------------------
 
@@ -296,10 +329,13 @@ class DiscordAdapter(EditablePreviews):
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    async def send_text(self, target: DeliveryContext, text: str, *,
+                        ref: ChunkRef | None = None) -> SendReceipt:
+        """Send one chunk; with `ref`, as `nonce` + `enforce_nonce` (D16), so a resend of the
+        same chunk within Discord's nonce window returns the first message instead."""
         dest = await self._dest(target)
         try:
-            sent = await dest.send(text)
+            sent = await (dest.send(text) if ref is None else dest.send(text, nonce=ref.nonce))
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
         return SendReceipt(message_id=str(sent.id))

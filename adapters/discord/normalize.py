@@ -124,4 +124,5 @@ def to_inbound(
             channel=CHANNEL, to=format_to(post_to), account_id=account_id,
             thread_id=str(thread_id) if thread_id is not None else None,
         ),
+        identities=(f"msg:{message.id}",),  # snowflakes are unique across channels (D16)
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,7 +23,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterState,
+    AdapterStatus,
+    ChunkRef,
+    InboundSink,
+    SendReceipt,
+)
 from adapters.previews import EditablePreviews
 from adapters.slack.normalize import (
     AUTH_ERRORS,
@@ -48,6 +55,9 @@ from core.inbound import ChatType
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 40_000
+#: The ack waits until the event is stored. Past Slack's 3 s Slack retries, and the retry is
+#: recognised as a redelivery; acking *before* storing would let a crash lose the message.
+ACK_WITHIN = 30.0
 _NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
 
 
@@ -60,6 +70,8 @@ class SlackAdapter(EditablePreviews):
 
     channel = CHANNEL
     text_limit = TEXT_LIMIT
+    reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
+    chunk_refs = True
 
     def __init__(self, config: SlackAccountConfig, account_id: str = "default", *,
                  timeout: float = 10.0, connect_timeout: float = 15.0,
@@ -80,13 +92,15 @@ class SlackAdapter(EditablePreviews):
         self._handler: AsyncSocketModeHandler | None = None
         self._bot: BotIdentity | None = None
         self._seen = SeenEvents()
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = \
+            asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
         self._names: dict[str, str | None] = {}
         self._titles: dict[str, str] = {}
         self._kinds: dict[str, ChatType] = {}
         self._info_tried: set[str] = set()
+        self._frame_ms: int | None = None
 
     # ---- identity -------------------------------------------------------------------------
 
@@ -172,10 +186,16 @@ class SlackAdapter(EditablePreviews):
         app = AsyncApp(client=client, logger=log.getChild("bolt"),
                        signing_secret=secret_value(self.config.signing_secret) if http else "",
                        request_verification_enabled=http,
-                       attaching_conversation_kwargs_enabled=False)
+                       attaching_conversation_kwargs_enabled=False,
+                       process_before_response=True)  # ack once stored (D16)
 
-        async def on_event(event: dict[str, Any]) -> None:
-            self._accept(event)
+        async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
+            """Slack forgets an event once it is acked, so the ack waits until the router has
+            stored it (or found it a redelivery)."""
+            stored = self._accept(event, body.get("event_id"))
+            if stored is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(stored), ACK_WITHIN)
 
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
@@ -208,6 +228,8 @@ class SlackAdapter(EditablePreviews):
         handler = AsyncSocketModeHandler(self._app, app_token=app_token,
                                          ping_interval=self._ping_interval)
         handler.client.wss_uri = str(opened["url"])
+        handler.client.on_message_listeners.append(self._on_frame)
+        self._frame_ms = int(time.time() * 1000)
         self._handler = handler
         try:
             await asyncio.wait_for(handler.connect_async(),  # type: ignore[no-untyped-call]
@@ -215,6 +237,30 @@ class SlackAdapter(EditablePreviews):
         except BaseException:
             await self._close_handler()
             raise
+
+    async def _on_frame(self, message: Any) -> None:
+        self._frame_ms = int(time.time() * 1000)
+
+    @property
+    def last_receive_ms(self) -> int | None:
+        """Socket frames or the SDK's ping-pong, whichever came last."""
+        pong = self._handler.client.last_ping_pong_time if self._handler is not None else None
+        pong_ms = int(pong * 1000) if pong else None
+        return max(filter(None, (self._frame_ms, pong_ms)), default=None)
+
+    @last_receive_ms.setter
+    def last_receive_ms(self, value: int | None) -> None:
+        self._frame_ms = value
+
+    async def restart_connection(self, reason: str) -> None:
+        """Watchdog (D16): the socket is open but silent; open a new one."""
+        if self.mode != "socket" or self._state != "connected":
+            return
+        log.warning("%s: %s; opening a new socket", self.name, reason)
+        try:
+            await self._connect_socket()
+        except Exception as exc:
+            self._schedule_retry(exc)
 
     def _raise_if_auth(self, exc: SlackApiError, token_name: str) -> None:
         code = exc.response.get("error") if isinstance(exc.response.data, dict) else None
@@ -262,24 +308,43 @@ class SlackAdapter(EditablePreviews):
 
     # ---- inbound --------------------------------------------------------------------------
 
-    def _accept(self, event: dict[str, Any]) -> None:
-        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race."""
+    def _accept(self, event: dict[str, Any], event_id: str | None = None
+                ) -> asyncio.Future[None] | None:
+        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race.
+
+        Returns a future that is done once the message has been handed to the router."""
+        if event.get("subtype") == "message_changed" and self.config.edits_start_turn and \
+                isinstance(event.get("message"), dict):  # edits are no turn unless configured
+            inner = event["message"]
+            edit_ts = (inner.get("edited") or {}).get("ts") or event.get("event_ts")
+            event = {**inner, "channel": event.get("channel"),
+                     "channel_type": event.get("channel_type"), "_edit": str(edit_ts)}
+            event.pop("subtype", None)
         reason = ignore_reason(event, self._bot)
         if reason is not None:
             log.debug("%s: ignoring event (%s)", self.name, reason)
-            return
+            return None
         if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
             self._kinds[str(event["channel"])] = chat_type_of(event)
-        if self._seen.first_time(str(event["channel"]), str(event["ts"])):
-            self._queue.put_nowait(event)
+        if not event.get("_edit") and not self._seen.first_time(
+                str(event["channel"]), str(event["ts"]), event_id):
+            return None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(({**event, "_event_id": event_id} if event_id else event, done))
+        return done
 
     async def _drain(self) -> None:
         while True:
-            event = await self._queue.get()
+            event, done = await self._queue.get()
             try:
                 await self._deliver(event)
-            except Exception:
+            except Exception as exc:
                 log.exception("%s: inbound message failed", self.name)
+                if not done.done():
+                    done.set_exception(exc)  # no ack: Slack retries
+                    done.exception()  # retrieved here too, in case no listener waits
+            if not done.done():
+                done.set_result(None)
 
     async def _deliver(self, event: dict[str, Any]) -> None:
         channel_id = str(event["channel"])
@@ -287,7 +352,12 @@ class SlackAdapter(EditablePreviews):
         chat_type = chat_type_of(event, known)
         sender = sender_name_of(event) or await self._user_name(str(event["user"]))
         msg = to_inbound(event, account_id=self.account_id, bot=self._bot, chat_type=chat_type,
-                         sender_name=sender, chat_title=None if chat_type == "direct" else title)
+                         sender_name=sender, chat_title=None if chat_type == "direct" else title,
+                         event_id=event.get("_event_id"))
+        if event.get("_edit"):  # each edit is its own message
+            msg = msg.model_copy(update={"identities": (
+                *(f"event:{e}" for e in [event.get("_event_id")] if e),
+                f"edit:{channel_id}:{event['ts']}:{event['_edit']}")})
         if self._sink is not None:
             await self._sink(msg)
 
@@ -360,11 +430,16 @@ class SlackAdapter(EditablePreviews):
             raise ChannelUnavailable(f"{self.name}: no target chat")
         return client, channel
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+    async def send_text(self, target: DeliveryContext, text: str, *,
+                        ref: ChunkRef | None = None) -> SendReceipt:
+        """Send one chunk; with `ref`, its delivery id rides along as message metadata (D16)
+        so that :meth:`find_chunk` can tell after a crash whether it was posted."""
         client, channel = self._where(target)
         thread_ts = str(target.thread_id) if target.thread_id is not None else None
         try:
-            resp = await client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
+            resp = await client.chat_postMessage(
+                channel=channel, text=text, thread_ts=thread_ts,
+                metadata=_metadata(ref) if ref is not None else None)
         except SlackApiError as exc:
             raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
         except _NETWORK_ERRORS as exc:
@@ -386,7 +461,37 @@ class SlackAdapter(EditablePreviews):
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
 
+    async def find_chunk(self, target: DeliveryContext, ref: ChunkRef) -> SendReceipt | None:
+        """Look for the chunk's message (its metadata) among the chat's recent messages."""
+        client = self._client
+        channel = channel_of_target(target.to or "")
+        if client is None or not channel:
+            return None
+        try:
+            if target.thread_id is not None:
+                resp = await client.conversations_replies(
+                    channel=channel, ts=str(target.thread_id), include_all_metadata=True,
+                    limit=200)
+            else:
+                resp = await client.conversations_history(
+                    channel=channel, include_all_metadata=True, limit=200)
+        except (SlackApiError, *_NETWORK_ERRORS) as exc:
+            log.warning("%s: looking up delivery %s failed: %s", self.name, ref.delivery_id, exc)
+            return None
+        want = _metadata(ref)
+        for message in resp.get("messages") or []:
+            meta = message.get("metadata") or {}
+            if meta.get("event_type") == want["event_type"] and \
+                    meta.get("event_payload") == want["event_payload"]:
+                return SendReceipt(message_id=str(message.get("ts")))
+        return None
+
 
 def _preview(md: str) -> str:
     chunks = render_chunks(md, CHUNK_LIMIT)
     return chunks[0] if chunks else "…"
+
+
+def _metadata(ref: ChunkRef) -> dict[str, Any]:
+    return {"event_type": "crosstalk_delivery",
+            "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index}}

@@ -59,21 +59,22 @@ class BotIdentity:
 
 
 class SeenEvents:
-    """Bounded memory of handled ``(channel, ts)`` pairs.
+    """Bounded memory of handled ``(channel, ts)`` pairs and the event id that brought them.
 
-    Slack sends a channel mention twice (``message`` and ``app_mention``, same ts) and redelivers
-    events it thinks were not acked; both must reach the router once.
+    Slack sends a channel mention twice (``message`` and ``app_mention``, same ts, two event
+    ids): the twin is dropped here. A *redelivery* (the same event id again, e.g. a retry with
+    ``X-Slack-Retry-Num``) passes, so the router's durable check drops and counts it (D16).
     """
 
     def __init__(self, size: int = 2048) -> None:
         self._size = size
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], str | None] = OrderedDict()
 
-    def first_time(self, channel: str, ts: str) -> bool:
+    def first_time(self, channel: str, ts: str, event_id: str | None = None) -> bool:
         key = (channel, ts)
         if key in self._seen:
-            return False
-        self._seen[key] = None
+            return event_id is not None and self._seen[key] == event_id
+        self._seen[key] = event_id
         if len(self._seen) > self._size:
             self._seen.popitem(last=False)
         return True
@@ -129,6 +130,7 @@ def to_inbound(
     chat_type: ChatType,
     sender_name: str | None = None,
     chat_title: str | None = None,
+    event_id: str | None = None,
 ) -> InboundMessage:
     """One accepted Slack message event (``message`` or ``app_mention``) as the router wants it."""
     channel_id = str(event["channel"])
@@ -158,6 +160,7 @@ def to_inbound(
         reply_to_bot=reply_to_bot,
         reply_to=DeliveryContext(channel=CHANNEL, to=f"channel:{channel_id}",
                                  account_id=account_id, thread_id=thread_id),
+        identities=((f"event:{event_id}",) if event_id else ()) + (f"msg:{channel_id}:{ts}",),
     )
 
 

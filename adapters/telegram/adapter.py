@@ -1,6 +1,6 @@
 """Telegram channel adapter on python-telegram-bot 22.8 (long polling, optional webhook).
 
-PTB's ``Application`` is driven by hand (initialize → start → updater.start_polling /
+PTB's ``Application`` is driven by hand (initialize → start → our confirming long poll /
 start_webhook) instead of ``run_polling``, which would own the event loop and install signal
 handlers inside the gateway. Every update goes through one ``TypeHandler`` that normalises it
 and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_text`.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dtm
 import logging
 import secrets
+import time
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
@@ -25,6 +25,7 @@ from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
 from adapters.previews import EditablePreviews
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
+from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
 from core.attachments import Attachment
@@ -72,6 +73,7 @@ class TelegramAdapter(EditablePreviews):
         self._retry_task: asyncio.Task[None] | None = None
         self._bot_id: int | None = None
         self._bot_username: str | None = None
+        self._poller: ConfirmingPoller | None = None
 
     # ---- identity -------------------------------------------------------------------------
 
@@ -164,15 +166,44 @@ class TelegramAdapter(EditablePreviews):
             await app.start()
         updater = app.updater
         assert updater is not None
-        if not updater.running:
-            if self.config.mode == "webhook":
+        if self.config.mode == "webhook":
+            if not updater.running:
                 await self._start_webhook(app)
-            else:
-                await updater.start_polling(
-                    poll_interval=0, timeout=dtm.timedelta(seconds=self.poll_timeout),
-                    allowed_updates=_ALLOWED_UPDATES, error_callback=self._on_poll_error)
+        elif self._poller is None or not self._poller.running:
+            await self._start_polling(app)
         self._set("connected")
         log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+
+    async def _start_polling(self, app: TgApp) -> None:
+        """Our own long poll (not PTB's updater): an update is confirmed once stored (D16)."""
+        await app.bot.delete_webhook()  # getUpdates answers 409 while a webhook is set
+        self.last_receive_ms = int(time.time() * 1000)
+        if self._poller is None:
+            self._poller = ConfirmingPoller(
+                app.bot, self._route, timeout=self.poll_timeout,
+                read_timeout=self.poll_timeout + self.request_timeout,
+                allowed_updates=self._allowed_updates(), retry_initial=self.retry_initial,
+                retry_max=self.retry_max, on_error=self._on_poll_error,
+                on_fatal=lambda: self._set("failed", "bot token rejected by Telegram"),
+                name=f"telegram-{self.account_id}")
+        self._poller.start()
+
+    def _allowed_updates(self) -> list[str]:
+        return [*_ALLOWED_UPDATES, "edited_message"] if self.config.edits_start_turn \
+            else _ALLOWED_UPDATES
+
+    async def restart_connection(self, reason: str) -> None:
+        """Watchdog (D16): a long poll hangs without an error; stop polling and poll anew.
+
+        Stopping cancels the held request; unconfirmed updates come again with the next poll
+        and the router drops any that were already handled.
+        """
+        app, poller = self._app, self._poller
+        if app is None or poller is None or self.config.mode == "webhook":
+            return
+        log.warning("%s: %s; restarting the long poll", self._where, reason)
+        await poller.stop()
+        await self._start_polling(app)
 
     async def _start_webhook(self, app: TgApp) -> None:
         cfg = self.config
@@ -184,7 +215,7 @@ class TelegramAdapter(EditablePreviews):
         await app.updater.start_webhook(
             listen=cfg.webhook_listen, port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
             url_path=path, webhook_url=cfg.webhook_url, secret_token=secret,
-            allowed_updates=_ALLOWED_UPDATES)
+            allowed_updates=self._allowed_updates())
 
     async def _reconnect_loop(self) -> None:
         delay = self.retry_initial
@@ -204,6 +235,9 @@ class TelegramAdapter(EditablePreviews):
 
     async def _teardown(self) -> None:
         app, self._app = self._app, None
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            await poller.stop()
         if app is None:
             return
         try:
@@ -220,6 +254,8 @@ class TelegramAdapter(EditablePreviews):
     # ---- polling health -------------------------------------------------------------------
 
     def _on_poll(self, status: int | None, detail: str | None) -> None:
+        if status is not None and 200 <= status <= 299:
+            self.last_receive_ms = int(time.time() * 1000)
         if self._state not in ("connected", "retrying") or self._retry_task_pending():
             return
         if status is not None and 200 <= status <= 299:
@@ -234,23 +270,37 @@ class TelegramAdapter(EditablePreviews):
     def _retry_task_pending(self) -> bool:
         return self._retry_task is not None and not self._retry_task.done()
 
-    def _on_poll_error(self, exc: TelegramError) -> None:
+    def _on_poll_error(self, exc: BaseException) -> None:
         log.warning("%s: polling error: %s", self._where, _describe(exc))
 
     # ---- inbound --------------------------------------------------------------------------
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        message = update.message
+        """Webhook mode (PTB's updater); long polling calls :meth:`_route` itself."""
+        try:
+            await self._route(update)
+        except Exception:
+            log.exception("%s: routing update %s failed", self._where, update.update_id)
+
+    async def _route(self, update: Update) -> None:
+        """Hand one update to the router; raises when it could not be stored."""
+        message, edited = update.message, False
+        if message is None and update.edited_message is not None and \
+                self.config.edits_start_turn:  # edits are no turn unless configured (D16)
+            message, edited = update.edited_message, True
         if message is None or self._sink is None:
             return
         inbound = normalize_message(message, account_id=self.account_id, bot_id=self._bot_id,
                                     bot_username=self._bot_username)
         if inbound is None:
             return
-        try:
-            await self._sink(inbound)
-        except Exception:
-            log.exception("%s: routing update %s failed", self._where, update.update_id)
+        # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
+        key = f"msg:{message.chat_id}:{message.message_id}"
+        if edited:  # each edit is its own message
+            stamp = int(message.edit_date.timestamp()) if message.edit_date else update.update_id
+            key = f"edit:{message.chat_id}:{message.message_id}:{stamp}"
+        inbound = inbound.model_copy(update={"identities": (f"update:{update.update_id}", key)})
+        await self._sink(inbound)
 
     # ---- outbound -------------------------------------------------------------------------
 

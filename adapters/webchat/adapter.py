@@ -147,6 +147,7 @@ class WebchatAdapter(ChannelAdapter):
             channel=self.channel, account_id=self.account_id, chat_type="direct", chat_id=peer,
             sender_id=peer, sender_name="web chat", text=text, timestamp_ms=sent_at,
             reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
+            identities=_identities(peer, data),
         ))
         await self._ack_unanswered(ws, text, sent_at)
 
@@ -163,6 +164,18 @@ class WebchatAdapter(ChannelAdapter):
                     await ws.send_str(json.dumps({"type": "stored", "text": text,
                                                   "reason": str(reason)}))
                 return
+
+
+def _identities(peer: str, data: str) -> tuple[str, ...]:
+    """The frame's `clientId` (the page sends one per message): a resend is dropped (D16)."""
+    try:
+        frame = json.loads(data)
+    except (ValueError, RecursionError):
+        return ()
+    client_id = frame.get("clientId") if isinstance(frame, dict) else None
+    if not isinstance(client_id, str) or not client_id.strip():
+        return ()
+    return (f"client:{peer}:{client_id.strip()[:200]}",)
 
 
 def _frame_text(data: str) -> str | None:

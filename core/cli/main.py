@@ -167,12 +167,14 @@ def _deliveries(args: argparse.Namespace) -> int:
 
 
 def _channels_status(args: argparse.Namespace) -> int:
+    from core.gateway.channel_stats import status_suffix
+
     data = _call(args, "GET", "/healthz")
     for ch in data["channels"]:
         line = f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
         if "refused" in ch:
             line = f"{line.rstrip()} refused={ch['refused']}"
-        print(line)
+        print(line.rstrip() + status_suffix(ch))
     return 0
 
 

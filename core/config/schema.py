@@ -103,6 +103,14 @@ class GatewayConfig(ConfigModel):
     body_timeout_seconds: float = Field(default=60.0, gt=0)
     """A request body not fully received by then is answered 408 (D12)."""
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    dedup_window_days: float = Field(default=7.0, gt=0)
+    """How long inbound platform identities and Idempotency-Keys are remembered (D16)."""
+    reconcile_after_seconds: float = Field(default=10.0, ge=0)
+    """A delivery left pending by an earlier process is settled once it has been quiet this
+    long (another live gateway on the same database may still be sending it) (D16)."""
+    watchdog_seconds: float = Field(default=60.0, gt=0)
+    """A channel that has received nothing (not even an empty long poll or a pong) for this
+    long is reconnected (D16)."""
 
     @field_validator("state_dir")
     @classmethod

@@ -60,6 +60,9 @@ class AccountConfig(ConfigModel):
 
     CREDENTIAL: ClassVar[str] = ""
 
+    edits_start_turn: bool = False
+    """An edited message (Telegram ``edited_message``, Slack ``message_changed``, Discord
+    ``MESSAGE_UPDATE``) is a new turn; by default edits are ignored (D16)."""
     dm_policy: DmPolicy | None = None
     allow_from: IdList | None = None
     group_policy: GroupPolicy | None = None

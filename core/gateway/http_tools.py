@@ -85,9 +85,25 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
         from dataclasses import replace
 
         ctx = replace(ctx, origin=None)
+    from core.gateway import idempotency  # D16: a retried call never runs the tool twice
+
+    try:
+        claim = idempotency.claim_for(request, "tools.invoke")
+    except idempotency.BadKey as exc:
+        return idempotency.bad_key(exc)
+    if claim is not None:
+        from core.store.ledger import DuplicateInbound, claim_only
+
+        try:
+            await claim_only(rt.store, (claim,), session_key=key, run_id=idempotency.BOOT_ID)
+        except DuplicateInbound:
+            return await idempotency.replay(rt, claim) or idempotency.conflict()
     try:
         payload = await rt.tools.invoke(rt, tool, args, ctx)
     except ToolError as exc:
-        return web.json_response({"ok": False, "error": {"type": "tool_error",
-                                                         "message": str(exc)}}, status=400)
-    return web.json_response({"ok": True, "result": tool_result(payload)})
+        failed = {"ok": False, "error": {"type": "tool_error", "message": str(exc)}}
+        await idempotency.remember(rt, claim, 400, failed)
+        return web.json_response(failed, status=400)
+    body = {"ok": True, "result": tool_result(payload)}
+    await idempotency.remember(rt, claim, 200, body)
+    return web.json_response(body)

@@ -19,6 +19,7 @@ from core.gateway.openai_errors import openai_error
 from core.gateway.openai_target import Target
 from core.runs import RunRequest
 from core.runs.manager import RunOutcome
+from core.store.ledger import Claim
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -74,8 +75,11 @@ class Turn:
 
 
 async def start_turn(rt: Runtime, target: Target, text: str, extra_system_prompt: str | None,
-                     *, stream: bool) -> Turn | web.Response:
-    """Admit the turn, or the 403 a denying send policy gives (D5)."""
+                     *, stream: bool, claims: tuple[Claim, ...] = ()) -> Turn | web.Response:
+    """Admit the turn, or the 403 a denying send policy gives (D5).
+
+    `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
+    raises DuplicateInbound before anything runs."""
     entry = await rt.ensure_session(target.session_key)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 
@@ -86,7 +90,7 @@ async def start_turn(rt: Runtime, target: Target, text: str, extra_system_prompt
                      context=rt.context_for(entry), deliver=False, lane="main",
                      extra_system_prompt=extra_system_prompt or None,
                      timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
-                     on_delta=on_delta if stream else None)
+                     on_delta=on_delta if stream else None, claims=claims)
     try:
         run = await rt.start_run(req)
     except SendBlocked:

@@ -27,6 +27,7 @@ from core.gateway import (
 )
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import load_gateway_secret
+from core.gateway.channel_stats import channel_entries
 from core.gateway.edge import install_edge
 from core.gateway.openapi import openapi_spec
 from core.mcp import http as mcp_http
@@ -37,8 +38,7 @@ log = logging.getLogger(__name__)
 
 async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
-    channels = [{**s.to_wire(), "refused": rt.access.refused(s.channel, s.account_id)}
-                for s in rt.channels.statuses()]
+    channels = await channel_entries(rt)
     ok = rt.started and all(c["state"] != "failed" for c in channels)
     return web.json_response({"ok": ok, "channels": channels,
                               "model": rt.models.default_ref(rt.config.default_agent_id())},

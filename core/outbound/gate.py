@@ -15,19 +15,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from adapters.base import SendReceipt
+from adapters.base import ChannelAdapter, ChunkRef, SendReceipt
 from core.delivery_context import DeliveryContext, session_delivery_fields
 from core.errors import DeliveryError, RateLimited
 from core.observability.metrics import DISCARD, Metrics
 from core.outbound.channels import ChannelRegistry
 from core.policy.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
+from core.store.ledger import finish_delivery, mark_chunk, open_delivery
 
 log = logging.getLogger(__name__)
 
 DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron",
                        "hook"]
-Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited"]
+Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited",
+                  "resent_after_crash"]
 
 
 @dataclass(slots=True)
@@ -65,6 +67,9 @@ class Attempt:
     decision: PolicyDecision | None = None
     attempts: int = 0
     note: str | None = None
+    delivery_id: int | None = None  # the delivery row, written before the first send
+    chunks: list[str] = field(default_factory=list)
+    receipts: dict[int, SendReceipt] = field(default_factory=dict)  # chunk index → receipt
 
 
 Next = Callable[[], Awaitable[DeliveryResult]]
@@ -193,6 +198,12 @@ class OutboundGate:
                 await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
 
     async def _send_step(self, attempt: Attempt) -> DeliveryResult:
+        """Send the chunks that have no receipt yet (a retry resumes at the failed chunk).
+
+        The delivery row and its `pending` chunks are written before the first send, and each
+        chunk's platform message id as soon as it is sent (D16), so a restart knows which
+        chunk reached the chat and which one is in doubt.
+        """
         target = attempt.target
         if target is None or not target.channel or not target.to:
             return DeliveryResult("failed", "no delivery target for this session")
@@ -200,34 +211,67 @@ class OutboundGate:
         if adapter is None:
             return DeliveryResult("failed", f"channel not connected: {target.channel}")
         attempt.attempts += 1
-        receipts: list[SendReceipt] = []
-        try:
-            run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
-            for i, chunk in enumerate(adapter.chunks(attempt.message.text)):
-                if run_id and i == 0:  # the run's live preview becomes its reply
-                    receipts.append(await adapter.send_final(target, run_id, chunk))
+        if attempt.delivery_id is None:
+            attempt.chunks = adapter.chunks(attempt.message.text)
+            attempt.delivery_id = await open_delivery(
+                self.store, self._row(attempt, "pending", None), attempt.chunks)
+        run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
+        for index, chunk in enumerate(attempt.chunks):
+            if index in attempt.receipts:
+                continue  # reached the chat already: never again
+            try:
+                ref = ChunkRef(attempt.delivery_id, index)
+                if run_id and index == 0:  # the run's live preview becomes its reply
+                    receipt = await adapter.send_final(target, run_id, chunk)
                 else:
-                    receipts.append(await adapter.send_text(target, chunk))
-        except RateLimited:
-            raise
-        except DeliveryError as exc:
-            return DeliveryResult("failed", f"{type(exc).__name__}: {exc}", receipts=receipts)
-        return DeliveryResult("delivered", attempt.note, receipts=receipts)
+                    receipt = await send_chunk(adapter, target, chunk, ref)
+            except RateLimited:
+                raise
+            except DeliveryError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                await mark_chunk(self.store, attempt.delivery_id, index, "failed", reason=reason)
+                return DeliveryResult("failed", reason, receipts=self._receipts(attempt))
+            attempt.receipts[index] = receipt
+            await mark_chunk(self.store, attempt.delivery_id, index, "sent",
+                             message_id=receipt.message_id)
+        return DeliveryResult("delivered", attempt.note, receipts=self._receipts(attempt))
 
-    async def _record(self, attempt: Attempt, result: DeliveryResult) -> None:
+    @staticmethod
+    def _receipts(attempt: Attempt) -> list[SendReceipt]:
+        return [attempt.receipts[i] for i in sorted(attempt.receipts)]
+
+    def _row(self, attempt: Attempt, outcome: str, reason: str | None) -> DeliveryRecord:
         t = attempt.target
-        reason = result.reason
-        if result.outcome == "delivered" and attempt.decision is not None and reason is None:
-            reason = f"allowed: {attempt.decision.reason}"
-        rec = DeliveryRecord(
-            kind=attempt.message.kind, outcome=result.outcome, text=attempt.message.text,
+        return DeliveryRecord(
+            kind=attempt.message.kind, outcome=outcome, text=attempt.message.text,
             created_at=now_ms(), session_key=attempt.message.session_key, reason=reason,
             channel=t.channel if t else None, to=t.to if t else None,
             account_id=t.account_id if t else None,
             thread_id=str(t.thread_id) if t and t.thread_id is not None else None,
             run_id=attempt.message.run_id, attempts=attempt.attempts,
         )
-        result.delivery_id = await self.store.record_delivery(rec)
-        self.metrics.delivery(rec.channel, rec.kind, rec.outcome)
+
+    async def _record(self, attempt: Attempt, result: DeliveryResult) -> None:
+        reason = result.reason
+        if result.outcome == "delivered" and attempt.decision is not None and reason is None:
+            reason = f"allowed: {attempt.decision.reason}"
+        if attempt.delivery_id is not None:
+            await finish_delivery(self.store, attempt.delivery_id, result.outcome, reason,
+                                  attempt.attempts)
+            result.delivery_id = attempt.delivery_id
+        else:
+            result.delivery_id = await self.store.record_delivery(
+                self._row(attempt, result.outcome, reason))
+        t = attempt.target
+        self.metrics.delivery(t.channel if t else None, attempt.message.kind, result.outcome)
         if result.outcome != "delivered":
-            log.info("delivery %s for %s: %s", result.outcome, rec.session_key, result.reason)
+            log.info("delivery %s for %s: %s", result.outcome, attempt.message.session_key,
+                     result.reason)
+
+
+async def send_chunk(adapter: ChannelAdapter, target: DeliveryContext, text: str,
+                     ref: ChunkRef) -> SendReceipt:
+    """The one call that puts a chunk on a platform (replies, notices, reconciliation)."""
+    if adapter.chunk_refs:
+        return await adapter.send_text(target, text, ref=ref)  # type: ignore[call-arg]
+    return await adapter.send_text(target, text)

@@ -15,8 +15,10 @@ from core.commands.parse import parse_command
 from core.commands.registry import CommandInvocation
 from core.inbound import InboundMessage
 from core.outbound.gate import Outbound
+from core.routing.dedup import DuplicateCounter, claims_of
 from core.runs import RunOutcome, RunRequest
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+from core.store.ledger import Claim, DuplicateInbound, append_claimed, claim_only, is_known
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 class Router:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
+        self.duplicates = DuplicateCounter()
 
     def session_key_for(self, msg: InboundMessage) -> str:
         keys = self.rt.keys
@@ -56,9 +59,23 @@ class Router:
             last_thread_id=str(to.thread_id) if to.thread_id is not None else None,
             display_name=display if display != entry.display_name else entry.display_name)
 
+    def _drop(self, msg: InboundMessage) -> None:
+        self.duplicates.dropped(msg.channel, msg.account_id, ",".join(msg.identities))
+
     async def handle_inbound(self, msg: InboundMessage) -> None:
+        """Route one message; a redelivery (a known identity, D16) is dropped before anything."""
+        claims = claims_of(msg)
+        if claims and await is_known(self.rt.store, claims):
+            self._drop(msg)
+            return
         if not await self.rt.access.admit(msg):  # D11: before any session is touched
             return
+        try:
+            await self._handle(msg, claims)
+        except DuplicateInbound:
+            self._drop(msg)
+
+    async def _handle(self, msg: InboundMessage, claims: tuple[Claim, ...]) -> None:
         key = self.session_key_for(msg)
         entry = await self._touch_route(key, msg)
         adapter = self.rt.channels.get(msg.channel, msg.account_id)
@@ -68,6 +85,7 @@ class Router:
             mention_patterns=adapter.mention_patterns if adapter else ())
         spec = self.rt.commands.lookup(parsed) if parsed else None
         if spec is not None and parsed is not None:
+            await claim_only(self.rt.store, claims, session_key=key)
             inv = CommandInvocation(self.rt, parsed, msg, entry, self.is_owner(msg))
             await self._reply_command(inv, await self.rt.commands.dispatch(spec, inv))
             return
@@ -80,23 +98,23 @@ class Router:
         if msg.chat_type != "direct" and not (msg.mentioned or msg.reply_to_bot) and \
                 self._require_mention(msg):
             user.meta = {**meta, "noRun": "not addressed to the bot"}
-            await self.rt.store.append_messages(entry, [user])
+            await append_claimed(self.rt.store, entry, user, claims)
             return
         decision = self.rt.gate.decide(entry)
         if decision.action == "deny":
             user.meta = {**meta, "noRun": f"send policy: {decision.reason}"}
-            await self.rt.store.append_messages(entry, [user])
+            await append_claimed(self.rt.store, entry, user, claims)
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
-        # stored now, placed in the transcript when its turn starts (D13)
-        (msg_id,) = await self.rt.store.append_messages(entry, [user], queued=True)
         ctx = replace(self.rt.context_for(entry, origin=msg.reply_to), owner=self.is_owner(msg))
+        # the message, its run and its identities are stored in one transaction
         await self.rt.runs.submit(RunRequest(
             session_key=key, message=msg.text, context=ctx, deliver=True,
-            input_message_id=msg_id, lane="main",
-            timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds),
-            meta={"attachments": [a.part() for a in msg.attachments]} if msg.attachments
-            else {}))
+            input_message=user, claims=claims, lane="main",
+            meta={"origin": msg.reply_to.model_dump(),  # a reply lost to a crash finds its chat
+                  **({"attachments": [a.part() for a in msg.attachments]}
+                     if msg.attachments else {})},
+            timeout_seconds=float(self.rt.config.agents.defaults.timeout_seconds)))
 
     def _require_mention(self, msg: InboundMessage) -> bool:
         per_account = self.rt.access.require_mention(msg)

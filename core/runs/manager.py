@@ -21,6 +21,7 @@ from core.observability.logs import bind_turn
 from core.observability.metrics import DISCARD, Metrics
 from core.runs.lanes import Lanes
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
+from core.store.ledger import Claim, enqueue_claimed
 from core.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,15 @@ class RunRequest:
     timeout_seconds: float | None = None
     input_message_id: int | None = None
     message_meta: dict[str, Any] | None = None
+    input_message: TranscriptMessage | None = None
+    """The user turn as it is to be stored (e.g. with attachment parts, D3); else `message`."""
     model: str | None = None
     thinking: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     on_delta: DeltaSink | None = None
+    claims: tuple[Claim, ...] = ()
+    """Inbound identities stored with the message and the run (D16); a repeat raises
+    DuplicateInbound from :meth:`RunManager.submit` before anything is queued."""
 
 
 @dataclass(slots=True)
@@ -123,9 +129,12 @@ class RunManager:
                         meta={"traceId": request.context.trace_id, "hops": request.context.hops,
                               **request.meta})
         if request.input_message_id is None:
-            msg = TranscriptMessage.text("user", request.message, now_ms(), run_id=run_id,
-                                         meta=request.message_meta)
-            request.input_message_id = await self.store.enqueue_message(entry, msg, run)
+            msg = request.input_message or TranscriptMessage.text(
+                "user", request.message, now_ms(), meta=request.message_meta)
+            msg.run_id = run_id
+            request.input_message_id = await (
+                enqueue_claimed(self.store, entry, msg, run, request.claims) if request.claims
+                else self.store.enqueue_message(entry, msg, run))
         else:
             await self.store.create_run(run)
         pending = _Pending(run, request, asyncio.get_running_loop().create_future())
@@ -153,6 +162,10 @@ class RunManager:
     def load(self) -> tuple[int, int]:
         """(queued, running) turns in this process, for `/metrics`."""
         return sum(map(len, self._queues.values())) + len(self._admitting), len(self._active)
+
+    def is_pending(self, run_id: str) -> bool:
+        """True while this process still runs (or queues) `run_id`."""
+        return run_id in self._pending
 
     def is_active(self, session_key: str) -> bool:
         return (session_key in self._active or session_key in self._admitting

@@ -171,3 +171,5 @@ metadata = SQLModel.metadata
 
 __all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
            "SessionRow", "SubagentRunRow", "metadata"]
+
+import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

@@ -202,7 +202,8 @@ class EmulatorServer:
 
     async def _open_ws(self, request: web.Request, **kwargs: Any) -> web.WebSocketResponse:
         """Prepare a server websocket that :meth:`stop` will close."""
-        ws = web.WebSocketResponse(autoping=True, **kwargs)
+        kwargs.setdefault("autoping", True)
+        ws = web.WebSocketResponse(**kwargs)
         await ws.prepare(request)
         self._websockets.add(ws)
         return ws

@@ -82,6 +82,10 @@ class FakeDiscord(EmulatorServer):
         self.shown: dict[str, dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}  # CDN path → bytes of files users uploaded
         self.connections: list[_Conn] = []
+        #: messages created with a nonce, and the createMessage calls that were answered with
+        #: an earlier message because their nonce was enforced and known (as Discord does)
+        self.nonces: dict[str, dict[str, Any]] = {}
+        self.nonce_replays: list[Call] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
         self.add_guild(self.GUILD_ID, "Test Guild", {self.CHANNEL_ID: "general"},
@@ -375,6 +379,17 @@ class FakeDiscord(EmulatorServer):
             call.status = 404
             return json_response({"message": "404: Not Found", "code": 0}, 404)
         channel_id = int(params["channel_id"])
+        nonce = params.get("nonce")
+        if name == "createMessage" and nonce is not None:
+            if len(str(nonce)) > 25:
+                call.status = 400
+                return json_response({"message": "Invalid Form Body", "code": 50035, "errors": {
+                    "nonce": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH",
+                                           "message": "Must be 25 or fewer in length."}]}}},
+                                     400)
+            if params.get("enforce_nonce") and str(nonce) in self.nonces:
+                self.nonce_replays.append(call)  # no new message: the first one comes back
+                return json_response(self.nonces[str(nonce)])
         if not params.get("content") and not params.get("embeds"):
             call.status = 400
             return json_response({"message": "Cannot send an empty message", "code": 50006}, 400)
@@ -392,6 +407,25 @@ class FakeDiscord(EmulatorServer):
         else:
             self.shown[str(msg["id"])] = {"channel_id": channel_id, "content": msg["content"],
                                           "edits": 0}
+            if nonce is not None:
+                msg["nonce"] = str(nonce)
+                self.nonces[str(nonce)] = msg
             if self.echo_own_messages:
                 await self._deliver(msg)
         return json_response(msg)
+
+    def created_messages(self) -> list[Call]:
+        """createMessage calls that created a message (not refused, not a nonce replay)."""
+        return [c for c in self.calls_for("createMessage")
+                if c.status == 200 and not any(c is r for r in self.nonce_replays)]
+
+    async def message_update(self, original: dict[str, Any], content: str) -> dict[str, Any]:
+        """Inject MESSAGE_UPDATE: a user edited ``original`` (as returned by user_message)."""
+        edited = {**original, "content": content, "edited_timestamp": _now()}
+        for conn in list(self.connections):
+            await self._dispatch(conn, "MESSAGE_UPDATE", edited)
+        return edited
+
+    async def redeliver(self, msg: dict[str, Any]) -> None:
+        """Send a MESSAGE_CREATE again, as Discord replays events after a RESUME."""
+        await self._deliver(msg)

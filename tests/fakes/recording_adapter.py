@@ -20,6 +20,7 @@ class RecordingAdapter(ChannelAdapter):
         self.text_limit = text_limit
         self.sent: list[tuple[DeliveryContext, str]] = []
         self.failures: list[DeliveryError] = []
+        self.fail_text: dict[str, list[DeliveryError]] = {}  # raised when sending that text
         self.sink: InboundSink | None = None
         self.previews: list[tuple[str, str]] = []  # (run id, partial text)
         self.typing: list[DeliveryContext] = []
@@ -37,6 +38,8 @@ class RecordingAdapter(ChannelAdapter):
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         if self.failures:
             raise self.failures.pop(0)
+        if self.fail_text.get(text):
+            raise self.fail_text[text].pop(0)
         self.sent.append((target, text))
         async with self._changed:
             self._changed.notify_all()

@@ -54,6 +54,13 @@ class FakeSlack(EmulatorServer):
         self.sockets: list[web.WebSocketResponse] = []
         self.files: dict[str, bytes] = {}
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
+        #: envelopes sent and not acked yet, by envelope id (redelivered like Slack does)
+        self.unacked: dict[str, dict[str, Any]] = {}
+        #: when True, a new socket first gets every envelope never acked (as Slack retries
+        #: events an app did not acknowledge), and :meth:`queue_event` may be used while no
+        #: socket is connected
+        self.redeliver_on_connect = False
+        self._silent: set[web.WebSocketResponse] = set()
         self._ts = itertools.count(100)
         self._session: aiohttp.ClientSession | None = None
         super().__init__()
@@ -153,21 +160,35 @@ class FakeSlack(EmulatorServer):
     # -- Socket Mode ------------------------------------------------------------------------
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
-        ws = await self._open_ws(request)
+        ws = await self._open_ws(request, autoping=False)  # pongs below, unless gone silent
         self.sockets.append(ws)
         self.record(Call("socket.connect", dict(request.query), None, request.path_qs, "GET"))
         await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
                             "debug_info": {"host": "fake-slack"},
                             "connection_info": {"app_id": self.app_id}})
+        if self.redeliver_on_connect:
+            for envelope in list(self.unacked.values()):
+                envelope["retry_attempt"] += 1
+                envelope["retry_reason"] = "timeout"
+                await ws.send_json(envelope)
         try:
             async for msg in ws:
+                if msg.type == WSMsgType.PING:
+                    if ws not in self._silent:
+                        await ws.pong(msg.data)
+                    continue
+                if msg.type == WSMsgType.PONG:
+                    continue
                 if msg.type != WSMsgType.TEXT:
                     break
                 data = json.loads(msg.data)
+                if "envelope_id" in data:
+                    self.unacked.pop(str(data["envelope_id"]), None)
                 self.record(Call("ack" if "envelope_id" in data else "socket.message", data,
                                  None, request.path, "WS", None))
         finally:
             self._forget_ws(ws)
+            self._silent.discard(ws)
             self.sockets.remove(ws)
         return ws
 
@@ -178,14 +199,48 @@ class FakeSlack(EmulatorServer):
         Waits (up to 5 s) for a connection, since the client may see its handshake complete
         before this server has registered the socket.
         """
-        await self.wait_until(lambda: bool(self.sockets))
+        await self.wait_until(lambda: bool(self.live_sockets()))
         envelope_id = str(uuid.uuid4())
         payload = self._payload(event) if envelope_type == "events_api" else event
-        await self.sockets[-1].send_json({
+        envelope = {
             "envelope_id": envelope_id, "type": envelope_type, "payload": payload,
             "accepts_response_payload": envelope_type != "events_api",
-            "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""})
+            "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""}
+        self.unacked[envelope_id] = envelope
+        await self.live_sockets()[-1].send_json(envelope)
         return envelope_id
+
+    async def queue_event(self, event: dict[str, Any]) -> str:
+        """Like :meth:`push_event`, but without a connected app the envelope waits (unacked)
+        for the next connection, where ``redeliver_on_connect`` sends it."""
+        envelope_id = str(uuid.uuid4())
+        envelope = {"envelope_id": envelope_id, "type": "events_api",
+                    "payload": self._payload(event), "accepts_response_payload": False,
+                    "retry_attempt": 0, "retry_reason": ""}
+        self.unacked[envelope_id] = envelope
+        live = self.live_sockets()
+        if live:
+            try:
+                await live[-1].send_json(envelope)
+            except (ConnectionError, RuntimeError):
+                pass  # the app died: it stays unacked and comes again on the next connection
+        return envelope_id
+
+    def live_sockets(self) -> list[web.WebSocketResponse]:
+        return [ws for ws in self.sockets if ws not in self._silent and not ws.closed]
+
+    def go_silent(self) -> None:
+        """Every open socket stays open but sends nothing more, pongs included."""
+        self._silent.update(self.sockets)
+
+    async def redeliver_unacked(self) -> int:
+        """Send every envelope that was never acked again (``retry_attempt`` + 1), as Slack
+        does; returns how many."""
+        pending = list(self.unacked.values())
+        self.unacked.clear()
+        for envelope in pending:
+            await self.push_event(envelope["payload"], retry_attempt=envelope["retry_attempt"] + 1)
+        return len(pending)
 
     async def disconnect(self, reason: str = "refresh_requested") -> None:
         """Ask connected clients to reconnect (they call apps.connections.open again)."""
@@ -257,8 +312,20 @@ class FakeSlack(EmulatorServer):
                        "ts": ts}
             if params.get("thread_ts"):
                 message["thread_ts"] = params["thread_ts"]
+            metadata = params.get("metadata")
+            if isinstance(metadata, str):  # form-encoded calls send it as a JSON string
+                metadata = json.loads(metadata)
+            if metadata:
+                message["metadata"] = metadata
             self.posted.append({**message, "channel": params["channel"]})
             return {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
+        if method == "conversations.history":
+            history = [{k: v for k, v in m.items()
+                        if k != "channel" and (k != "metadata" or params.get(
+                            "include_all_metadata") in (True, "true", "1"))}
+                       for m in reversed(self.posted) if m["channel"] == params.get("channel")]
+            return {"ok": True, "messages": history[:int(params.get("limit") or 100)],
+                    "has_more": False}
         if method == "conversations.replies":
             # Bolt 1.30 reads this for DM threads (assistant thread context) before say().
             thread = [{k: v for k, v in m.items() if k != "channel"} for m in self.posted

@@ -60,6 +60,8 @@ class FakeTelegram(EmulatorServer):
         self.bot_username = bot_username
         self.bot_first_name = bot_first_name
         self.updates: list[dict[str, Any]] = []
+        self._replays: list[dict[str, Any]] = []  # sent by the next poll whatever its offset
+        self._hang_polls = 0
         self.webhook_url: str = ""
         self.webhook_secret: str | None = None
         self._update_ids = itertools.count(1)
@@ -89,6 +91,23 @@ class FakeTelegram(EmulatorServer):
         self.updates.append(update)
         self._notify()
         return update
+
+    def redeliver(self, update: dict[str, Any]) -> None:
+        """Send an update again, as Telegram does when the offset past it was never confirmed
+        (the bot crashed after receiving it); the next getUpdates returns it whatever offset
+        it asks for."""
+        self._replays.append(update)
+        self._notify()
+
+    def hang_next_poll(self, count: int = 1) -> None:
+        """The next `count` getUpdates calls never answer (until the client gives up or the
+        fake stops): a long poll that hangs without an error."""
+        self._hang_polls += count
+
+    def edit_message(self, update: dict[str, Any], text: str) -> dict[str, Any]:
+        """Queue an ``edited_message`` update for a message sent earlier."""
+        edited = {**update["message"], "text": text, "edit_date": int(time.time())}
+        return self.push_update({"update_id": next(self._update_ids), "edited_message": edited})
 
     def user_message(
         self,
@@ -331,11 +350,18 @@ class FakeTelegram(EmulatorServer):
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 100)
         timeout = float(params.get("timeout") or 0)
+        if self._hang_polls > 0:
+            self._hang_polls -= 1
+            await self._stopping.wait()
+            return json_response({"ok": True, "result": []})
         if offset:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
+        if self._replays:
+            replays, self._replays = self._replays, []
+            return json_response({"ok": True, "result": replays + self.updates[:limit]})
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while not self.updates and not self._stopping.is_set():
+        while not self.updates and not self._replays and not self._stopping.is_set():
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break

@@ -26,6 +26,7 @@ import abc
 import asyncio
 import json
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -59,6 +60,7 @@ CAPABILITIES = frozenset({
     "forbidden",  # ... or with "you may not post there"
     "preview",    # a streamed reply is one message, posted early and edited in place
     "typing",     # a typing indicator while the agent works
+    "edit",       # people can edit a message they sent
 })
 
 #: A visible formatting feature: ("bold" | "italic" | "code" | "pre" | "link", text[, url]).
@@ -96,6 +98,7 @@ class Driver(abc.ABC):
     def __init__(self) -> None:
         self._rt: Runtime | None = None
         self.adapters: list[ChannelAdapter] = []
+        self.last: dict[str, Any] = {}  # what the platform sent for the last dm()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -133,6 +136,23 @@ class Driver(abc.ABC):
         """Disconnect before the fake goes away (adapters' stop is idempotent)."""
         for adapter in reversed(self.adapters):
             await adapter.stop()
+
+    async def restart(self, make_runtime: RuntimeFactory,
+                      extra_config: dict[str, Any] | None = None) -> Runtime:
+        """Stop the adapter and the runtime, then start both again on the same database
+        (a gateway restart); the platform fake keeps running."""
+        await self.stop()
+        await self.rt.stop()
+        self.adapters = []
+        return await self.start(make_runtime, extra_config)
+
+    async def redeliver_last(self) -> None:
+        """The platform delivers the last message a person sent once more (D16)."""
+        raise Unsupported("redelivery")
+
+    async def edit_last(self, text: str) -> None:
+        """The person edits the last message they sent."""
+        raise Unsupported(self.unsupported.get("edit", "edit"))
 
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:
@@ -275,8 +295,14 @@ class TelegramDriver(FakeDriver):
 
     async def dm(self, text: str, *, user: User = OWNER) -> Reply:
         uid, name = self.USERS[user]
-        self.tg.user_message(uid, text, username=name)
+        self.last = self.tg.user_message(uid, text, username=name)
         return Reply(text, str(uid))
+
+    async def redeliver_last(self) -> None:
+        self.tg.redeliver(self.last)
+
+    async def edit_last(self, text: str) -> None:
+        self.tg.edit_message(self.last, text)
 
     async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
         uid, name = self.USERS[user]
@@ -375,7 +401,15 @@ class DiscordDriver(FakeDriver):
         uid, name, _ = self.USERS[user]
         payload = await self.dc.user_message(channel_id, text, author_id=uid, username=name,
                                              mentions_bot=mentioned)
+        self.last = payload
         return Reply(str(payload["content"]), *self._place(channel_id))
+
+    async def redeliver_last(self) -> None:
+        await self.dc.wait_until(lambda: bool(self.dc.connections))  # after a restart
+        await self.dc.redeliver(self.last)
+
+    async def edit_last(self, text: str) -> None:
+        await self.dc.message_update(self.last, text)
 
     async def dm(self, text: str, *, user: User = OWNER) -> Reply:
         return await self._post(self.USERS[user][2], text, user)
@@ -463,8 +497,23 @@ class SlackDriver(FakeDriver):
 
     async def dm(self, text: str, *, user: User = OWNER) -> Reply:
         uid, dm = self.USERS[user]
-        await self.sl.push_event(self.sl.message_event(dm, text, user=uid))
+        self.last = self.sl.event_callback(self.sl.message_event(dm, text, user=uid))
+        await self.sl.push_event(self.last)
         return Reply(text, dm)
+
+    async def redeliver_last(self) -> None:
+        """The same envelope payload (same ``event_id``), as a retry (``retry_attempt`` 1)."""
+        await self.sl.push_event(self.last, retry_attempt=1)
+
+    async def edit_last(self, text: str) -> None:
+        original = self.last["event"]
+        changed = self.sl.message_event(original["channel"], "", user=original["user"],
+                                        subtype="message_changed")
+        del changed["user"], changed["text"]
+        changed["message"] = {**original, "text": text, "edited": {"user": original["user"],
+                                                                    "ts": self.sl.next_ts()}}
+        changed["previous_message"] = original
+        await self.sl.push_event(changed)
 
     async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
         if mentioned:
@@ -564,6 +613,7 @@ class WebchatDriver(Driver):
         "forbidden": "the web chat pushes to its own websocket; nothing can refuse a send",
         "preview": "the web chat streams deltas over its socket (tests/adapters/webchat)",
         "typing": "the web chat shows its own progress from the delta frames",
+        "edit": "the web chat has no message edits",
     }
 
     def __init__(self) -> None:
@@ -621,8 +671,14 @@ class WebchatDriver(Driver):
         if user != OWNER:
             raise Unsupported(self.unsupported["strangers"])
         assert self._ws is not None, "driver not started"
-        await self._ws.send_str(json.dumps({"type": "message", "text": text}))
+        self.last = {"type": "message", "text": text, "clientId": str(uuid.uuid4())}
+        await self._ws.send_str(json.dumps(self.last))  # the page sends a clientId too
         return Reply(text, self.owner_id)
+
+    async def redeliver_last(self) -> None:
+        """The page sends the same frame again (e.g. after reconnecting)."""
+        assert self._ws is not None, "driver not started"
+        await self._ws.send_str(json.dumps(self.last))
 
     def replies(self) -> list[Reply]:
         return list(self._replies)

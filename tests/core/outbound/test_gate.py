@@ -9,6 +9,7 @@ from core.delivery_context import DeliveryContext
 from core.errors import RateLimited, TargetForbidden
 from core.outbound.gate import Outbound
 from core.runtime import Runtime
+from core.store.ledger import chunks_of
 from tests.conftest import RuntimeFactory
 from tests.fakes.recording_adapter import RecordingAdapter
 
@@ -71,6 +72,33 @@ async def test_long_text_is_split_at_the_adapter_limit(make_runtime: RuntimeFact
                                             "agent:main:testchat:group:g1"))
     assert result.delivered and len(result.receipts) == 2
     assert [t for _, t in adapter.sent] == ["one two three four", "five six seven"]
+
+
+async def test_rate_limit_on_a_later_chunk_resumes_there(make_runtime: RuntimeFactory) -> None:
+    """A 429 on chunk 2 retries chunk 2 only: chunk 1 (which has a receipt) is not re-sent."""
+    rt, adapter = await _runtime(make_runtime)
+    adapter.fail_text["five six seven"] = [RateLimited("slow down", 0.01)]
+    result = await rt.gate.deliver(Outbound("one two three four five six seven", "reply",
+                                            "agent:main:testchat:group:g1"))
+    assert [t for _, t in adapter.sent] == ["one two three four", "five six seven"]
+    assert result.delivered and result.attempts == 2
+    assert [r.message_id for r in result.receipts] == ["1", "2"]
+    [row] = await rt.store.list_deliveries(outcome="delivered")
+    chunks = (await chunks_of(rt.store, [row.id or 0]))[row.id or 0]
+    assert [(c.state, c.platform_message_id) for c in chunks] == [("sent", "1"), ("sent", "2")]
+
+
+async def test_a_failed_chunk_keeps_the_receipts_of_the_ones_before(
+        make_runtime: RuntimeFactory) -> None:
+    rt, adapter = await _runtime(make_runtime)
+    adapter.fail_text["five six seven"] = [TargetForbidden("bot was kicked")]
+    result = await rt.gate.deliver(Outbound("one two three four five six seven", "reply",
+                                            "agent:main:testchat:group:g1"))
+    assert result.outcome == "failed" and [r.message_id for r in result.receipts] == ["1"]
+    [row] = await rt.store.list_deliveries(outcome="failed")
+    chunks = (await chunks_of(rt.store, [row.id or 0]))[row.id or 0]
+    assert [(c.state, c.platform_message_id, c.reason) for c in chunks] == [
+        ("sent", "1", None), ("failed", None, "TargetForbidden: bot was kicked")]
 
 
 async def test_rate_limit_is_retried_then_failure_is_recorded(make_runtime: RuntimeFactory

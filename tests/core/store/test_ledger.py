@@ -1,0 +1,83 @@
+"""The exactly-once ledger (D16) on real SQLite and real PostgreSQL: identities are claimed with
+the message and its run in one transaction, a second claim is refused on any connection (two
+stores on one database are two gateway processes), and old identities are pruned."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from core.store import RunRecord, Store, TranscriptMessage, now_ms
+from core.store.ledger import (
+    Claim,
+    DuplicateInbound,
+    append_claimed,
+    claim_only,
+    enqueue_claimed,
+    is_known,
+    prune_claims,
+)
+
+CLAIMS = (Claim("telegram", "default", "update:7"), Claim("telegram", "default", "msg:42:3"))
+
+
+def _run(key: str) -> RunRecord:
+    return RunRecord(id=str(uuid.uuid4()), session_key=key, status="queued", lane="main",
+                     deliver=True, created_at=now_ms())
+
+
+async def _users(store: Store, session_id: str) -> list[str]:
+    return [m.plain_text() for m in await store.history(session_id) if m.role == "user"]
+
+
+async def test_claim_is_stored_with_the_message_and_refused_again(store: Store) -> None:
+    entry = await store.ensure_session("agent:main:main", agent_id="main", kind="main")
+    msg = TranscriptMessage.text("user", "hi", now_ms())
+    await enqueue_claimed(store, entry, msg, _run(entry.key), CLAIMS)
+    assert await is_known(store, CLAIMS[1:])  # either identity is enough
+    with pytest.raises(DuplicateInbound):
+        await enqueue_claimed(store, entry, TranscriptMessage.text("user", "hi", now_ms()),
+                              _run(entry.key), CLAIMS)
+    with pytest.raises(DuplicateInbound):
+        await append_claimed(store, entry, TranscriptMessage.text("user", "hi", now_ms()),
+                             CLAIMS[:1])
+    with pytest.raises(DuplicateInbound):
+        await claim_only(store, CLAIMS[1:])
+    assert await _users(store, entry.session_id) == ["hi"]
+    assert (await store.last_run(entry.key)) is not None
+    # another account or channel with the same platform ids is another message
+    other = Claim("telegram", "second-bot", "update:7")
+    await claim_only(store, (other,))
+
+
+async def test_two_processes_racing_store_one_message(store: Store, tmp_path: object) -> None:
+    """Two stores (own connections/pools) on the same database, claiming at the same time."""
+    other = Store(store.url, store.state_dir)
+    await other.open()
+    try:
+        entry = await store.ensure_session("agent:main:main", agent_id="main", kind="main")
+        claims = (Claim("slack", "default", "event:Ev1"),)
+
+        async def take(s: Store) -> bool:
+            try:
+                await enqueue_claimed(s, entry, TranscriptMessage.text("user", "x", now_ms()),
+                                      _run(entry.key), claims)
+            except DuplicateInbound:
+                return False
+            return True
+
+        results = await asyncio.gather(*(take(s) for s in (store, other, store, other)))
+        assert sorted(results) == [False, False, False, True]
+        assert await _users(store, entry.session_id) == ["x"]
+    finally:
+        await other.close()
+
+
+async def test_claims_older_than_the_window_are_pruned(store: Store) -> None:
+    await claim_only(store, (Claim("discord", "default", "msg:1"),))
+    assert await prune_claims(store, now_ms() - 60_000) == 0
+    assert await prune_claims(store, now_ms() + 1) == 1
+    assert not await is_known(store, (Claim("discord", "default", "msg:1"),))
+    await claim_only(store, (Claim("discord", "default", "msg:1"),))  # accepted again
