@@ -20,6 +20,8 @@ KNOWN_ADAPTER_IMPORTS = {
     ("core/outbound/gate.py", "adapters.base"),
     ("core/outbound/channels.py", "adapters.base"),
     ("core/observability/metrics.py", "adapters.base"),
+    ("core/outbound/recovery.py", "adapters.base"),
+    ("core/watchdog.py", "adapters.base"),
 }
 
 
