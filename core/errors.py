@@ -8,7 +8,9 @@
     │   ├── TargetNotFound       the chat/channel does not exist (404)
     │   └── TargetForbidden      the bot may not post there (403)
     ├── ToolError                a tool call failed; becomes {status:"error", tool, error}
-    │   └── ToolInputError       bad or missing argument ("sessionKey required")
+    │   ├── ToolInputError       bad or missing argument ("sessionKey required")
+    │   └── ToolRefused          a documented refusal; the registry returns it as the payload
+    │                            {status:"forbidden"|"error", error, …} (never a thrown error)
     └── RunError                 an agent run could not start or finished badly
         ├── SendBlocked          "send blocked by session policy" (decision D5)
         └── UnknownRun           no run with that id
@@ -55,6 +57,28 @@ class ToolError(CrosstalkError):
 
 class ToolInputError(ToolError):
     pass
+
+
+class ToolRefused(ToolError):
+    """The one way a tool refuses: ``raise ToolRefused(text)``.
+
+    The tool registry turns it into the documented result payload
+    ``{runId?, status, error, …fields}`` (status ``forbidden`` by default, or ``error``), so
+    every caller (agent, ``POST /tools/invoke``, MCP) sees the same shape, never an exception.
+    """
+
+    def __init__(self, error: str, *, status: str = "forbidden", run_id: str | None = None,
+                 **fields: object) -> None:
+        super().__init__(error)
+        self.error, self.status, self.run_id, self.fields = error, status, run_id, fields
+
+    def with_run_id(self, run_id: str) -> ToolRefused:
+        """The same refusal, reported for run `run_id` (sessions_send results carry it)."""
+        return ToolRefused(self.error, status=self.status, run_id=run_id, **self.fields)
+
+    def payload(self) -> dict[str, object]:
+        lead: dict[str, object] = {} if self.run_id is None else {"runId": self.run_id}
+        return {**lead, "status": self.status, "error": self.error, **self.fields}
 
 
 class RunError(CrosstalkError):

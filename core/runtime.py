@@ -19,6 +19,7 @@ from core.config import CrosstalkConfig
 from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
+from core.extension.discovery import load_plugins
 from core.keys import KeyModel, agent_id_of
 from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
@@ -76,20 +77,20 @@ class Runtime:
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
         self.started = False
+        self.plugins: list[str] = []
         self.warmup: asyncio.Task[object] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def start(self, *, adapters: list[ChannelAdapter] | None = None,
                     probe_models: bool = True) -> None:
-        from plugins import load_builtin_plugins
-
+        # Plugins first: one that is missing or fails to register stops the start cleanly.
+        self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
         started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
         aborted = await self.runs.recover()
         if aborted:
             log.warning("marked %d interrupted run(s) as aborted", len(aborted))
-        load_builtin_plugins(self)
         self.runs.add_listener(self.live.on_run_finished)  # typing stops before the reply
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_listener(self.live.on_run_settled)

@@ -37,8 +37,10 @@ def write_config(path: Path, state_dir: Path, fake: FakeModelServer, extra: str 
 class GatewayProcess:
     """`async with GatewayProcess(config) as gw:` — started, healthy, then stopped by SIGTERM."""
 
-    def __init__(self, config: Path, port: int | None = None) -> None:
+    def __init__(self, config: Path, port: int | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.config = config
+        self.extra_env = env or {}
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = "e2e-token"
@@ -48,7 +50,7 @@ class GatewayProcess:
 
     async def __aenter__(self) -> GatewayProcess:
         env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(self.port),
-               "NO_PROXY": "127.0.0.1,localhost"}
+               "NO_PROXY": "127.0.0.1,localhost", **self.extra_env}
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "core.cli.main", "--config", str(self.config), "gateway",
             env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)

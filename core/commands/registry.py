@@ -1,17 +1,26 @@
-"""Chat commands (`/send`, `/status`, …): registered by plugins, answered through the gate."""
+"""Chat commands (`/send`, `/status`, …): registered by plugins, answered through the gate.
+
+The registry is the one place that enforces who may run a command (the spec's
+:class:`~core.extension.permission.Permission`, checked before the handler runs) and the one
+place that turns a failing handler into a reply (a replaceable error hook).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.commands.parse import ParsedCommand
+from core.extension.permission import EVERYONE, OWNER, Caller, Permission
 from core.inbound import InboundMessage
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +33,15 @@ class CommandInvocation:
     entry: SessionEntry
     is_owner: bool
 
+    @property
+    def caller(self) -> Caller:
+        return Caller(is_owner=self.is_owner, session_key=self.entry.key,
+                      channel=self.message.channel, sender_id=self.message.sender_id)
+
 
 CommandHandler = Callable[[CommandInvocation], Awaitable[str | None]]
 CommandMatcher = Callable[[ParsedCommand], bool]
+ErrorHook = Callable[[CommandInvocation, Exception], Awaitable[str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,20 +49,39 @@ class CommandSpec:
     name: str
     description: str
     handler: CommandHandler
-    owner_only: bool = False
+    permission: Permission = EVERYONE
+    """Checked by the registry before `handler` runs; handlers never check roles."""
     usage: str | None = None
     matches: CommandMatcher | None = None
     """Extra check on the arguments; when False the text is a normal message (`/send on please`)."""
+    owner_only: bool = False
+    """Shorthand kept for older plugins: ``owner_only=True`` means ``permission=OWNER``."""
+
+    def __post_init__(self) -> None:
+        if self.owner_only and self.permission is EVERYONE:
+            object.__setattr__(self, "permission", OWNER)
+        object.__setattr__(self, "owner_only", self.permission is OWNER)
+
+
+async def default_error_hook(inv: CommandInvocation, exc: Exception) -> str | None:
+    """Log the failure and tell the sender the command failed (its text, never a traceback)."""
+    log.error("command /%s failed", inv.command.name, exc_info=exc)
+    return f"⚠️ /{inv.command.name} failed: {exc}"
 
 
 class CommandRegistry:
     def __init__(self) -> None:
         self._commands: dict[str, CommandSpec] = {}
+        self.error_hook: ErrorHook = default_error_hook
 
     def register(self, spec: CommandSpec) -> None:
         if spec.name in self._commands:
             raise ValueError(f"command already registered: /{spec.name}")
         self._commands[spec.name] = spec
+
+    def set_error_hook(self, hook: ErrorHook) -> None:
+        """Replace how command failures are reported (one hook for every command)."""
+        self.error_hook = hook
 
     def lookup(self, parsed: ParsedCommand) -> CommandSpec | None:
         spec = self._commands.get(parsed.name)
@@ -55,5 +89,21 @@ class CommandRegistry:
             return None
         return spec
 
-    def visible(self, *, is_owner: bool) -> list[CommandSpec]:
-        return [c for c in self._commands.values() if is_owner or not c.owner_only]
+    def visible(self, caller: Caller | None = None, *,
+                is_owner: bool | None = None) -> list[CommandSpec]:
+        """The commands `caller` may run (``is_owner=`` alone: an anonymous caller, as the web
+        chat's command list asks)."""
+        if caller is None:
+            caller = Caller(is_owner=bool(is_owner), session_key="")
+        return [c for c in self._commands.values() if c.permission.allows(caller)]
+
+    async def dispatch(self, spec: CommandSpec, inv: CommandInvocation) -> str | None:
+        """The reply to `inv`: the refusal if the caller lacks the permission (the handler does
+        not run), else the handler's reply, else what the error hook makes of its failure."""
+        refusal = spec.permission.refusal(inv.caller, spec.name)
+        if refusal is not None:
+            return refusal
+        try:
+            return await spec.handler(inv)
+        except Exception as exc:
+            return await self.error_hook(inv, exc)

@@ -19,6 +19,7 @@ from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
+from core.config.schema_plugins import PluginsConfig
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -267,6 +268,7 @@ class CrosstalkConfig(ConfigModel):
     cron: CronConfig = Field(default_factory=CronConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

@@ -86,8 +86,8 @@ class Router:
         spec = self.rt.commands.lookup(parsed) if parsed else None
         if spec is not None and parsed is not None:
             await claim_only(self.rt.store, claims, session_key=key)
-            await self._run_command(CommandInvocation(self.rt, parsed, msg, entry,
-                                                      self.is_owner(msg)), spec.handler)
+            inv = CommandInvocation(self.rt, parsed, msg, entry, self.is_owner(msg))
+            await self._reply_command(inv, await self.rt.commands.dispatch(spec, inv))
             return
         meta = {"senderId": msg.sender_id, "senderName": msg.sender_name,
                 "channel": msg.channel, "messageId": msg.message_id}
@@ -124,13 +124,7 @@ class Router:
         groups = getattr(channel_cfg, "groups", None)
         return bool(getattr(groups, "require_mention", True))
 
-    async def _run_command(self, inv: CommandInvocation,
-                           handler: object) -> None:
-        try:
-            reply = await handler(inv)  # type: ignore[operator]
-        except Exception as exc:
-            log.exception("command /%s failed", inv.command.name)
-            reply = f"⚠️ /{inv.command.name} failed: {exc}"
+    async def _reply_command(self, inv: CommandInvocation, reply: str | None) -> None:
         if reply:
             await self.rt.gate.deliver(Outbound(
                 reply, "command_reply", inv.entry.key, target=inv.message.reply_to,

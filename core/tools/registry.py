@@ -2,7 +2,9 @@
 
 A tool is a pydantic argument model plus an async handler returning the JSON payload (the
 reference's `details`). Handlers raise :class:`core.errors.ToolError` for thrown errors; the
-agent path turns those into `{status:"error", tool, error}`, the HTTP path into a 400.
+agent path turns those into `{status:"error", tool, error}`, the HTTP path into a 400. A tool
+refuses one way, ``raise ToolRefused(text)``, which :meth:`ToolRegistry.invoke` returns as the
+documented ``{status:"forbidden", error}`` payload; it also checks the spec's permission first.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.errors import ToolInputError
+from core.errors import ToolInputError, ToolRefused
+from core.extension.permission import EVERYONE, Caller, Permission
 from core.text import clean_json
 from core.tools.context import ToolContext
 from core.validation import validation_message
@@ -45,6 +48,8 @@ class ToolSpec:
     description: str
     args_model: type[BaseModel]
     handler: Handler
+    permission: Permission = EVERYONE
+    """Checked by the registry before `handler` runs (a refusal is a `forbidden` payload)."""
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.args_model.model_json_schema(by_alias=True)
@@ -107,5 +112,18 @@ class ToolRegistry:
         spec = self._tools.get(name)
         if spec is None:
             raise ToolInputError(f"Tool not available: {name}")
-        # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
-        return await spec.handler(rt, ctx, self.parse_args(spec, clean_json(args)))
+        try:
+            if not spec.permission.allows(tool_caller(ctx)):
+                raise ToolRefused(f"{name} is not allowed for this caller "
+                                  f"(needs {spec.permission.name})")
+            # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
+            return await spec.handler(rt, ctx, self.parse_args(spec, clean_json(args)))
+        except ToolRefused as refusal:
+            return refusal.payload()
+
+
+def tool_caller(ctx: ToolContext) -> Caller:
+    """The caller of a tool as permissions see it; the token-authenticated HTTP API (and MCP)
+    acts for the gateway's owner, as the cron tool already assumed."""
+    return Caller(is_owner=ctx.owner or ctx.via == "http", session_key=ctx.session_key,
+                  channel=ctx.channel)

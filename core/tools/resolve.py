@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.errors import ToolRefused
 from core.keys import (
     InvalidSessionKey,
     is_key_shaped,
@@ -29,15 +30,14 @@ class Resolved:
 not_visible = not_visible_from_sandbox
 
 
-async def resolve_reference(rt: Runtime, vis: Visibility, raw: str
-                            ) -> Resolved | dict[str, Any]:
-    """The target of a tool call, or the error payload `{status, error}` to return."""
+async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
+    """The target of a tool call; refuses (`forbidden` or `error`) when there is none."""
     raw = raw.strip()
     keys = rt.keys
     try:
         canonical = keys.resolve_input(raw, vis.requester_agent)
     except InvalidSessionKey as exc:  # separators only, or too long (D12)
-        return {"status": "error", "error": str(exc)}
+        raise ToolRefused(str(exc), status="error") from None
     if is_key_shaped(raw) and not is_uuid(raw):
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     if await rt.store.get_session(canonical) is not None:
@@ -50,10 +50,10 @@ async def resolve_reference(rt: Runtime, vis: Visibility, raw: str
         key = exact[0].key
         return Resolved(key, keys.display(key, vis.requester_agent), True)
     if vis.restricted:
-        return {"status": "forbidden", "error": not_visible(raw)}
+        raise ToolRefused(not_visible(raw))
     if not exact:
-        return {"status": "error", "error": no_session_found(raw)}
-    return {"status": "error", "error": multiple_sessions_found(raw, [e.key for e in exact[:2]])}
+        raise ToolRefused(no_session_found(raw), status="error")
+    raise ToolRefused(multiple_sessions_found(raw, [e.key for e in exact[:2]]), status="error")
 
 
 async def spawned_by_requester(rt: Runtime, vis: Visibility, key: str) -> bool:

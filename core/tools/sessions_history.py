@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from core.errors import ToolRefused
 from core.keys import agent_id_of
 from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
+from core.tools.resolve import not_visible, resolve_reference, spawned_by_requester
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
@@ -45,18 +46,16 @@ async def sessions_history(rt: Runtime, ctx: ToolContext, args: SessionsHistoryA
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     vis = visibility_for(rt, ctx)
     target = await resolve_reference(rt, vis, raw)
-    if not isinstance(target, Resolved):
-        return target
     if vis.restricted and not target.via_session_id and \
             not await spawned_by_requester(rt, vis, target.key):
-        return {"status": "forbidden", "error": not_visible(raw)}
+        raise ToolRefused(not_visible(raw))
     policy = a2a_policy(rt)
     target_agent = agent_id_of(target.key)
     if target_agent != vis.requester_agent:
         if not policy.enabled:
-            return {"status": "forbidden", "error": A2A_DISABLED}
+            raise ToolRefused(A2A_DISABLED)
         if not policy.is_allowed(vis.requester_agent, target_agent):
-            return {"status": "forbidden", "error": A2A_DENIED}
+            raise ToolRefused(A2A_DENIED)
     entry = await rt.store.get_session(target.key)
     msgs = [] if entry is None else [
         m.to_wire() for m in await rt.store.history(

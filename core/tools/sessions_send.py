@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator
 
-from core.errors import SendBlocked
+from core.errors import SendBlocked, ToolRefused
 from core.keys import InvalidSessionKey, normalize_agent_id
 from core.outbound.gate import session_target
 from core.runs import RunRequest
@@ -70,11 +70,9 @@ class SessionsSendArgs(ToolArgs):
             return None
 
 
-def _refusal(run_id: str, status: str, error: str, session_key: str | None = None) -> Payload:
-    out: Payload = {"runId": run_id, "status": status, "error": error}
-    if session_key is not None:
-        out["sessionKey"] = session_key
-    return out
+def _outcome(run_id: str, status: str, error: str, session_key: str) -> Payload:
+    """A finished exchange that did not answer (a result, not a refusal)."""
+    return {"runId": run_id, "status": status, "error": error, "sessionKey": session_key}
 
 
 def _a2a_refusal(rt: Runtime, requester: str, target: str) -> str | None:
@@ -87,14 +85,14 @@ def _a2a_refusal(rt: Runtime, requester: str, target: str) -> str | None:
     return None if policy.is_allowed(requester, target) else A2A_DENIED
 
 
-async def _key_for_label(rt: Runtime, vis: Visibility, run_id: str, label: str,
-                         agent_raw: str | None) -> str | Payload:
-    """Step 3 of [2.3]: the key of the one session with `label`, or the refusal."""
+async def _key_for_label(rt: Runtime, vis: Visibility, label: str,
+                         agent_raw: str | None) -> str:
+    """Step 3 of [2.3]: the key of the one session with `label`; refuses otherwise."""
     agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
     if vis.restricted and agent is not None and agent != vis.requester_agent:
-        return _refusal(run_id, "forbidden", LABEL_OWN_AGENT)
+        raise ToolRefused(LABEL_OWN_AGENT)
     if agent is not None and (refused := _a2a_refusal(rt, vis.requester_agent, agent)):
-        return _refusal(run_id, "forbidden", refused)
+        raise ToolRefused(refused)
     if len(label) > MAX_LABEL:
         error = f"invalid label: too long (max {MAX_LABEL})"
         found = []
@@ -106,36 +104,30 @@ async def _key_for_label(rt: Runtime, vis: Visibility, run_id: str, label: str,
     if len(found) == 1:
         return found[0].key
     if vis.restricted:
-        return _refusal(run_id, "forbidden", not_visible(f"label={label}"))
-    return _refusal(run_id, "error", error)
+        raise ToolRefused(not_visible(f"label={label}"))
+    raise ToolRefused(error, status="error")
 
 
-async def _target(rt: Runtime, vis: Visibility, run_id: str, args: SessionsSendArgs
-                  ) -> Resolved | Payload:
-    """Steps 2–7 of [2.3]: the visible, allowed target, or the refusal to return."""
+async def _target(rt: Runtime, vis: Visibility, args: SessionsSendArgs) -> Resolved:
+    """Steps 2–7 of [2.3]: the visible, allowed target; refuses otherwise."""
     raw = (args.session_key or "").strip()
     label = (args.label or "").strip()
     if raw and label:
-        return _refusal(run_id, "error", BOTH_GIVEN)
+        raise ToolRefused(BOTH_GIVEN, status="error")
     if not raw and label:
-        by_label = await _key_for_label(rt, vis, run_id, label, args.agent_id)
-        if isinstance(by_label, dict):
-            return by_label
-        raw = by_label
+        raw = await _key_for_label(rt, vis, label, args.agent_id)
     if not raw:
-        return _refusal(run_id, "error", NEITHER_GIVEN)
+        raise ToolRefused(NEITHER_GIVEN, status="error")
     try:
         target = await resolve_reference(rt, vis, raw)
     except InvalidSessionKey as exc:
-        return _refusal(run_id, "error", str(exc))
-    if not isinstance(target, Resolved):
-        return {"runId": run_id, **target}
+        raise ToolRefused(str(exc), status="error") from None
     if vis.restricted and not target.via_session_id and \
             not await spawned_by_requester(rt, vis, target.key):
-        return _refusal(run_id, "forbidden", not_visible(raw), target.display)
+        raise ToolRefused(not_visible(raw), sessionKey=target.display)
     refused = _a2a_refusal(rt, vis.requester_agent, rt.keys.agent_of(target.key))
     if refused:
-        return _refusal(run_id, "forbidden", refused, target.display)
+        raise ToolRefused(refused, sessionKey=target.display)
     return target
 
 
@@ -150,13 +142,14 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
     timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
     run_id = str(uuid.uuid4())
     vis = visibility_for(rt, ctx)
-    target = await _target(rt, vis, run_id, args)
-    if not isinstance(target, Resolved):
-        return target
+    try:
+        target = await _target(rt, vis, args)
+    except ToolRefused as refusal:  # every sessions_send result names its runId
+        raise refusal.with_run_id(run_id) from None
     if (limited := _limit_error(rt, ctx)) is not None:
         log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
                     limited)
-        return _refusal(run_id, "error", limited, target.display)
+        raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)
     entry = await rt.store.get_session(target.key)
     run_ctx = ctx.next_hop(target.key, rt.keys.agent_of(target.key),
                            origin=session_target(entry), sandboxed=rt.is_sandboxed(target.key))
@@ -168,10 +161,12 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
     try:
         run = await rt.start_run(request)
     except SendBlocked as exc:
-        return _refusal(run_id, "error", str(exc), target.display)
+        raise ToolRefused(str(exc), status="error", run_id=run_id,
+                          sessionKey=target.display) from None
     except Exception as exc:  # a run that cannot be admitted is a result, not a crash
         log.warning("sessions_send into %s failed to start: %s", target.key, exc)
-        return _refusal(run_id, "error", str(exc) or "error", target.display)
+        raise ToolRefused(str(exc) or "error", status="error", run_id=run_id,
+                          sessionKey=target.display) from None
     send = A2ASend(ctx=ctx, target_key=target.key, target_display=target.display,
                    message=message, run_id=run.id, timeout_seconds=timeout)
     from_own_turn = target.key == ctx.session_key and ctx.run_id is not None
@@ -181,10 +176,10 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
                 "delivery": dict(PENDING_ANNOUNCE)}
     outcome = await rt.runs.wait(run.id, timeout)
     if outcome.status == "timeout":
-        return _refusal(run.id, "timeout", outcome.error, target.display) if outcome.error \
+        return _outcome(run.id, "timeout", outcome.error, target.display) if outcome.error \
             else {"runId": run.id, "status": "timeout", "sessionKey": target.display}
     if outcome.status != "ok":
-        return _refusal(run.id, "error", outcome.error or "agent error", target.display)
+        return _outcome(run.id, "error", outcome.error or "agent error", target.display)
     reply = await latest_assistant_reply(rt, target.key, run.id)
     rt.spawn(run_a2a_flow(rt, replace(send, round_one_reply=reply)))
     out: Payload = {"runId": run.id, "status": "ok"}

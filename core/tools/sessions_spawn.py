@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from core.config import primary_model
-from core.errors import SendBlocked
+from core.errors import SendBlocked, ToolRefused
 from core.keys import is_subagent_key, normalize_agent_id
 from core.runs import RunRequest
 from core.store import StoreError, now_ms
@@ -105,25 +105,25 @@ async def sessions_spawn(rt: Runtime, ctx: ToolContext, args: SessionsSpawnArgs
                          ) -> dict[str, Any]:
     task = required_text(args.task, "task")
     if is_subagent_key(ctx.session_key):
-        return {"status": "forbidden", "error": FROM_SUBAGENT}
+        raise ToolRefused(FROM_SUBAGENT)
     requester_key = ctx.session_key
     requester_agent = normalize_agent_id(ctx.agent_id)
     target_agent = normalize_agent_id(args.agent_id) if args.agent_id and args.agent_id.strip() \
         else requester_agent
     if (err := allow_agents_error(rt, requester_agent, target_agent)) is not None:
-        return {"status": "forbidden", "error": err}
+        raise ToolRefused(err)
     if (err := hop_error(ctx, rt.config.tools.sessions.hop_budget)) is not None:
-        return {"status": "error", "error": err}
+        raise ToolRefused(err, status="error")
     model = resolve_model(rt, args.model, target_agent)
     if model is not None and not rt.models.is_known(model):
-        return {"status": "error", "error": f"invalid model: {model}"}
+        raise ToolRefused(f"invalid model: {model}", status="error")
     thinking: str | None = None
     if args.thinking is not None and args.thinking.strip():
         thinking = normalize_thinking(args.thinking, model or rt.models.default_ref(target_agent))
         if thinking is None:
             levels = ", ".join(thinking_levels(model or rt.models.default_ref(target_agent)))
-            return {"status": "error",
-                    "error": f'Invalid thinking level "{args.thinking}". Use one of: {levels}.'}
+            raise ToolRefused(f'Invalid thinking level "{args.thinking}". Use one of: {levels}.',
+                              status="error")
     run_timeout = floor_clamp(args.run_timeout_seconds, default=None, lo=0)
     if run_timeout is None:
         run_timeout = floor_clamp(args.timeout_seconds, default=0, lo=0) or 0
@@ -148,7 +148,7 @@ async def sessions_spawn(rt: Runtime, ctx: ToolContext, args: SessionsSpawnArgs
             meta={"spawnedBy": requester_key, **({"label": label} if label else {})}))
     except SendBlocked as exc:
         await rt.store.delete_session(child)
-        return {"status": "error", "error": str(exc), "childSessionKey": child}
+        raise ToolRefused(str(exc), status="error", childSessionKey=child) from None
     created = now_ms()
     await rt.subagents.register(SubagentRecord(
         run_id=run.id, child_key=child, requester_key=requester_key, task=task,

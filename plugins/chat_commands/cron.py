@@ -5,14 +5,12 @@ from __future__ import annotations
 from core.commands.registry import CommandInvocation, CommandSpec
 from core.cron.clock import iso
 from core.cron.service import CronError
+from core.extension.permission import OWNER
 
-OWNER_ONLY = "⚙️ /cron is owner-only."
 USAGE = "⚙️ Usage: /cron list | /cron rm ID"
 
 
 async def handle_cron(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return OWNER_ONLY
     args = inv.command.args.split()
     cron = inv.runtime.cron
     if args in (["list"], ["ls"], []):
@@ -39,4 +37,4 @@ async def handle_cron(inv: CommandInvocation) -> str:
 
 
 SPEC = CommandSpec(name="cron", description="List or remove scheduled jobs: /cron list | rm ID",
-                   handler=handle_cron, owner_only=True, usage=USAGE)
+                   handler=handle_cron, permission=OWNER, usage=USAGE)

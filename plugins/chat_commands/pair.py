@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from core.access.policy import GUARDED_CHANNELS
 from core.commands.registry import CommandInvocation, CommandSpec
+from core.extension.permission import OWNER
 
-PAIR_OWNER_ONLY = "⚙️ /pair is owner-only."
 PAIR_USAGE = "⚙️ Usage: /pair list|approve CODE|deny CODE|revoke USER_ID"
 
 
@@ -33,8 +33,6 @@ async def _list(inv: CommandInvocation, channel: str | None) -> str:
 
 
 async def handle_pair(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return PAIR_OWNER_ONLY
     words = inv.command.args.split()
     channel = _scope(inv)
     pairing = inv.runtime.access.pairing
@@ -62,5 +60,5 @@ async def handle_pair(inv: CommandInvocation) -> str:
 
 SPEC = CommandSpec(
     name="pair", description="Pairing requests: /pair list|approve CODE|deny CODE|revoke USER_ID",
-    handler=handle_pair, owner_only=True, usage=PAIR_USAGE,
+    handler=handle_pair, permission=OWNER, usage=PAIR_USAGE,
 )

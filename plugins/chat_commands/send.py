@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from core.commands.parse import (
-    SEND_OWNER_ONLY,
     SEND_USAGE,
     ParsedCommand,
     is_send_command,
@@ -11,14 +10,13 @@ from core.commands.parse import (
     send_set_text,
 )
 from core.commands.registry import CommandInvocation, CommandSpec
+from core.extension.permission import OWNER
 from core.policy.send_policy import effective_policy_text
 
 _OVERRIDE = {"allow": "allow", "deny": "deny", "inherit": None}
 
 
 async def handle_send(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return SEND_OWNER_ONLY
     mode = parse_send_mode(inv.command.args)
     rt = inv.runtime
     if mode is None:
@@ -35,5 +33,5 @@ def _matches(parsed: ParsedCommand) -> bool:
 
 SPEC = CommandSpec(
     name="send", description="Show or set where the bot may speak: /send on|off|inherit",
-    handler=handle_send, owner_only=True, usage=SEND_USAGE, matches=_matches,
+    handler=handle_send, permission=OWNER, usage=SEND_USAGE, matches=_matches,
 )

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 
 from core.commands.registry import CommandInvocation, CommandSpec
+from core.extension.permission import OWNER
 from core.policy.send_policy import effective_policy_text
 from plugins.chat_commands.usage import usage_lines
-
-OWNER_ONLY = "⚙️ /{name} is owner-only."
 
 
 async def handle_status(inv: CommandInvocation) -> str:
@@ -30,8 +29,6 @@ async def handle_status(inv: CommandInvocation) -> str:
 
 
 async def handle_new(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return OWNER_ONLY.format(name="new")
     rt = inv.runtime
     await rt.runs.abort_session(inv.entry.key, "session reset by /new")
     new_id = str(uuid.uuid4())
@@ -42,8 +39,6 @@ async def handle_new(inv: CommandInvocation) -> str:
 
 
 async def handle_stop(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return OWNER_ONLY.format(name="stop")
     rt = inv.runtime
     stopped = await rt.runs.abort_session(inv.entry.key)
     children = 0
@@ -62,7 +57,7 @@ SPECS = (
     CommandSpec(name="status", description="Show this session's key, model, policy and usage",
                 handler=handle_status),
     CommandSpec(name="new", description="Start a fresh conversation in this chat",
-                handler=handle_new, owner_only=True),
+                handler=handle_new, permission=OWNER),
     CommandSpec(name="stop", description="Abort the running agent turn and its sub-agents",
-                handler=handle_stop, owner_only=True),
+                handler=handle_stop, permission=OWNER),
 )

@@ -10,6 +10,7 @@ import time
 
 from core.commands.registry import CommandInvocation, CommandSpec
 from core.errors import SendBlocked
+from core.extension.permission import OWNER
 from core.keys import agent_id_of
 from core.runs import RunRequest
 from core.store import TranscriptMessage, now_ms
@@ -18,7 +19,6 @@ from core.subagents.announce import format_duration, status_word
 from core.subagents.prompts import subagent_system_prompt
 from core.tools.context import ToolContext
 
-OWNER_ONLY = "⚙️ /subagents is owner-only."
 NONE_TEXT = "🧭 Subagents: none for this session."
 MISSING_ID = "Missing subagent id."
 DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT, LOG_LINE_MAX = 20, 200, 500
@@ -197,8 +197,6 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
 
 
 async def handle_subagents(inv: CommandInvocation) -> str:
-    if not inv.is_owner:
-        return OWNER_ONLY
     action, _, rest = inv.command.args.strip().partition(" ")
     action = action.lower() or "list"
     if action == "help":
@@ -219,5 +217,5 @@ async def handle_subagents(inv: CommandInvocation) -> str:
 
 SPEC = CommandSpec(
     name="subagents", description="List, stop, inspect or message this chat's sub-agents",
-    handler=handle_subagents, owner_only=True, usage="/subagents list|stop|log|info|send|help",
+    handler=handle_subagents, permission=OWNER, usage="/subagents list|stop|log|info|send|help",
 )

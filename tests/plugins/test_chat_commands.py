@@ -109,3 +109,24 @@ async def test_denied_group_stores_inbound_without_a_run(make_runtime: RuntimeFa
     assert [m.plain_text() for m in history] == ["hello bot"]
     assert await rt.store.last_run(entry.key) is None
     assert fake_model.requests == []
+
+
+async def test_owner_commands_refuse_a_non_owner_with_the_same_text(
+        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    """The registry's OWNER permission answers every built-in owner command as D4 does."""
+    adapter = RecordingAdapter()  # no owners configured: the guest is no owner
+    rt = await make_runtime({"session": {"dmScope": "per-peer"}}, adapters=[adapter])
+    commands = ["/new", "/stop", "/subagents list", "/pair list", "/cron list", "/send off"]
+    for text in commands:
+        await adapter.inject(adapter.message(text, chat_id="guest", sender_id="guest"))
+    sent = await adapter.wait_sent(len(commands))
+    assert sent == [f"⚙️ /{c.split()[0][1:]} is owner-only." for c in commands]
+    entry = await rt.store.get_session("agent:main:dm:guest")
+    assert entry is not None
+    before = entry.session_id
+    await adapter.inject(adapter.message("/status", chat_id="guest", sender_id="guest"))
+    [*_, status] = await adapter.wait_sent(len(commands) + 1)
+    assert status.startswith("⚙️ Session: agent:main:dm:guest")  # everyone may ask /status
+    after = await rt.store.get_session("agent:main:dm:guest")
+    assert after is not None and after.session_id == before  # /new did not reset
+    assert fake_model.requests == []
