@@ -124,6 +124,17 @@ class OutboundGate:
         await self._record(attempt, result)
         return result
 
+    async def _live_adapter(self, session_key: str, target: DeliveryContext | None
+                            ) -> ChannelAdapter | None:
+        """The adapter a preview or typing indicator goes to, if the policy lets the session
+        speak there at all (the same decision as its final reply)."""
+        if target is None or not target.channel:
+            return None
+        entry = await self.store.get_session(session_key)
+        if self.decide(entry, session_key).action == "deny":
+            return None
+        return self.channels.get(target.channel, target.account_id)
+
     async def preview(self, session_key: str, target: DeliveryContext | None, run_id: str,
                       text: str) -> bool:
         """Show a streaming partial reply, under the same policy as the final delivery.
@@ -131,13 +142,8 @@ class OutboundGate:
         Previews are transient (the final text is delivered and logged through `deliver`), so
         they are not written to the delivery log.
         """
-        if target is None or not target.channel:
-            return False
-        entry = await self.store.get_session(session_key)
-        if self.decide(entry, session_key).action == "deny":
-            return False
-        adapter = self.channels.get(target.channel, target.account_id)
-        if adapter is None:
+        adapter = await self._live_adapter(session_key, target)
+        if adapter is None or target is None:
             return False
         try:
             await adapter.send_preview(target, run_id, text)
@@ -157,13 +163,8 @@ class OutboundGate:
 
     async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
         """Show "typing…" while a run is active, under the same policy as its reply."""
-        if target is None or not target.channel:
-            return False
-        entry = await self.store.get_session(session_key)
-        if self.decide(entry, session_key).action == "deny":
-            return False
-        adapter = self.channels.get(target.channel, target.account_id)
-        if adapter is None:
+        adapter = await self._live_adapter(session_key, target)
+        if adapter is None or target is None:
             return False
         try:
             await adapter.send_typing(target)

@@ -2,7 +2,8 @@
 
 Markdown rendered safely, the first-run empty state, token problems, bubbles tied to run ids
 (streaming, /stop, commands mid-stream), "stored, not answered", /new, reloads, mobile width
-and the dark theme. Screenshots go to docs/img/ (checked in, shown in the README).
+and the dark theme. Screenshots go to docs/img/ (checked in, shown in the README) when
+CROSSTALK_UPDATE_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
@@ -34,9 +35,14 @@ def _need_chromium() -> None:
 
 
 async def screenshot(browser: Browser, name: str) -> None:
+    """A PNG of the page; it replaces the checked-in one in docs/img/ only when
+    CROSSTALK_UPDATE_SCREENSHOTS=1, so a test run leaves the work tree as it was."""
     shot = await browser.send("Page.captureScreenshot", {"format": "png"})
-    DOCS_IMG.mkdir(parents=True, exist_ok=True)
-    (DOCS_IMG / name).write_bytes(base64.b64decode(shot["data"]))
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    if os.environ.get("CROSSTALK_UPDATE_SCREENSHOTS") == "1":
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        (DOCS_IMG / name).write_bytes(png)
 
 
 async def mobile(browser: Browser, dark: bool) -> None:
