@@ -173,3 +173,4 @@ __all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow
            "SessionRow", "SubagentRunRow", "metadata"]
 
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)
+import core.store.cluster_tables  # noqa: E402, F401  (registers the cluster tables, D26)

@@ -1,0 +1,74 @@
+"""The heartbeat register: which gateway processes are alive (D26).
+
+Each process upserts its row every few seconds. A row whose heartbeat is older than the lease
+time belongs to a dead process; :meth:`ProcessRegister.claim_dead` removes such rows with one
+DELETE … RETURNING, so exactly one survivor takes over each dead process's work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, select
+
+from core.cluster.identity import ProcessIdentity
+from core.cluster.leases import Clock
+from core.store.cluster_tables import ClusterProcessRow
+from core.store.store import Store, now_ms
+
+P = ClusterProcessRow.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    id: str
+    pid: int
+    host: str
+    started_at: int
+    heartbeat_at: int
+
+
+class ProcessRegister:
+    def __init__(self, store: Store, me: ProcessIdentity, *, ttl_ms: int = 30_000,
+                 clock: Clock = now_ms) -> None:
+        self.store = store
+        self.me = me
+        self.ttl_ms = ttl_ms
+        self.clock = clock
+
+    async def heartbeat(self) -> None:
+        """Insert or refresh this process's row."""
+        from core.store.store import _insert_ignore
+
+        now = self.clock()
+        me = self.me
+
+        def op(c: Connection) -> None:
+            _insert_ignore(c, P, {"id": me.id, "pid": me.pid, "host": me.host,
+                                  "started_at": me.started_at, "heartbeat_at": now}, ["id"])
+            c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now))
+
+        await self.store.write(op)
+
+    async def leave(self) -> None:
+        """A clean stop: drop this process's row."""
+        await self.store.write(lambda c: c.execute(delete(P).where(P.c.id == self.me.id)))
+
+    async def live(self) -> list[ProcessInfo]:
+        cutoff = self.clock() - self.ttl_ms
+        rows = await self.store.read(lambda c: c.execute(
+            select(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)
+            .where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)).all())
+        return [ProcessInfo(*r) for r in rows]
+
+    async def claim_dead(self) -> list[ProcessInfo]:
+        """Remove and return the processes whose heartbeat is older than the lease time.
+
+        Exactly one caller gets each dead process (the DELETE decides), and that caller
+        takes over its work: aborts its running turns, runs its queued ones.
+        """
+        cutoff = self.clock() - self.ttl_ms
+        rows = await self.store.write(lambda c: c.execute(
+            delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id)
+            .returning(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+        return [ProcessInfo(*r) for r in rows]

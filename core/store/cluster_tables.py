@@ -1,0 +1,33 @@
+"""Tables of the cluster (several gateway processes on one PostgreSQL database, D26).
+
+`cluster_processes` is the heartbeat register: a process whose `heartbeat_at` is older than the
+lease time is dead. `cluster_leases` names one holder per resource (a channel connection, a
+singleton job) until `expires_at`; the holder renews it, anyone takes it once it has expired.
+Both work on SQLite too, where there is only ever one process.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Index
+from sqlmodel import Field, SQLModel
+
+
+class ClusterProcessRow(SQLModel, table=True):
+    __tablename__ = "cluster_processes"
+    __table_args__ = (Index("ix_cluster_processes_heartbeat", "heartbeat_at"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    pid: int
+    host: str = Field(max_length=255)
+    started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    heartbeat_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class ClusterLeaseRow(SQLModel, table=True):
+    __tablename__ = "cluster_leases"
+    __table_args__ = (Index("ix_cluster_leases_holder", "holder"),)
+
+    name: str = Field(primary_key=True, max_length=255)
+    holder: str = Field(max_length=64)
+    acquired_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    expires_at: int = Field(sa_column=Column(BigInteger, nullable=False))
