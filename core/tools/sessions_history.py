@@ -14,7 +14,7 @@ from core.tools.resolve import not_visible, resolve_reference, spawned_by_reques
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 MAX_BYTES = 256 * 1024
@@ -40,25 +40,25 @@ def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
     return messages[start:], start > 0
 
 
-async def sessions_history(rt: Runtime, ctx: ToolContext, args: SessionsHistoryArgs
+async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
                            ) -> dict[str, Any]:
     raw = required_text(args.session_key, "sessionKey")
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
-    vis = visibility_for(rt, ctx)
-    target = await resolve_reference(rt, vis, raw)
+    vis = visibility_for(env, ctx)
+    target = await resolve_reference(env, vis, raw)
     if vis.restricted and not target.via_session_id and \
-            not await spawned_by_requester(rt, vis, target.key):
+            not await spawned_by_requester(env, vis, target.key):
         raise ToolRefused(not_visible(raw))
-    policy = a2a_policy(rt)
+    policy = a2a_policy(env)
     target_agent = agent_id_of(target.key)
     if target_agent != vis.requester_agent:
         if not policy.enabled:
             raise ToolRefused(A2A_DISABLED)
         if not policy.is_allowed(vis.requester_agent, target_agent):
             raise ToolRefused(A2A_DENIED)
-    entry = await rt.store.get_session(target.key)
+    entry = await env.store.get_session(target.key)
     msgs = [] if entry is None else [
-        m.to_wire() for m in await rt.store.history(
+        m.to_wire() for m in await env.store.history(
             entry.session_id, limit=limit, include_tools=args.include_tools)]
     msgs, truncated = cap_messages(msgs)
     out: dict[str, Any] = {"sessionKey": target.display, "messages": msgs}
