@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from core.agent.models import ModelResolver
     from core.background import BackgroundTasks
     from core.config import CrosstalkConfig
+    from core.outbound.channels import ChannelRegistry
     from core.outbound.gate import OutboundGate
     from core.runs import RunManager, RunRequest
     from core.store import RunRecord, SessionEntry, Store
@@ -52,6 +53,19 @@ class Services(Protocol):
     async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
     async def start_run(self, request: RunRequest, *, check_policy: bool = True
                         ) -> RunRecord: ...
+
+
+class DeliveryParts(Protocol):
+    """What the exactly-once duties (core.watchdog, core.outbound.recovery, D16) use."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def channels(self) -> ChannelRegistry: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,4 +120,4 @@ class CoreServices:
         return {name: getattr(self, name) for name in CoreServices.__dataclass_fields__}
 
 
-__all__ = ["CoreServices", "Services"]
+__all__ = ["CoreServices", "DeliveryParts", "Services"]
