@@ -23,5 +23,5 @@ def test_deliberate_errors_share_the_root(error: type[Exception]) -> None:
 
 
 def test_the_cli_catches_a_config_error_through_the_root() -> None:
-    with pytest.raises(CrosstalkError, match="gateway.port: bad"):
+    with pytest.raises(CrosstalkError, match=r"gateway\.port: bad"):
         raise ConfigError(["gateway.port: bad"])
