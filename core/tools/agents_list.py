@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.keys import agent_id_of, normalize_agent_id
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import AgentRow, AgentsListResult
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv
@@ -29,7 +30,8 @@ def allowed_agents(env: ToolEnv, requester: str) -> tuple[bool, set[str]]:
     return allow_any, allowed | {requester}
 
 
-async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs) -> dict[str, Any]:
+async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs
+                      ) -> AgentsListResult:
     key = ctx.session_key.strip() or env.keys.main_session_key()
     requester = normalize_agent_id(ctx.agent_id or agent_id_of(key))
     allow_any, allowed = allowed_agents(env, requester)
@@ -37,13 +39,9 @@ async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs) -> d
     agents = []
     for agent_id in ordered:
         cfg = env.config.agent(agent_id)
-        row: dict[str, Any] = {"id": agent_id}
         name = (cfg.name or "").strip() if cfg else ""
-        if name:
-            row["name"] = name
-        row["configured"] = cfg is not None
-        agents.append(row)
-    return {"requester": requester, "allowAny": allow_any, "agents": agents}
+        agents.append(AgentRow(id=agent_id, name=name or None, configured=cfg is not None))
+    return AgentsListResult(requester=requester, allow_any=allow_any, agents=agents)
 
 
 SPEC = ToolSpec(

@@ -22,6 +22,12 @@ from core.outbound.gate import session_target
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import (
+    CronJobResult,
+    CronListResult,
+    CronRemoveResult,
+    ToolResult,
+)
 from core.validation import validation_message
 
 if TYPE_CHECKING:
@@ -47,7 +53,7 @@ def _privileged(ctx: ToolContext) -> bool:
     return not ctx.sandboxed and (ctx.owner or ctx.via == "http")
 
 
-async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> Payload:
+async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if not (args.message or "").strip():
         raise ToolInputError("message required")
     limits = env.config.cron
@@ -76,7 +82,7 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> Payload:
         rec = await env.cron.add(spec, source="agent", owner_session=ctx.session_key)
     except CronError as exc:
         raise ToolError(str(exc)) from exc
-    return {"status": "ok", "job": env.cron.wire(rec)}
+    return CronJobResult(job=env.cron.wire(rec))
 
 
 async def _count(env: ToolEnv, key: str) -> int:
@@ -85,13 +91,13 @@ async def _count(env: ToolEnv, key: str) -> int:
     return await count_jobs(env.store, key)
 
 
-async def handle(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> Payload:
+async def handle(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> ToolResult:
     if args.action == "add":
         return await _add(env, ctx, args)
     owner = None if _privileged(ctx) else ctx.session_key
     if args.action == "list":
         jobs = [env.cron.wire(r) for r in await env.cron.jobs(owner_session=owner)]
-        return {"count": len(jobs), "jobs": jobs}
+        return CronListResult(count=len(jobs), jobs=jobs)
     job_id = (args.id or "").strip()
     if not job_id:
         raise ToolInputError("id required")
@@ -102,7 +108,7 @@ async def handle(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> Payload:
         await env.cron.remove(job_id)
     except CronError as exc:
         raise ToolError(str(exc)) from exc
-    return {"status": "ok", "removed": job_id}
+    return CronRemoveResult(removed=job_id)
 
 
 SPEC = ToolSpec(

@@ -11,6 +11,7 @@ from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
 from core.tools.resolve import not_visible, resolve_reference, spawned_by_requester
+from core.tools.results import SessionsHistoryResult
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
 
 
 async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
-                           ) -> dict[str, Any]:
+                           ) -> SessionsHistoryResult:
     raw = required_text(args.session_key, "sessionKey")
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     vis = visibility_for(env, ctx)
@@ -61,10 +62,8 @@ async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistory
         m.to_wire() for m in await env.store.history(
             entry.session_id, limit=limit, include_tools=args.include_tools)]
     msgs, truncated = cap_messages(msgs)
-    out: dict[str, Any] = {"sessionKey": target.display, "messages": msgs}
-    if truncated:
-        out["truncated"] = True
-    return out
+    return SessionsHistoryResult(session_key=target.display, messages=msgs,
+                                 truncated=True if truncated else None)
 
 
 SPEC = ToolSpec(

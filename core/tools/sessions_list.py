@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.store import SessionQuery, now_ms
 from core.tools.args import ToolArgs, floor_clamp
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import SessionsListResult
 from core.tools.rows import RowBuilder
 from core.tools.visibility import a2a_policy, visibility_for
 
@@ -31,7 +32,7 @@ def _kinds(value: list[str] | str | None) -> tuple[str, ...]:
 
 
 async def sessions_list(env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
-                        ) -> dict[str, Any]:
+                        ) -> SessionsListResult:
     vis = visibility_for(env, ctx)
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     active = floor_clamp(args.active_minutes, default=None, lo=1)
@@ -50,9 +51,9 @@ async def sessions_list(env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
     recent = (await env.store.recent_messages([e.session_id for e in entries], message_limit)
               if message_limit else {})
     builder = RowBuilder(env, vis.requester_agent)
-    rows = [builder.row(e, recent.get(e.session_id, []) if message_limit else None)
+    rows = [builder.model(e, recent.get(e.session_id, []) if message_limit else None)
             for e in entries]
-    return {"count": len(rows), "sessions": rows}
+    return SessionsListResult(count=len(rows), sessions=rows)
 
 
 SPEC = ToolSpec(

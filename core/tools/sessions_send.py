@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import field_validator
 
@@ -31,6 +31,7 @@ from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
 from core.tools.reply_text import latest_assistant_reply
 from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
+from core.tools.results import SessionsSendResult
 from core.tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
@@ -70,9 +71,10 @@ class SessionsSendArgs(ToolArgs):
             return None
 
 
-def _outcome(run_id: str, status: str, error: str, session_key: str) -> Payload:
+def _outcome(run_id: str, status: Literal["timeout", "error"], error: str | None,
+             session_key: str) -> SessionsSendResult:
     """A finished exchange that did not answer (a result, not a refusal)."""
-    return {"runId": run_id, "status": status, "error": error, "sessionKey": session_key}
+    return SessionsSendResult(run_id=run_id, status=status, error=error, session_key=session_key)
 
 
 def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
@@ -137,7 +139,8 @@ def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
     return hop_error(ctx, limits.hop_budget) or env.send_limiter.check(ctx.session_key)
 
 
-async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs) -> Payload:
+async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
+                        ) -> SessionsSendResult:
     message = required_text(args.message, "message")
     timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
     run_id = str(uuid.uuid4())
@@ -172,22 +175,17 @@ async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs) 
     from_own_turn = target.key == ctx.session_key and ctx.run_id is not None
     if timeout == 0 or from_own_turn:
         env.spawn(run_a2a_flow(env, send))
-        return {"runId": run.id, "status": "accepted", "sessionKey": target.display,
-                "delivery": dict(PENDING_ANNOUNCE)}
+        return SessionsSendResult(run_id=run.id, status="accepted", session_key=target.display,
+                                  delivery=dict(PENDING_ANNOUNCE))
     outcome = await env.runs.wait(run.id, timeout)
     if outcome.status == "timeout":
-        return _outcome(run.id, "timeout", outcome.error, target.display) if outcome.error \
-            else {"runId": run.id, "status": "timeout", "sessionKey": target.display}
+        return _outcome(run.id, "timeout", outcome.error, target.display)
     if outcome.status != "ok":
         return _outcome(run.id, "error", outcome.error or "agent error", target.display)
     reply = await latest_assistant_reply(env, target.key, run.id)
     env.spawn(run_a2a_flow(env, replace(send, round_one_reply=reply)))
-    out: Payload = {"runId": run.id, "status": "ok"}
-    if reply is not None:
-        out["reply"] = reply
-    out["sessionKey"] = target.display
-    out["delivery"] = dict(PENDING_ANNOUNCE)
-    return out
+    return SessionsSendResult(run_id=run.id, status="ok", reply=reply, session_key=target.display,
+                              delivery=dict(PENDING_ANNOUNCE))
 
 
 SPEC = ToolSpec(

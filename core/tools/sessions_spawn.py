@@ -9,7 +9,7 @@ announced back to the requester's chat (core.subagents).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -25,6 +25,7 @@ from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
+from core.tools.results import SessionsSpawnResult
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv
@@ -102,7 +103,7 @@ def _label(raw: str | None) -> str | None:
 
 
 async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
-                         ) -> dict[str, Any]:
+                         ) -> SessionsSpawnResult:
     task = required_text(args.task, "task")
     if is_subagent_key(ctx.session_key):
         raise ToolRefused(FROM_SUBAGENT)
@@ -156,10 +157,8 @@ async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
         label=label, cleanup=cleanup, model=model, trace_id=ctx.trace_id, hops=ctx.hops + 1,
         archive_at=archive_at(created, env.config.agents.defaults.subagents.archive_after_minutes),
     ))
-    out: dict[str, Any] = {"status": "accepted", "childSessionKey": child, "runId": run.id}
-    if model is not None:
-        out["modelApplied"] = True
-    return out
+    return SessionsSpawnResult(child_session_key=child, run_id=run.id,
+                               model_applied=True if model is not None else None)
 
 
 async def _try_label(env: ToolEnv, child: str, label: str) -> None:
