@@ -33,7 +33,6 @@ from core.validation import validation_message
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv
 
-Payload = dict[str, Any]
 
 
 class CronArgs(ToolArgs):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import field_validator
 
@@ -49,7 +49,6 @@ A2A_DISABLED = ("Agent-to-agent messaging is disabled. Set tools.agentToAgent.en
 A2A_DENIED = "Agent-to-agent messaging denied by tools.agentToAgent.allow."
 PENDING_ANNOUNCE = {"status": "pending", "mode": "announce"}
 
-Payload = dict[str, Any]
 
 
 class SessionsSendArgs(ToolArgs):
