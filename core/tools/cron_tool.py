@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from core.tools.env import ToolEnv
 
 
-
 class CronArgs(ToolArgs):
     action: Literal["add", "list", "remove"]
     id: str | None = None
