@@ -1,4 +1,4 @@
-"""The sub-agent run registry (reference [4.8]): persisted, restored at start, announced once.
+"""The sub-agent run registry (reference R4.8): persisted, restored at start, announced once.
 
 Completion is detected by a run listener for runs of this process and, after a restart, from the
 persisted run status (runs left in flight by a dead process were marked `aborted` by

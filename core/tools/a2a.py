@@ -1,4 +1,4 @@
-"""The agent-to-agent reply-back loop of `sessions_send` (reference [3.3]–[3.5]).
+"""The agent-to-agent reply-back loop of `sessions_send` (reference R3.3–R3.5).
 
 After the tool has answered, a background flow lets the two sessions talk back and forth for up
 to `session.agentToAgent.maxPingPongTurns` turns, then asks the target to announce the outcome
@@ -69,7 +69,7 @@ def max_ping_pong_turns(env: ToolEnv) -> int:
     return min(MAX_TURNS_CAP, max(0, math.floor(raw)))
 
 
-# ---- injected contexts ([3.3]) --------------------------------------------------------------
+# ---- injected contexts (R3.3) --------------------------------------------------------------
 
 
 def _requester_lines(requester_key: str, requester_channel: str | None) -> list[str]:
@@ -119,7 +119,7 @@ def announce_context(send: A2ASend, *, target_channel: str, round_one: str | Non
     ])
 
 
-# ---- the flow ([3.4]) -----------------------------------------------------------------------
+# ---- the flow (R3.4) -----------------------------------------------------------------------
 
 
 async def run_step(env: ToolEnv, send: A2ASend, session_key: str, message: str,

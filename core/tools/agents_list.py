@@ -1,4 +1,4 @@
-"""`agents_list`: the agent ids the requester may use with `sessions_spawn` (reference [2.5])."""
+"""`agents_list`: the agent ids the requester may use with `sessions_spawn` (reference R2.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where an agent-to-agent announce is posted (reference [3.6]).
+"""Where an agent-to-agent announce is posted (reference R3.6).
 
 A group/channel key names its chat, so the target is parsed from the key without a lookup. Keys
 are lowercased (D1) while platform ids such as Slack's `C0123` are not, so when the session's

@@ -1,4 +1,4 @@
-"""The latest assistant reply of a session, as `sessions_send` reports it (reference [3.2]).
+"""The latest assistant reply of a session, as `sessions_send` reports it (reference R3.2).
 
 The target's reply is read back from its transcript rather than from the run outcome, so what
 the requester sees is exactly what `sessions_history` shows; reasoning tags and tool-call
@@ -75,7 +75,7 @@ def reply_of(messages: list[TranscriptMessage]) -> str | None:
 
 async def latest_assistant_reply(env: ToolEnv, session_key: str, run_id: str | None = None
                                  ) -> str | None:
-    """Reference [3.2]: the last non-toolResult message, if it is assistant text.
+    """Reference R3.2: the last non-toolResult message, if it is assistant text.
 
     With `run_id`, only that run's messages count: runs queue per session and each stores its
     input when it is submitted, so the session's very last message may belong to a later run.

@@ -1,4 +1,4 @@
-"""Resolve a `sessionKey` argument (a key or a sessionId) to a stored key — reference [1.7]."""
+"""Resolve a `sessionKey` argument (a key or a sessionId) to a stored key — reference R1.7."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `sessions_list` row of a stored session (reference [2.1] fields, camelCase).
+"""The `sessions_list` row of a stored session (reference R2.1 fields, camelCase).
 
 Rows are built from already-normalised store fields with plain dict work: this runs for every
 listed session, so it avoids model validation and key re-parsing (the list budget is 2 ms).

@@ -1,4 +1,4 @@
-"""`sessions_history`: one session's transcript (reference [2.2], decision D3)."""
+"""`sessions_history`: one session's transcript (reference R2.2, decision D3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sessions_list`: sessions visible to the requester, newest first (reference [2.1], D2)."""
+"""`sessions_list`: sessions visible to the requester, newest first (reference R2.1, D2)."""
 
 from __future__ import annotations
 

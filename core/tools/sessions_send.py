@@ -1,4 +1,4 @@
-"""`sessions_send`: run a message in another session and report its reply ([2.3], [3.1]–[3.2]).
+"""`sessions_send`: run a message in another session and report its reply (R2.3, R3.1–R3.2).
 
 Checks run in the reference's order and return its exact texts; every refusal carries a fresh
 `runId` (and the display `sessionKey` once the target is known) and starts nothing. Before a
@@ -61,7 +61,7 @@ class SessionsSendArgs(ToolArgs):
     @field_validator("timeout_seconds", mode="before")
     @classmethod
     def _lenient_timeout(cls, value: object) -> object:
-        """[2.3]: a non-numeric timeout means the default, not a thrown error."""
+        """R2.3: a non-numeric timeout means the default, not a thrown error."""
         if value is None or isinstance(value, bool):
             return None
         try:
@@ -77,7 +77,7 @@ def _outcome(run_id: str, status: Literal["timeout", "error"], error: str | None
 
 
 def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
-    """The cross-agent "messaging" text when `requester` may not send to `target` ([1.8])."""
+    """The cross-agent "messaging" text when `requester` may not send to `target` (R1.8)."""
     if requester == target:
         return None
     policy = a2a_policy(env)
@@ -88,7 +88,7 @@ def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
 
 async def _key_for_label(env: ToolEnv, vis: Visibility, label: str,
                          agent_raw: str | None) -> str:
-    """Step 3 of [2.3]: the key of the one session with `label`; refuses otherwise."""
+    """Step 3 of R2.3: the key of the one session with `label`; refuses otherwise."""
     agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
     if vis.restricted and agent is not None and agent != vis.requester_agent:
         raise ToolRefused(LABEL_OWN_AGENT)
@@ -110,7 +110,7 @@ async def _key_for_label(env: ToolEnv, vis: Visibility, label: str,
 
 
 async def _target(env: ToolEnv, vis: Visibility, args: SessionsSendArgs) -> Resolved:
-    """Steps 2–7 of [2.3]: the visible, allowed target; refuses otherwise."""
+    """Steps 2–7 of R2.3: the visible, allowed target; refuses otherwise."""
     raw = (args.session_key or "").strip()
     label = (args.label or "").strip()
     if raw and label:

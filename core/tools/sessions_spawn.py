@@ -1,6 +1,6 @@
 """`sessions_spawn`: start a sub-agent in an isolated session; never waits for it ([4], D6, D7).
 
-Checks run in the reference order ([4.2]) and nothing is started before all of them pass: a
+Checks run in the reference order (R4.2) and nothing is started before all of them pass: a
 sub-agent caller is refused, the target agent must be allowed by `subagents.allowAgents` (the
 agent-to-agent policy is not consulted), the hop budget (D8) must allow one more hop, the model
 must be known (D7) and the thinking level valid. The run is then registered so its result is
@@ -59,7 +59,7 @@ class SessionsSpawnArgs(ToolArgs):
 
 
 def allow_agents_error(env: ToolEnv, requester_agent: str, target_agent: str) -> str | None:
-    """[4.2] step 4: `subagents.allowAgents` of the requester agent (`*` allows any)."""
+    """R4.2 step 4: `subagents.allowAgents` of the requester agent (`*` allows any)."""
     if target_agent == requester_agent:
         return None
     agent = env.config.agent(requester_agent)
@@ -73,7 +73,7 @@ def allow_agents_error(env: ToolEnv, requester_agent: str, target_agent: str) ->
 
 
 def resolve_model(env: ToolEnv, explicit: str | None, target_agent: str) -> str | None:
-    """[4.4]: explicit > target agent `subagents.model` > defaults `subagents.model`."""
+    """R4.4: explicit > target agent `subagents.model` > defaults `subagents.model`."""
     if explicit and explicit.strip():
         return explicit.strip()
     agent = env.config.agent(target_agent)

@@ -18,7 +18,7 @@ class Visibility:
     requester_key: str
     requester_agent: str
     restricted: bool
-    """True when only sessions spawned by the requester are visible (reference [2.0])."""
+    """True when only sessions spawned by the requester are visible (reference R2.0)."""
 
 
 def visibility_for(env: ToolEnv, ctx: ToolContext) -> Visibility:

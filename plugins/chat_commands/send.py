@@ -1,4 +1,4 @@
-"""`/send on|off|inherit`: the owner's per-session send-policy override (D4, reference [5.4])."""
+"""`/send on|off|inherit`: the owner's per-session send-policy override (D4, reference R5.4)."""
 
 from __future__ import annotations
 

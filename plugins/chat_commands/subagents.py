@@ -1,4 +1,4 @@
-"""`/subagents list|stop|log|info|send|help`: the sub-agents spawned from this chat ([4.10]).
+"""`/subagents list|stop|log|info|send|help`: the sub-agents spawned from this chat (R4.10).
 
 Owner-only, like `/stop`: it can abort runs and read sub-agent transcripts. Targets are a list
 number, `last`, a run-id prefix or the full child session key.
