@@ -31,7 +31,10 @@ class DeliveryTarget(ToolResult):
 
 
 class SessionRow(ToolResult):
-    """One session as sessions_list (and `GET /sessions/{key}`) shows it."""
+    """One session as sessions_list (and `GET /sessions/{key}`) shows it.
+
+    The schema of a row: core.tools.rows builds rows as dicts on the hot path, and the tests
+    check that every row validates against this model and dumps back unchanged."""
 
     key: str
     kind: str
@@ -60,7 +63,8 @@ class SessionRow(ToolResult):
 
 class SessionsListResult(ToolResult):
     count: int
-    sessions: list[SessionRow]
+    sessions: list[Json]
+    """Rows in the shape of :class:`SessionRow`."""
 
 
 class SessionsHistoryResult(ToolResult):

@@ -51,7 +51,7 @@ async def sessions_list(env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
     recent = (await env.store.recent_messages([e.session_id for e in entries], message_limit)
               if message_limit else {})
     builder = RowBuilder(env, vis.requester_agent)
-    rows = [builder.model(e, recent.get(e.session_id, []) if message_limit else None)
+    rows = [builder.row(e, recent.get(e.session_id, []) if message_limit else None)
             for e in entries]
     return SessionsListResult(count=len(rows), sessions=rows)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.delivery_context import DeliveryContext
 from core.tools.context import ToolContext
+from core.tools.results import SessionRow
 from tests.narrow import Parts, narrow_parts
 
 MAIN = "agent:main:main"
@@ -32,6 +33,12 @@ async def test_sessions_list_and_history_read_the_store(tmp_path: Path) -> None:
         listed = await p.tools.invoke(p.tool_env, "sessions_list", {}, caller())
         assert listed["count"] == 2
         assert {row["key"] for row in listed["sessions"]} == {"main", GROUP}
+        for row in listed["sessions"]:  # D33: rows are dicts in the shape of SessionRow
+            assert SessionRow.model_validate(row).payload() == row
+        with_messages = await p.tools.invoke(p.tool_env, "sessions_list", {"messageLimit": 2},
+                                             caller())
+        for row in with_messages["sessions"]:
+            assert SessionRow.model_validate(row).payload() == row
         history = await p.tools.invoke(p.tool_env, "sessions_history",
                                        {"sessionKey": GROUP}, caller())
         assert history["messages"] == []
