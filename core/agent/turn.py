@@ -38,7 +38,7 @@ class PydanticAITurnExecutor:
     """Runs turns for every agent; one pydantic-ai Agent object is reused for all of them."""
 
     def __init__(self, env: TurnEnv) -> None:
-        self.rt = env  # D30: a narrow protocol (the runtime satisfies it), never the runtime
+        self.rt = env  # D30: typed against a narrow protocol, not the Runtime class
         self._agent: Any = None
         self._tools: dict[str, Any] = {}
 
