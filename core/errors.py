@@ -11,9 +11,21 @@
     │   ├── ToolInputError       bad or missing argument ("sessionKey required")
     │   └── ToolRefused          a documented refusal; the registry returns it as the payload
     │                            {status:"forbidden"|"error", error, …} (never a thrown error)
-    └── RunError                 an agent run could not start or finished badly
-        ├── SendBlocked          "send blocked by session policy" (decision D5)
-        └── UnknownRun           no run with that id
+    ├── RunError                 an agent run could not start or finished badly
+    │   ├── SendBlocked          "send blocked by session policy" (decision D5)
+    │   └── UnknownRun           no run with that id
+    ├── LifecycleError           the runtime was started twice, or used in the wrong state
+    ├── ConfigError              core.config.loader: invalid or unreadable configuration
+    ├── StoreError               core.store.store: a store operation was refused
+    ├── DuplicateInbound         core.store.ledger: this platform message was accepted before
+    ├── ModelNotAvailable        core.agent.models: no configured provider or model
+    ├── MissingExtra             core.agent.providers: a provider's optional SDK is missing
+    ├── HttpError                core.gateway.edge: a client error answered with a 4xx
+    ├── CronError                core.cron.service: a cron job could not be added or run
+    └── PluginError              core.extension.discovery: a plugin could not be loaded
+
+Each error stays importable from the module named beside it; this module holds the root and the
+errors several packages share.
 """
 
 from __future__ import annotations
@@ -92,3 +104,7 @@ class SendBlocked(RunError):
 
 class UnknownRun(RunError):
     pass
+
+
+class LifecycleError(CrosstalkError):
+    """The runtime was asked to do something its state forbids (a second ``start``)."""

@@ -9,28 +9,31 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from core.access.admission import Admission
 from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
+from core.commands.context import CommandEnv
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
 from core.cron.service import CronService
 from core.delivery_context import DeliveryContext
-from core.errors import SendBlocked
+from core.errors import LifecycleError
 from core.extension.discovery import load_plugins
-from core.keys import KeyModel, agent_id_of
+from core.keys import KeyModel
 from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
-from core.outbound.gate import OutboundGate, session_target
+from core.outbound.gate import OutboundGate
 from core.outbound.live import LiveFeedback
 from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
+from core.services import CoreServices
 from core.store import RunRecord, SessionEntry, Store, now_ms
 from core.subagents.registry import SubagentRegistry
 from core.tools.availability import tool_names_for
 from core.tools.context import ToolContext
+from core.tools.env import ToolServices
 from core.tools.limits import SendRateLimiter
 from core.tools.registry import ToolRegistry
 
@@ -41,7 +44,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+LifecycleState = Literal["created", "starting", "running", "stopping", "stopped"]
+
+
 class Runtime:
+    """The composition root (docs/ARCHITECTURE.md): builds every part with its collaborators
+    and hands each feature its narrow environment (D30); nothing else imports this module."""
+
     def __init__(self, config: CrosstalkConfig, *, store: Store | None = None) -> None:
         self.config = config
         s = config.session
@@ -62,28 +71,53 @@ class Runtime:
         self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
+        self.background = BackgroundTasks("runtime")
         from core.agent.turn import PydanticAITurnExecutor
 
         lanes = Lanes({"subagent": config.agents.defaults.subagents.max_concurrent})
         self.runs = RunManager(self.store, PydanticAITurnExecutor(self), lanes)
+        self.services = CoreServices(config=config, keys=self.keys, store=self.store,
+                                     gate=self.gate, runs=self.runs, models=self.models,
+                                     background=self.background)
+        self.subagents = SubagentRegistry(self.services)
+        self.cron = CronService(self.services)
+        base = self.services.fields()
+        self.tool_env = ToolServices(**base, cron=self.cron, subagents=self.subagents,
+                                     send_limiter=self.send_limiter)
+        command_env = CommandEnv(**base, cron=self.cron, subagents=self.subagents,
+                                 pairing=self.access.pairing, commands=self.commands)
         from core.routing.router import Router
 
-        self.router: Router = Router(self)
-        self.subagents = SubagentRegistry(self)
+        self.router: Router = Router(self.services, access=self.access, channels=self.channels,
+                                     commands=self.commands, command_env=command_env)
         self.metrics = Metrics()
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
-        self.cron = CronService(self)
         self._adapters: list[ChannelAdapter] = []
-        self.background = BackgroundTasks("runtime")
-        self.started = False
+        self.state: LifecycleState = "created"
         self.plugins: list[str] = []
         self.warmup: asyncio.Task[object] | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.state == "running"
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def start(self, *, adapters: list[ChannelAdapter] | None = None,
                     probe_models: bool = True) -> None:
+        """created → starting → running; a runtime starts once (LifecycleError otherwise)."""
+        if self.state != "created":
+            raise LifecycleError(f"the runtime cannot start: it is {self.state} "
+                                 "(a runtime starts once; build a new one)")
+        self.state = "starting"
         # Plugins first: one that is missing or fails to register stops the start cleanly.
         self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
         started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
@@ -107,7 +141,7 @@ class Runtime:
 
         self.spawn(watchdog.run(self, started_ms))
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
-        self.started = True
+        self.state = "running"
 
     async def _probe_and_warm_up(self, probe: bool) -> None:
         """Find a local model server if none is configured; import the model stack only when
@@ -123,6 +157,10 @@ class Runtime:
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:
+        """→ stopping → stopped; also after a failed start; a second stop does nothing."""
+        if self.state in ("stopping", "stopped"):
+            return
+        self.state = "stopping"
         await self.cron.stop()
         for adapter in reversed(self._adapters):
             try:
@@ -134,21 +172,16 @@ class Runtime:
         await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()
-        self.started = False
+        self.state = "stopped"
 
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]:
         """Run a background job whose failure is logged, never lost."""
-        return self.background.spawn(coro)
+        return self.services.spawn(coro)
 
-    # ---- identity and policy --------------------------------------------------------------
+    # ---- identity and policy (the sessions façade, for the HTTP edge) ------------------------
 
     def is_sandboxed(self, session_key: str) -> bool:
-        mode = self.config.agents.defaults.sandbox.mode
-        if mode == "all":
-            return True
-        if mode == "non-main":
-            return self.keys.kind(session_key) != "main"
-        return False
+        return self.services.is_sandboxed(session_key)
 
     def tool_names_for(self, session_key: str, agent_id: str) -> list[str]:
         return tool_names_for(self.config, self.tools.names, session_key, agent_id)
@@ -156,25 +189,14 @@ class Runtime:
     def context_for(self, entry: SessionEntry, *, via: str = "agent",
                     origin: DeliveryContext | None = None) -> ToolContext:
         """The tool context of a run in `entry`: identity comes from here, not the model."""
-        return ToolContext(
-            session_key=entry.key, agent_id=entry.agent_id,
-            origin=origin or session_target(entry),
-            sandboxed=via == "agent" and self.is_sandboxed(entry.key),
-            via="http" if via == "http" else "agent",
-        )
+        return self.services.context_for(entry, via=via, origin=origin)
 
-    async def ensure_session(self, key: str, **fields: object) -> SessionEntry:
-        return await self.store.ensure_session(
-            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields)
+    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
+        return await self.services.ensure_session(key, **fields)
 
     async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
         """Admit a run; a session whose send policy denies it refuses (decision D5)."""
-        entry = await self.store.get_session(request.session_key)
-        if entry is None:
-            entry = await self.ensure_session(request.session_key)
-        if check_policy and self.gate.decide(entry).action == "deny":
-            raise SendBlocked()
-        return await self.runs.submit(request)
+        return await self.services.start_run(request, check_policy=check_policy)
 
     async def stop_subagents_of(self, requester_key: str) -> int:
         """`/stop`: abort the running sub-agents this session spawned; returns how many."""

@@ -17,14 +17,14 @@ from core.store import now_ms
 from core.store.ledger import prune_claims
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import DeliveryParts
 
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY = 3600.0
 
 
-async def prune_loop(rt: Runtime) -> None:
+async def prune_loop(rt: DeliveryParts) -> None:
     window_ms = int(rt.config.gateway.dedup_window_days * 86_400_000)
     while True:
         removed = await prune_claims(rt.store, now_ms() - window_ms)
@@ -33,7 +33,7 @@ async def prune_loop(rt: Runtime) -> None:
         await asyncio.sleep(PRUNE_EVERY)
 
 
-async def check_channels(rt: Runtime) -> list[str]:
+async def check_channels(rt: DeliveryParts) -> list[str]:
     """One watchdog pass: reconnect connected channels silent for too long; returns them."""
     limit_ms = rt.config.gateway.watchdog_seconds * 1000
     now = now_ms()
@@ -56,14 +56,14 @@ async def check_channels(rt: Runtime) -> list[str]:
     return stale
 
 
-async def watchdog_loop(rt: Runtime) -> None:
+async def watchdog_loop(rt: DeliveryParts) -> None:
     every = max(0.05, min(rt.config.gateway.watchdog_seconds / 4, 5.0))
     while True:
         await asyncio.sleep(every)
         await check_channels(rt)
 
 
-async def run(rt: Runtime, started_ms: int) -> None:
+async def run(rt: DeliveryParts, started_ms: int) -> None:
     """Everything above; returns only when cancelled with the runtime.
 
     Only deliveries opened before `started_ms` (by an earlier process) are reconciled.

@@ -60,3 +60,70 @@ def test_the_scan_sees_lazy_imports(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from plugins import x\n    import adapters.base\n")
     assert {"plugins", "adapters.base"} <= imports_of(module)
+
+
+# ---- the runtime is imported only by the composition roots (D30) -------------------------------
+
+ROOT = CORE.parent
+COMPOSITION_ROOTS = {"core/runtime.py", "core/gateway/server.py"}
+"""And everything under core/cli/: the process entry points that build a runtime."""
+
+KNOWN_RUNTIME_IMPORTS = {
+    # The HTTP edge: aiohttp handlers read the runtime from the app (appkeys.RUNTIME) that the
+    # gateway server (a composition root) builds; a narrower gateway environment is future work.
+    "core/gateway/appkeys.py", "core/gateway/channel_stats.py", "core/gateway/http_hooks.py",
+    "core/gateway/idempotency.py", "core/gateway/openai_run.py",
+    "core/gateway/openai_target.py", "core/mcp/server.py",
+    # Adapters owned by the channel work (adapter factory and constructors); the web chat
+    # serves the gateway's own pages and reads the runtime's commands, sessions and runs.
+    "adapters/factory.py", "adapters/discord/__init__.py", "adapters/slack/__init__.py",
+    "adapters/telegram/__init__.py", "adapters/webchat/adapter.py",
+    "adapters/webchat/routes.py",
+}
+
+
+def runtime_importers() -> set[str]:
+    out = set()
+    for top in ("core", "adapters", "plugins"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if "core.runtime" in imports_of(path):
+                out.add(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def test_only_composition_roots_import_the_runtime() -> None:
+    """Features get narrow environments (core.services, ToolEnv, CommandEnv, TurnEnv), even for
+    type hints: a TYPE_CHECKING import of core.runtime is a new importer too."""
+    importers = {m for m in runtime_importers() if not m.startswith("core/cli/")}
+    assert importers - COMPOSITION_ROOTS - KNOWN_RUNTIME_IMPORTS == set(), \
+        "only the composition roots may import core.runtime"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    paths = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in CORE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.add(node.module)
+                deps.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[name] = {d for d in deps if d in paths}
+    return graph
+
+
+def test_no_import_cycle_through_the_runtime() -> None:
+    """Nothing the runtime imports (at any depth, lazily or for types) imports it back."""
+    graph = _module_graph()
+    seen: set[str] = set()
+    stack = ["core.runtime"]
+    while stack:
+        for dep in graph[stack.pop()]:
+            if dep not in seen:
+                seen.add(dep)
+                stack.append(dep)
+    assert "core.runtime" not in seen

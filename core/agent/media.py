@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from core.attachments import Attachment
 
 if TYPE_CHECKING:
+    from core.agent.env import TurnEnv
     from core.config import CrosstalkConfig
     from core.runs.manager import RunRequest
-    from core.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def accepts_images(config: CrosstalkConfig, ref: str) -> bool:
     return entry is not None and "image" in entry.input
 
 
-async def user_prompt(rt: Runtime, request: RunRequest, ref: str) -> str | list[Any]:
+async def user_prompt(rt: TurnEnv, request: RunRequest, ref: str) -> str | list[Any]:
     parts = request.meta.get("attachments") or []
     if not parts:
         return request.message
@@ -53,7 +53,7 @@ async def user_prompt(rt: Runtime, request: RunRequest, ref: str) -> str | list[
     return [text, *images] if text else images
 
 
-async def _image_bytes(rt: Runtime, request: RunRequest, attachment: Attachment, limit: int
+async def _image_bytes(rt: TurnEnv, request: RunRequest, attachment: Attachment, limit: int
                        ) -> bytes | None:
     if attachment.kind != "image" or (attachment.size is not None and attachment.size > limit):
         return None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.agent.providers import MissingExtra, build_model, fallback_chain, tagged
 from core.config import CrosstalkConfig, ModelRefSpec, model_fallbacks, primary_model
+from core.errors import CrosstalkError
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -30,7 +31,7 @@ NO_MODEL_TEXT = (
 )
 
 
-class ModelNotAvailable(Exception):
+class ModelNotAvailable(CrosstalkError):
     """The reference names no configured provider or model."""
 
 

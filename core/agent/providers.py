@@ -12,6 +12,8 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from core.errors import CrosstalkError
+
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
@@ -24,7 +26,7 @@ ANSWERED: ContextVar[list[str] | None] = ContextVar("crosstalk_answered", defaul
 """Per turn: the refs whose model answered a request, in order (set by `turn.py`)."""
 
 
-class MissingExtra(Exception):
+class MissingExtra(CrosstalkError):
     """A provider's API needs an optional dependency that is not installed."""
 
 

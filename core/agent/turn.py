@@ -22,7 +22,7 @@ from core.text import clean_text
 from core.tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.agent.env import TurnEnv
 
 HISTORY_LIMIT = 40
 """Messages of context per turn; older ones stay in the store and in `sessions_history`."""
@@ -30,15 +30,15 @@ HISTORY_LIMIT = 40
 
 @dataclass(slots=True)
 class Deps:
-    runtime: Runtime
+    env: TurnEnv
     context: ToolContext
 
 
 class PydanticAITurnExecutor:
     """Runs turns for every agent; one pydantic-ai Agent object is reused for all of them."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.rt = runtime
+    def __init__(self, env: TurnEnv) -> None:
+        self.rt = env  # D30: typed against a narrow protocol, not the Runtime class
         self._agent: Any = None
         self._tools: dict[str, Any] = {}
 
@@ -60,8 +60,8 @@ class PydanticAITurnExecutor:
 
         async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
             try:
-                return await ctx.deps.runtime.tools.invoke(ctx.deps.runtime, name, kwargs,
-                                                           ctx.deps.context)
+                return await ctx.deps.env.tools.invoke(ctx.deps.env.tool_env, name, kwargs,
+                                                       ctx.deps.context)
             except ToolError as exc:
                 return {"status": "error", "tool": name, "error": str(exc)}
 

@@ -1,4 +1,4 @@
-"""Text-command parsing ([5.4]) and the ``/send`` reply texts (D4), with no I/O.
+"""Text-command parsing (R5.4) and the ``/send`` reply texts (D4), with no I/O.
 
 Every channel adapter feeds raw message text through ``parse_command`` so that ``/SEND ON``,
 ``/send: on``, ``/send@MyBot off`` and ``@bot /send off`` in a group all mean the same thing.

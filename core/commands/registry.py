@@ -18,16 +18,17 @@ from core.inbound import InboundMessage
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.commands.context import CommandEnv
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class CommandInvocation:
-    """One command as typed by someone, with the runtime's view of who they are."""
+    """One command as typed by someone, with the runtime's view of who they are, and the
+    environment its handler may use (never the runtime, D30)."""
 
-    runtime: Runtime
+    env: CommandEnv
     command: ParsedCommand
     message: InboundMessage
     entry: SessionEntry

@@ -21,6 +21,7 @@ from pydantic import SecretStr, ValidationError
 from core.config.checks import alias_cycle
 from core.config.schema import CrosstalkConfig
 from core.config.schema_base import SYNTHETIC_LOC_TAGS
+from core.errors import CrosstalkError
 
 __all__ = ["CONFIG_ENV_VAR", "ConfigError", "dump_masked", "load_config", "validate_config"]
 
@@ -50,7 +51,7 @@ _CHANNEL_FILLS: tuple[tuple[str, str, str, str], ...] = (
 _ENV_REF = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class ConfigError(Exception):
+class ConfigError(CrosstalkError):
     """Invalid or unreadable configuration; ``str()`` is one ``path: reason`` line per problem."""
 
     def __init__(self, problems: list[str], source: Path | None = None) -> None:

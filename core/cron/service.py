@@ -26,7 +26,7 @@ from core.store import cron_store as cs
 from core.store.cron_store import CronJobRecord
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +56,8 @@ def spec_of(rec: CronJobRecord) -> CronJobConfig:
 
 
 class CronService:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
+    def __init__(self, services: Services) -> None:
+        self.services = services
         self.clock: Clock = SystemClock()
         self.run_loop = True  # tests drive `tick()` themselves with a manual clock
         self._loop_task: asyncio.Task[None] | None = None
@@ -67,7 +67,7 @@ class CronService:
 
     @property
     def store(self) -> Store:
-        return self.rt.store
+        return self.services.store
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ class CronService:
         self._loop_task = None
 
     async def _loop(self) -> None:
-        poll = self.rt.config.cron.poll_seconds
+        poll = self.services.config.cron.poll_seconds
         while True:
             self._wake.clear()
             try:
@@ -102,7 +102,7 @@ class CronService:
     async def sync_config(self) -> None:
         """Make the store's config-sourced jobs match `cron.jobs` (state kept when unchanged)."""
         now = self.clock.now()
-        wanted = {job.id: job for job in self.rt.config.cron.jobs}
+        wanted = {job.id: job for job in self.services.config.cron.jobs}
         for rec in await cs.list_jobs(self.store):
             if rec.source == "config" and rec.id not in wanted:
                 await cs.delete_job(self.store, rec.id)
@@ -127,8 +127,8 @@ class CronService:
     # ---- jobs -------------------------------------------------------------------------------
 
     def _agent(self, spec: CronJobConfig) -> str:
-        agent = spec.agent_id or self.rt.config.default_agent_id()
-        if self.rt.config.agents.list and agent not in self.rt.config.agent_ids():
+        agent = spec.agent_id or self.services.config.default_agent_id()
+        if self.services.config.agents.list and agent not in self.services.config.agent_ids():
             raise CronError(f"unknown agent: {agent}")
         return agent
 
@@ -141,7 +141,7 @@ class CronService:
             next_run_at=to_ms(schedule_of(spec).first_run(now)))
 
     def session_key(self, rec: CronJobRecord) -> str:
-        return self.rt.keys.cron_key(rec.agent_id, rec.id)
+        return self.services.keys.cron_key(rec.agent_id, rec.id)
 
     def wire(self, rec: CronJobRecord, *, runs: bool = False) -> dict[str, Any]:
         """A job as the HTTP API, the CLI and the agent tool show it."""
@@ -230,7 +230,7 @@ class CronService:
         target = deliver_target(spec.deliver)
         key = self.session_key(rec)
         try:
-            run = await start_turn(self.rt, key, spec.message, target, lane="cron",
+            run = await start_turn(self.services, key, spec.message, target, lane="cron",
                                    meta={"cronJob": rec.id})
         except Exception as exc:
             log.warning("cron job %s could not start: %s", rec.id, exc)
@@ -246,7 +246,7 @@ class CronService:
                         fired_at: datetime, manual: bool) -> None:
         target = deliver_target(spec.deliver)
         try:
-            done = await finish_turn(self.rt, run, target, "cron")
+            done = await finish_turn(self.services, run, target, "cron")
         except Exception as exc:
             log.exception("cron job %s failed", rec.id)
             await self._finish(rec, spec, fired_at, run.id, "error", str(exc), None, manual)

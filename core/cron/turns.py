@@ -20,7 +20,7 @@ from core.runs import RunOutcome, RunRequest
 from core.store import RunRecord
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import Services
 
 
 def deliver_target(deliver: DeliverTarget | str | dict[str, Any] | None
@@ -42,7 +42,7 @@ class TurnDone:
     delivery: DeliveryResult | None
 
 
-async def start_turn(rt: Runtime, key: str, message: str, target: DeliveryContext | None,
+async def start_turn(rt: Services, key: str, message: str, target: DeliveryContext | None,
                      *, lane: str, meta: dict[str, Any]) -> RunRecord:
     """Create (or reuse) the session, point its route at `target`, queue the turn."""
     await rt.ensure_session(key)
@@ -59,7 +59,7 @@ async def start_turn(rt: Runtime, key: str, message: str, target: DeliveryContex
         timeout_seconds=float(rt.config.agents.defaults.timeout_seconds), meta=meta))
 
 
-async def finish_turn(rt: Runtime, run: RunRecord, target: DeliveryContext | None,
+async def finish_turn(rt: Services, run: RunRecord, target: DeliveryContext | None,
                       kind: Literal["cron", "hook"]) -> TurnDone:
     """Wait for the turn to end and deliver its reply (when it has one and a target)."""
     outcome = await rt.runs.wait(run.id, None)

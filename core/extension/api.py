@@ -4,12 +4,16 @@ A plugin is a Python package with an entry point in the ``crosstalk.plugins`` gr
 one ``register(ctx: PluginContext)`` function; the built-in plugins use the same names.
 """
 
+from core.commands.context import CommandEnv
 from core.commands.registry import CommandInvocation, CommandSpec, ErrorHook
 from core.errors import ToolRefused
 from core.extension.context import PluginContext
 from core.extension.permission import EVERYONE, OWNER, Caller, Permission
+from core.services import Services
 from core.tools.context import ToolContext
+from core.tools.env import ToolEnv
 from core.tools.registry import Payload, ToolSpec
 
-__all__ = ["EVERYONE", "OWNER", "Caller", "CommandInvocation", "CommandSpec", "ErrorHook",
-           "Payload", "Permission", "PluginContext", "ToolContext", "ToolRefused", "ToolSpec"]
+__all__ = ["EVERYONE", "OWNER", "Caller", "CommandEnv", "CommandInvocation", "CommandSpec",
+           "ErrorHook", "Payload", "Permission", "PluginContext", "Services", "ToolContext",
+           "ToolEnv", "ToolRefused", "ToolSpec"]

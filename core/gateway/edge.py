@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from core.errors import CrosstalkError
 from core.keys import InvalidSessionKey
 from core.text import clean_json
 from core.validation import validation_message
@@ -53,7 +54,7 @@ M = TypeVar("M", bound=BaseModel)
 _STARTED: web.RequestKey[bool] = web.RequestKey("crosstalk.edge.response_started", bool)
 
 
-class HttpError(Exception):
+class HttpError(CrosstalkError):
     """A client error, answered as `{error: {message, type}}` with `status`."""
 
     def __init__(self, status: int, message: str, type_: str = "invalid_request_error",

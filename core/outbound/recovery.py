@@ -27,12 +27,12 @@ from core.store.ledger import (
 )
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import DeliveryParts
 
 log = logging.getLogger(__name__)
 
 
-async def _connected(rt: Runtime, rec: DeliveryRecord | DeliveryContext, wait: float
+async def _connected(rt: DeliveryParts, rec: DeliveryRecord | DeliveryContext, wait: float
                      ) -> ChannelAdapter | None:
     """The delivery's adapter once it is connected (channels connect in the background)."""
     loop = asyncio.get_running_loop()
@@ -58,7 +58,7 @@ async def _send(adapter: ChannelAdapter, target: DeliveryContext, text: str, ref
     raise AssertionError("unreachable")
 
 
-async def reconcile_delivery(rt: Runtime, rec: DeliveryRecord, *, wait: float = 30.0) -> str:
+async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: float = 30.0) -> str:
     """Settle one pending delivery; returns its final outcome."""
     assert rec.id is not None
     chunks = (await chunks_of(rt.store, [rec.id])).get(rec.id, [])
@@ -103,7 +103,7 @@ async def reconcile_delivery(rt: Runtime, rec: DeliveryRecord, *, wait: float = 
     return outcome
 
 
-async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0,
+async def reconcile_pending(rt: DeliveryParts, *, before_ms: int, wait: float = 30.0,
                             grace_ms: int = 0) -> dict[str, int]:
     """Settle every delivery an earlier process left pending (opened before `before_ms`);
     returns how many ended with each outcome.
@@ -136,7 +136,7 @@ async def reconcile_pending(rt: Runtime, *, before_ms: int, wait: float = 30.0,
     return counts
 
 
-async def deliver_orphan_replies(rt: Runtime, *, before_ms: int, grace_ms: int = 0,
+async def deliver_orphan_replies(rt: DeliveryParts, *, before_ms: int, grace_ms: int = 0,
                                  window_ms: int = 86_400_000) -> int:
     """Deliver replies whose turn finished just before a crash but never reached the gate
     (only turns that ended `grace_ms` ago: a live process may be about to deliver)."""

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from core.errors import CrosstalkError
 from core.store.entries import DeliveryRecord, RunRecord, SessionEntry, TranscriptMessage
 from core.store.ledger_tables import DeliveryChunkRow, InboundIdentityRow
 from core.store.store import Store, now_ms
@@ -60,7 +61,7 @@ class ChunkRecord:
                 "platformMessageId": self.platform_message_id, "reason": self.reason}
 
 
-class DuplicateInbound(Exception):
+class DuplicateInbound(CrosstalkError):
     """A message with this platform identity was accepted before: drop it."""
 
 

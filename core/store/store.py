@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from core.errors import CrosstalkError
 from core.store.engine import (
     create_and_stamp,
     head_revision,
@@ -71,7 +72,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class StoreError(Exception):
+class StoreError(CrosstalkError):
     """A store operation was refused (unknown session, label in use, ...)."""
 
 

@@ -24,7 +24,7 @@ from core.subagents.prompts import ANNOUNCE_SKIP, ANNOUNCE_USER_MESSAGE, announc
 from core.tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def format_cost(cost: float) -> str:
     return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.4f}"
 
 
-def model_cost(rt: Runtime, model_ref: str | None, tin: int | None, tout: int | None
+def model_cost(rt: Services, model_ref: str | None, tin: int | None, tout: int | None
                ) -> float | None:
     """`(in × cost.input + out × cost.output) / 1e6` when the model's price is configured."""
     if not model_ref:
@@ -140,7 +140,7 @@ def model_cost(rt: Runtime, model_ref: str | None, tin: int | None, tout: int | 
     return cost if math.isfinite(cost) else None
 
 
-def stats_line(rt: Runtime, rec: SubagentRecord, entry: SessionEntry | None) -> str:
+def stats_line(rt: Services, rec: SubagentRecord, entry: SessionEntry | None) -> str:
     runtime = (rec.ended_at - (rec.started_at or rec.created_at)) if rec.ended_at else None
     tin, tout = rec.input_tokens, rec.output_tokens
     total = rec.total_tokens
@@ -164,7 +164,7 @@ def stats_line(rt: Runtime, rec: SubagentRecord, entry: SessionEntry | None) -> 
 # ---- the announce itself ---------------------------------------------------------------------
 
 
-async def _announce_step(rt: Runtime, rec: SubagentRecord, entry: SessionEntry,
+async def _announce_step(rt: Services, rec: SubagentRecord, entry: SessionEntry,
                          closing: Any) -> str | None:
     """Run the announce step in the child; its reply, or None when the step failed."""
     ctx = ToolContext(session_key=rec.child_key, agent_id=agent_id_of(rec.child_key),
@@ -187,7 +187,7 @@ async def _announce_step(rt: Runtime, rec: SubagentRecord, entry: SessionEntry,
     return outcome.reply or ""
 
 
-async def announce(rt: Runtime, rec: SubagentRecord, closing: Any) -> str:
+async def announce(rt: Services, rec: SubagentRecord, closing: Any) -> str:
     """Run the announce for a finished record; returns the final announce state."""
     entry = await rt.store.get_session(rec.child_key)
     reply = await _announce_step(rt, rec, entry, closing) if entry is not None else None
@@ -203,7 +203,7 @@ async def announce(rt: Runtime, rec: SubagentRecord, closing: Any) -> str:
     return "done"
 
 
-async def _append_to_requester(rt: Runtime, rec: SubagentRecord, text: str,
+async def _append_to_requester(rt: Services, rec: SubagentRecord, text: str,
                                result: DeliveryResult) -> None:
     requester = await rt.store.get_session(rec.requester_key)
     if requester is None:

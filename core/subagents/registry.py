@@ -1,4 +1,4 @@
-"""The sub-agent run registry (reference [4.8]): persisted, restored at start, announced once.
+"""The sub-agent run registry (reference R4.8): persisted, restored at start, announced once.
 
 Completion is detected by a run listener for runs of this process and, after a restart, from the
 persisted run status (runs left in flight by a dead process were marked `aborted` by
@@ -31,7 +31,7 @@ from core.subagents.announce import AnnounceInterrupted, announce
 from core.subagents.sweeper import DEFAULT_SWEEP_INTERVAL, SubagentSweeper
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,9 @@ STOPPED_REASON = "stopped by the requester"
 
 
 class SubagentRegistry:
-    def __init__(self, rt: Runtime, *, sweep_interval: float = DEFAULT_SWEEP_INTERVAL) -> None:
-        self.rt = rt
+    def __init__(self, services: Services, *,
+                 sweep_interval: float = DEFAULT_SWEEP_INTERVAL) -> None:
+        self.services = services
         self._live: dict[str, asyncio.Event] = {}
         self._tasks = BackgroundTasks("sub-agent")
         self.sweeper = SubagentSweeper(self, sweep_interval)
@@ -53,9 +54,9 @@ class SubagentRegistry:
         """Restore persisted records: finish what ended while we were down, start the sweeper."""
         self._closing = False
         if not self._listening:
-            self.rt.runs.add_listener(self._on_run_finished)
+            self.services.runs.add_listener(self._on_run_finished)
             self._listening = True
-        released = await release_stale_claims(self.rt.store)
+        released = await release_stale_claims(self.services.store)
         if released:
             log.info("resuming %d interrupted sub-agent announce(s)", released)
         await self._resume()
@@ -77,7 +78,7 @@ class SubagentRegistry:
         so a completion racing the insert still finds it."""
         persisted = self._live[rec.run_id] = asyncio.Event()
         try:
-            await insert_subagent_run(self.rt.store, rec)
+            await insert_subagent_run(self.services.store, rec)
         finally:
             persisted.set()
 
@@ -96,7 +97,7 @@ class SubagentRegistry:
     async def _record_outcome(self, run: RunRecord, status: str, error: str | None,
                               reply: str | None) -> None:
         """Persist how the child ended, with a usage snapshot taken before the announce step."""
-        entry = await self.rt.store.get_session(run.session_key)
+        entry = await self.services.store.get_session(run.session_key)
         usage: dict[str, Any] = {"input_tokens": run.input_tokens,
                                  "output_tokens": run.output_tokens,
                                  "total_tokens": run.total_tokens}
@@ -107,28 +108,29 @@ class SubagentRegistry:
         if answered:  # the model that answered (a fallback, perhaps), else the pinned one
             usage["model"] = answered
         await update_subagent_run(
-            self.rt.store, run.id, started_at=run.started_at, ended_at=run.ended_at or now_ms(),
+            self.services.store, run.id, started_at=run.started_at,
+            ended_at=run.ended_at or now_ms(),
             outcome=status, error=error, reply=reply, **usage)
 
     async def _finish(self, run_id: str) -> None:
         """Announce (once) and clean up a finished record."""
-        rec = await get_subagent_run(self.rt.store, run_id)
+        rec = await get_subagent_run(self.services.store, run_id)
         if rec is None or rec.outcome is None:
             return
         if rec.announce_state == "stopped":
             await self._cleanup(rec)
             return
-        if not await transition_announce(self.rt.store, run_id, ("pending",), "running"):
+        if not await transition_announce(self.services.store, run_id, ("pending",), "running"):
             return
         try:
-            state = await announce(self.rt, rec, lambda: self._closing)
+            state = await announce(self.services, rec, lambda: self._closing)
         except AnnounceInterrupted:
             return  # still `running`; released and retried at the next start
         except Exception:
             log.exception("announce of sub-agent run %s failed; will retry at restart", run_id)
-            await transition_announce(self.rt.store, run_id, ("running",), "pending")
+            await transition_announce(self.services.store, run_id, ("running",), "pending")
             return
-        await transition_announce(self.rt.store, run_id, ("running",), state,
+        await transition_announce(self.services.store, run_id, ("running",), state,
                                   announced_at=now_ms())
         await self._cleanup(rec)
 
@@ -138,11 +140,11 @@ class SubagentRegistry:
 
     async def delete_child(self, rec: SubagentRecord) -> None:
         """Delete the child session (its transcript file is renamed) and drop the record."""
-        await self.rt.store.delete_session(rec.child_key)
-        await delete_subagent_run(self.rt.store, rec.run_id)
+        await self.services.store.delete_session(rec.child_key)
+        await delete_subagent_run(self.services.store, rec.run_id)
 
     async def _resume(self) -> None:
-        store = self.rt.store
+        store = self.services.store
         for rec in await list_subagent_runs(store, unfinished=True):
             run = await store.get_run(rec.run_id)
             if run is None:
@@ -158,10 +160,10 @@ class SubagentRegistry:
                 self._spawn(self._finish(rec.run_id))
 
     async def _final_reply(self, rec: SubagentRecord) -> str | None:
-        entry = await self.rt.store.get_session(rec.child_key)
+        entry = await self.services.store.get_session(rec.child_key)
         if entry is None:
             return None
-        for msg in reversed(await self.rt.store.history(entry.session_id, limit=50)):
+        for msg in reversed(await self.services.store.history(entry.session_id, limit=50)):
             if msg.role == "assistant" and msg.run_id == rec.run_id and msg.plain_text().strip():
                 return msg.plain_text().strip()
         return None
@@ -169,24 +171,24 @@ class SubagentRegistry:
     # ---- queries and control --------------------------------------------------------------
 
     async def runs_of(self, requester_key: str) -> list[SubagentRecord]:
-        return await list_subagent_runs(self.rt.store, requester_key=requester_key)
+        return await list_subagent_runs(self.services.store, requester_key=requester_key)
 
     async def get(self, run_id: str) -> SubagentRecord | None:
-        return await get_subagent_run(self.rt.store, run_id)
+        return await get_subagent_run(self.services.store, run_id)
 
     def is_running(self, rec: SubagentRecord) -> bool:
-        return rec.outcome is None and self.rt.runs.is_active(rec.child_key)
+        return rec.outcome is None and self.services.runs.is_active(rec.child_key)
 
     async def stop_run(self, rec: SubagentRecord) -> bool:
         """Abort a running child; a run stopped by the user is not announced."""
         if rec.outcome is not None:
             return False
-        await transition_announce(self.rt.store, rec.run_id, ("pending",), "stopped")
-        if await self.rt.runs.abort_session(rec.child_key, STOPPED_REASON) > 0:
+        await transition_announce(self.services.store, rec.run_id, ("pending",), "stopped")
+        if await self.services.runs.abort_session(rec.child_key, STOPPED_REASON) > 0:
             return True
         # it had just finished on its own: announce it after all
-        if await transition_announce(self.rt.store, rec.run_id, ("stopped",), "pending"):
-            current = await get_subagent_run(self.rt.store, rec.run_id)
+        if await transition_announce(self.services.store, rec.run_id, ("stopped",), "pending"):
+            current = await get_subagent_run(self.services.store, rec.run_id)
             if current is not None and current.outcome is not None:
                 self._spawn(self._finish(rec.run_id))
         return False
@@ -194,7 +196,7 @@ class SubagentRegistry:
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""
         stopped = 0
-        for rec in await list_subagent_runs(self.rt.store, requester_key=requester_key,
+        for rec in await list_subagent_runs(self.services.store, requester_key=requester_key,
                                             unfinished=True):
             stopped += await self.stop_run(rec)
         return stopped

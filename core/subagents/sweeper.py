@@ -66,7 +66,7 @@ class SubagentSweeper:
 
     async def sweep(self, now: int | None = None) -> int:
         """Archive every due record whose child is idle; returns how many were archived."""
-        rt = self.registry.rt
+        rt = self.registry.services
         archived = 0
         for rec in await due_for_archive(rt.store, now if now is not None else now_ms()):
             if rt.runs.is_active(rec.child_key):

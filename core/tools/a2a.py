@@ -1,4 +1,4 @@
-"""The agent-to-agent reply-back loop of `sessions_send` (reference [3.3]–[3.5]).
+"""The agent-to-agent reply-back loop of `sessions_send` (reference R3.3–R3.5).
 
 After the tool has answered, a background flow lets the two sessions talk back and forth for up
 to `session.agentToAgent.maxPingPongTurns` turns, then asks the target to announce the outcome
@@ -23,7 +23,7 @@ from core.tools.context import ToolContext
 from core.tools.reply_text import latest_assistant_reply
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +62,14 @@ class A2ASend:
         return min(self.announce_timeout, MAX_STEP_WAIT)
 
 
-def max_ping_pong_turns(rt: Runtime) -> int:
-    raw: object = rt.config.session.agent_to_agent.max_ping_pong_turns
+def max_ping_pong_turns(env: ToolEnv) -> int:
+    raw: object = env.config.session.agent_to_agent.max_ping_pong_turns
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
         return DEFAULT_MAX_TURNS
     return min(MAX_TURNS_CAP, max(0, math.floor(raw)))
 
 
-# ---- injected contexts ([3.3]) --------------------------------------------------------------
+# ---- injected contexts (R3.3) --------------------------------------------------------------
 
 
 def _requester_lines(requester_key: str, requester_channel: str | None) -> list[str]:
@@ -119,44 +119,44 @@ def announce_context(send: A2ASend, *, target_channel: str, round_one: str | Non
     ])
 
 
-# ---- the flow ([3.4]) -----------------------------------------------------------------------
+# ---- the flow (R3.4) -----------------------------------------------------------------------
 
 
-async def run_step(rt: Runtime, send: A2ASend, session_key: str, message: str,
+async def run_step(env: ToolEnv, send: A2ASend, session_key: str, message: str,
                    extra: str) -> tuple[str | None, str | None]:
     """One A2A run in `session_key`: (its reply text or None, its run id or None)."""
-    entry = await rt.store.get_session(session_key)
-    ctx = send.ctx.next_hop(session_key, rt.keys.agent_of(session_key),
+    entry = await env.store.get_session(session_key)
+    ctx = send.ctx.next_hop(session_key, env.keys.agent_of(session_key),
                             origin=session_target(entry),
-                            sandboxed=rt.is_sandboxed(session_key))
+                            sandboxed=env.is_sandboxed(session_key))
     try:
-        run = await rt.start_run(RunRequest(
+        run = await env.start_run(RunRequest(
             session_key=session_key, message=message, context=ctx, extra_system_prompt=extra,
             deliver=False, lane=LANE, meta={"a2a": send.run_id}))
     except SendBlocked as exc:
         log.info("a2a step in %s not started: %s", session_key, exc)
         return None, None
-    outcome = await rt.runs.wait(run.id, send.step_wait)
+    outcome = await env.runs.wait(run.id, send.step_wait)
     if outcome.status != "ok":
         log.info("a2a step %s in %s ended %s: %s", run.id, session_key, outcome.status,
                  outcome.error)
         return None, run.id
-    return await latest_assistant_reply(rt, session_key, run.id), run.id
+    return await latest_assistant_reply(env, session_key, run.id), run.id
 
 
-async def _primary_reply(rt: Runtime, send: A2ASend) -> str | None:
+async def _primary_reply(env: ToolEnv, send: A2ASend) -> str | None:
     if send.round_one_reply:
         return send.round_one_reply
-    outcome = await rt.runs.wait(send.run_id, send.step_wait)
+    outcome = await env.runs.wait(send.run_id, send.step_wait)
     if outcome.status != "ok":
         log.info("a2a flow of %s stops: primary run ended %s", send.run_id, outcome.status)
         return None
-    return await latest_assistant_reply(rt, send.target_key, send.run_id)
+    return await latest_assistant_reply(env, send.target_key, send.run_id)
 
 
-async def _ping_pong(rt: Runtime, send: A2ASend, first: str, target_channel: str) -> str:
+async def _ping_pong(env: ToolEnv, send: A2ASend, first: str, target_channel: str) -> str:
     """Alternate requester/target turns; returns the latest reply worth announcing."""
-    max_turns = max_ping_pong_turns(rt)
+    max_turns = max_ping_pong_turns(env)
     if max_turns <= 0 or not send.requester_key or send.requester_key == send.target_key:
         return first
     latest = incoming = first
@@ -165,18 +165,18 @@ async def _ping_pong(rt: Runtime, send: A2ASend, first: str, target_channel: str
         key = send.requester_key if requester_turn else send.target_key
         extra = reply_context(send, requester_turn=requester_turn, turn=turn,
                               max_turns=max_turns, target_channel=target_channel)
-        text, _ = await run_step(rt, send, key, incoming, extra)
+        text, _ = await run_step(env, send, key, incoming, extra)
         if not text or not text.strip() or text.strip() == REPLY_SKIP:
             break
         latest = incoming = text
     return latest
 
 
-async def _announce(rt: Runtime, send: A2ASend, target: DeliveryContext | None,
+async def _announce(env: ToolEnv, send: A2ASend, target: DeliveryContext | None,
                     round_one: str, latest: str) -> None:
     channel = (target.channel if target else None) or "unknown"
     extra = announce_context(send, target_channel=channel, round_one=round_one, latest=latest)
-    text, run_id = await run_step(rt, send, send.target_key, ANNOUNCE_MESSAGE, extra)
+    text, run_id = await run_step(env, send, send.target_key, ANNOUNCE_MESSAGE, extra)
     reply = (text or "").strip()
     if not reply or reply == ANNOUNCE_SKIP:
         log.info("a2a announce of %s skipped (%s)", send.run_id, reply or "no reply")
@@ -185,22 +185,22 @@ async def _announce(rt: Runtime, send: A2ASend, target: DeliveryContext | None,
         log.info("a2a announce of %s not posted: %s has no announce target", send.run_id,
                  send.target_key)
         return
-    result = await rt.gate.deliver(Outbound(reply, "announce", send.target_key, target=target,
+    result = await env.gate.deliver(Outbound(reply, "announce", send.target_key, target=target,
                                             run_id=run_id))
     if not result.delivered:
         log.warning("a2a announce of %s to %s:%s %s: %s", send.run_id, target.channel,
                     target.to, result.outcome, result.reason)
 
 
-async def run_a2a_flow(rt: Runtime, send: A2ASend) -> None:
+async def run_a2a_flow(env: ToolEnv, send: A2ASend) -> None:
     """The whole background flow; never raises."""
     try:
-        round_one = await _primary_reply(rt, send)
+        round_one = await _primary_reply(env, send)
         if not round_one:
             return
-        target = await resolve_announce_target(rt, send.target_key)
+        target = await resolve_announce_target(env, send.target_key)
         channel = (target.channel if target else None) or "unknown"
-        latest = await _ping_pong(rt, send, round_one, channel)
-        await _announce(rt, send, target, round_one, latest)
+        latest = await _ping_pong(env, send, round_one, channel)
+        await _announce(env, send, target, round_one, latest)
     except Exception:
         log.exception("a2a flow of %s failed", send.run_id)

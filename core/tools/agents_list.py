@@ -1,49 +1,47 @@
-"""`agents_list`: the agent ids the requester may use with `sessions_spawn` (reference [2.5])."""
+"""`agents_list`: the agent ids the requester may use with `sessions_spawn` (reference R2.5)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.keys import agent_id_of, normalize_agent_id
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import AgentRow, AgentsListResult
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 
 class AgentsListArgs(ToolArgs):
     """No parameters."""
 
 
-def allowed_agents(rt: Runtime, requester: str) -> tuple[bool, set[str]]:
+def allowed_agents(env: ToolEnv, requester: str) -> tuple[bool, set[str]]:
     """(allowAny, allowed ids) from the requester's `subagents.allowAgents` (default none)."""
-    agent = rt.config.agent(requester)
+    agent = env.config.agent(requester)
     entries = list(agent.subagents.allow_agents) if agent else []
     allow_any = any(e.strip() == "*" for e in entries)
     if allow_any:
-        allowed = {a.id for a in rt.config.agents.list}
+        allowed = {a.id for a in env.config.agents.list}
     else:
         allowed = {normalize_agent_id(e) for e in entries if e.strip()}
     return allow_any, allowed | {requester}
 
 
-async def agents_list(rt: Runtime, ctx: ToolContext, args: AgentsListArgs) -> dict[str, Any]:
-    key = ctx.session_key.strip() or rt.keys.main_session_key()
+async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs
+                      ) -> AgentsListResult:
+    key = ctx.session_key.strip() or env.keys.main_session_key()
     requester = normalize_agent_id(ctx.agent_id or agent_id_of(key))
-    allow_any, allowed = allowed_agents(rt, requester)
+    allow_any, allowed = allowed_agents(env, requester)
     ordered = [requester, *sorted(allowed - {requester}, key=lambda a: (a.casefold(), a))]
     agents = []
     for agent_id in ordered:
-        cfg = rt.config.agent(agent_id)
-        row: dict[str, Any] = {"id": agent_id}
+        cfg = env.config.agent(agent_id)
         name = (cfg.name or "").strip() if cfg else ""
-        if name:
-            row["name"] = name
-        row["configured"] = cfg is not None
-        agents.append(row)
-    return {"requester": requester, "allowAny": allow_any, "agents": agents}
+        agents.append(AgentRow(id=agent_id, name=name or None, configured=cfg is not None))
+    return AgentsListResult(requester=requester, allow_any=allow_any, agents=agents)
 
 
 SPEC = ToolSpec(

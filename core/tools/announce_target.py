@@ -1,4 +1,4 @@
-"""Where an agent-to-agent announce is posted (reference [3.6]).
+"""Where an agent-to-agent announce is posted (reference R3.6).
 
 A group/channel key names its chat, so the target is parsed from the key without a lookup. Keys
 are lowercased (D1) while platform ids such as Slack's `C0123` are not, so when the session's
@@ -16,7 +16,7 @@ from core.keys import parse_announce_target
 from core.outbound.gate import session_target
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 PREFER_SESSION_LOOKUP = frozenset({"whatsapp"})
 """Channels whose key-derived target is only a fallback (the reference's WhatsApp plugin)."""
@@ -29,10 +29,10 @@ def _bare(to: str) -> str:
     return (rest if sep and kind.lower() in _TARGET_KINDS else to).strip().lower()
 
 
-async def resolve_announce_target(rt: Runtime, session_key: str) -> DeliveryContext | None:
+async def resolve_announce_target(env: ToolEnv, session_key: str) -> DeliveryContext | None:
     """The announce route of `session_key`, or None when it has no chat to post to."""
     parsed = parse_announce_target(session_key)
-    entry = await rt.store.get_session(session_key)
+    entry = await env.store.get_session(session_key)
     stored = session_target(entry)
     if parsed is not None and parsed.channel not in PREFER_SESSION_LOOKUP:
         if stored is not None and stored.channel == parsed.channel and stored.to \

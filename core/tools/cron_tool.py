@@ -22,12 +22,16 @@ from core.outbound.gate import session_target
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import (
+    CronJobResult,
+    CronListResult,
+    CronRemoveResult,
+    ToolResult,
+)
 from core.validation import validation_message
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
-
-Payload = dict[str, Any]
+    from core.tools.env import ToolEnv
 
 
 class CronArgs(ToolArgs):
@@ -47,14 +51,14 @@ def _privileged(ctx: ToolContext) -> bool:
     return not ctx.sandboxed and (ctx.owner or ctx.via == "http")
 
 
-async def _add(rt: Runtime, ctx: ToolContext, args: CronArgs) -> Payload:
+async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if not (args.message or "").strip():
         raise ToolInputError("message required")
-    limits = rt.config.cron
-    if await _count(rt, ctx.session_key) >= limits.max_jobs_per_session:
+    limits = env.config.cron
+    if await _count(env, ctx.session_key) >= limits.max_jobs_per_session:
         raise ToolError(f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
                         "per session; remove one first")
-    own = session_target(await rt.store.get_session(ctx.session_key)) or ctx.origin
+    own = session_target(await env.store.get_session(ctx.session_key)) or ctx.origin
     if args.deliver is None:
         deliver: Any = target_wire(own if own is not None and own.to else None)
     else:
@@ -69,40 +73,40 @@ async def _add(rt: Runtime, ctx: ToolContext, args: CronArgs) -> Payload:
         spec = CronJobConfig.model_validate({k: v for k, v in raw.items() if v is not None})
     except ValidationError as exc:
         raise ToolInputError(validation_message(exc)) from exc
-    err = rt.cron.add_limiter.check(ctx.session_key, limits.agent_adds_per_minute)
+    err = env.cron.add_limiter.check(ctx.session_key, limits.agent_adds_per_minute)
     if err is not None:
         raise ToolError(err)
     try:
-        rec = await rt.cron.add(spec, source="agent", owner_session=ctx.session_key)
+        rec = await env.cron.add(spec, source="agent", owner_session=ctx.session_key)
     except CronError as exc:
         raise ToolError(str(exc)) from exc
-    return {"status": "ok", "job": rt.cron.wire(rec)}
+    return CronJobResult(job=env.cron.wire(rec))
 
 
-async def _count(rt: Runtime, key: str) -> int:
+async def _count(env: ToolEnv, key: str) -> int:
     from core.store.cron_store import count_jobs
 
-    return await count_jobs(rt.store, key)
+    return await count_jobs(env.store, key)
 
 
-async def handle(rt: Runtime, ctx: ToolContext, args: CronArgs) -> Payload:
+async def handle(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> ToolResult:
     if args.action == "add":
-        return await _add(rt, ctx, args)
+        return await _add(env, ctx, args)
     owner = None if _privileged(ctx) else ctx.session_key
     if args.action == "list":
-        jobs = [rt.cron.wire(r) for r in await rt.cron.jobs(owner_session=owner)]
-        return {"count": len(jobs), "jobs": jobs}
+        jobs = [env.cron.wire(r) for r in await env.cron.jobs(owner_session=owner)]
+        return CronListResult(count=len(jobs), jobs=jobs)
     job_id = (args.id or "").strip()
     if not job_id:
         raise ToolInputError("id required")
     try:
-        rec = await rt.cron.get(job_id)
+        rec = await env.cron.get(job_id)
         if owner is not None and rec.owner_session != owner:
             raise ToolError(f"cron job not found: {job_id}")
-        await rt.cron.remove(job_id)
+        await env.cron.remove(job_id)
     except CronError as exc:
         raise ToolError(str(exc)) from exc
-    return {"status": "ok", "removed": job_id}
+    return CronRemoveResult(removed=job_id)
 
 
 SPEC = ToolSpec(

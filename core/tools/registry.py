@@ -21,13 +21,16 @@ from core.errors import ToolInputError, ToolRefused
 from core.extension.permission import EVERYONE, Caller, Permission
 from core.text import clean_json
 from core.tools.context import ToolContext
+from core.tools.results import ToolResult
 from core.validation import validation_message
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 Payload = dict[str, Any]
-Handler = Callable[["Runtime", ToolContext, Any], Awaitable[Payload]]
+Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResult"]]
+"""``handler(env, ctx, args)``: the tool environment (D30), who calls, the parsed arguments;
+it returns the payload, or a typed result the registry dumps to camelCase JSON (D33)."""
 
 SESSION_TOOLS = frozenset({"sessions_list", "sessions_history", "sessions_send", "sessions_spawn"})
 SUBAGENT_DENY = frozenset({
@@ -107,7 +110,7 @@ class ToolRegistry:
         except ValidationError as exc:
             raise ToolInputError(validation_message(exc)) from exc
 
-    async def invoke(self, rt: Runtime, name: str, args: dict[str, Any], ctx: ToolContext
+    async def invoke(self, env: ToolEnv, name: str, args: dict[str, Any], ctx: ToolContext
                      ) -> Payload:
         spec = self._tools.get(name)
         if spec is None:
@@ -117,7 +120,8 @@ class ToolRegistry:
                 raise ToolRefused(f"{name} is not allowed for this caller "
                                   f"(needs {spec.permission.name})")
             # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
-            return await spec.handler(rt, ctx, self.parse_args(spec, clean_json(args)))
+            result = await spec.handler(env, ctx, self.parse_args(spec, clean_json(args)))
+            return result.payload() if isinstance(result, ToolResult) else result
         except ToolRefused as refusal:
             return refusal.payload()
 

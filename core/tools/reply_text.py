@@ -1,4 +1,4 @@
-"""The latest assistant reply of a session, as `sessions_send` reports it (reference [3.2]).
+"""The latest assistant reply of a session, as `sessions_send` reports it (reference R3.2).
 
 The target's reply is read back from its transcript rather than from the run outcome, so what
 the requester sees is exactly what `sessions_history` shows; reasoning tags and tool-call
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.store import TranscriptMessage
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 HISTORY_WINDOW = 200
 
@@ -73,17 +73,17 @@ def reply_of(messages: list[TranscriptMessage]) -> str | None:
     return assistant_text(messages[-1].content)
 
 
-async def latest_assistant_reply(rt: Runtime, session_key: str, run_id: str | None = None
+async def latest_assistant_reply(env: ToolEnv, session_key: str, run_id: str | None = None
                                  ) -> str | None:
-    """Reference [3.2]: the last non-toolResult message, if it is assistant text.
+    """Reference R3.2: the last non-toolResult message, if it is assistant text.
 
     With `run_id`, only that run's messages count: runs queue per session and each stores its
     input when it is submitted, so the session's very last message may belong to a later run.
     """
-    entry = await rt.store.get_session(session_key)
+    entry = await env.store.get_session(session_key)
     if entry is None:
         return None
-    history = await rt.store.history(entry.session_id, limit=HISTORY_WINDOW,
+    history = await env.store.history(entry.session_id, limit=HISTORY_WINDOW,
                                      include_tools=False)
     if run_id is not None:
         history = [m for m in history if m.run_id == run_id]

@@ -1,4 +1,4 @@
-"""Resolve a `sessionKey` argument (a key or a sessionId) to a stored key — reference [1.7]."""
+"""Resolve a `sessionKey` argument (a key or a sessionId) to a stored key — reference R1.7."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from core.keys import (
 from core.tools.visibility import Visibility
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,20 +30,20 @@ class Resolved:
 not_visible = not_visible_from_sandbox
 
 
-async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
+async def resolve_reference(env: ToolEnv, vis: Visibility, raw: str) -> Resolved:
     """The target of a tool call; refuses (`forbidden` or `error`) when there is none."""
     raw = raw.strip()
-    keys = rt.keys
+    keys = env.keys
     try:
         canonical = keys.resolve_input(raw, vis.requester_agent)
     except InvalidSessionKey as exc:  # separators only, or too long (D12)
         raise ToolRefused(str(exc), status="error") from None
     if is_key_shaped(raw) and not is_uuid(raw):
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
-    if await rt.store.get_session(canonical) is not None:
+    if await env.store.get_session(canonical) is not None:
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     spawned_by = vis.requester_key if vis.restricted else None
-    found = await rt.store.find_sessions(raw, spawned_by=spawned_by)
+    found = await env.store.find_sessions(raw, spawned_by=spawned_by)
     needle = raw.lower()
     exact = [e for e in found if e.session_id.lower() == needle or e.key == needle]
     if len(exact) == 1:
@@ -56,7 +56,7 @@ async def resolve_reference(rt: Runtime, vis: Visibility, raw: str) -> Resolved:
     raise ToolRefused(multiple_sessions_found(raw, [e.key for e in exact[:2]]), status="error")
 
 
-async def spawned_by_requester(rt: Runtime, vis: Visibility, key: str) -> bool:
+async def spawned_by_requester(env: ToolEnv, vis: Visibility, key: str) -> bool:
     """Sandboxed callers may only reach sessions whose `spawnedBy` is their own key."""
-    entry = await rt.store.get_session(key)
+    entry = await env.store.get_session(key)
     return entry is not None and entry.spawned_by == vis.requester_key

@@ -1,4 +1,4 @@
-"""The `sessions_list` row of a stored session (reference [2.1] fields, camelCase).
+"""The `sessions_list` row of a stored session (reference R2.1 fields, camelCase).
 
 Rows are built from already-normalised store fields with plain dict work: this runs for every
 listed session, so it avoids model validation and key re-parsing (the list budget is 2 ms).
@@ -11,40 +11,44 @@ from typing import TYPE_CHECKING, Any
 from core.store import SessionEntry, TranscriptMessage
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 _INTERNAL_KINDS = frozenset({"cron", "hook", "node"})
 
 
-def derive_channel(rt: Runtime, entry: SessionEntry, kind: str) -> str:
+def derive_channel(env: ToolEnv, entry: SessionEntry, kind: str) -> str:
     if kind in _INTERNAL_KINDS:
         return "internal"
-    return (entry.channel or entry.last_channel or rt.keys.channel_of(entry.key)
+    return (entry.channel or entry.last_channel or env.keys.channel_of(entry.key)
             or "unknown")
 
 
 class RowBuilder:
     """Builds rows for one requester; precomputes what is the same for every row."""
 
-    __slots__ = ("_main_keys", "_rt", "_transcripts")
+    __slots__ = ("_env", "_main_keys", "_transcripts")
 
-    def __init__(self, rt: Runtime, requester_agent: str) -> None:
-        self._rt = rt
-        main = rt.keys.main_session_key(requester_agent)
+    def __init__(self, env: ToolEnv, requester_agent: str) -> None:
+        self._env = env
+        main = env.keys.main_session_key(requester_agent)
         self._main_keys = {main, "global"} if main == "global" else {main}
-        self._transcripts = str(rt.store.transcripts_dir)
+        self._transcripts = str(env.store.transcripts_dir)
 
     def display(self, key: str) -> str:
         return "main" if key in self._main_keys else key
 
     def row(self, entry: SessionEntry, messages: list[TranscriptMessage] | None = None
             ) -> dict[str, Any]:
+        """The row as JSON, in the shape of :class:`core.tools.results.SessionRow` (D33).
+
+        Built as a dict: validating 50 models would double sessions_list's time (bench);
+        tests hold every row to the model instead."""
         kind = entry.kind
         last_channel = entry.last_channel or entry.channel
         row: dict[str, Any] = {
             "key": self.display(entry.key),
             "kind": kind,
-            "channel": derive_channel(self._rt, entry, kind),
+            "channel": derive_channel(self._env, entry, kind),
             "label": entry.label,
             "displayName": entry.display_name or entry.label,
             "updatedAt": entry.updated_at,
@@ -74,6 +78,6 @@ class RowBuilder:
         return {k: v for k, v in row.items() if v is not None}
 
 
-def session_row(rt: Runtime, entry: SessionEntry, requester_agent: str,
+def session_row(env: ToolEnv, entry: SessionEntry, requester_agent: str,
                 messages: list[TranscriptMessage] | None = None) -> dict[str, Any]:
-    return RowBuilder(rt, requester_agent).row(entry, messages)
+    return RowBuilder(env, requester_agent).row(entry, messages)

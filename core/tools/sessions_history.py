@@ -1,4 +1,4 @@
-"""`sessions_history`: one session's transcript (reference [2.2], decision D3)."""
+"""`sessions_history`: one session's transcript (reference R2.2, decision D3)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
 from core.tools.resolve import not_visible, resolve_reference, spawned_by_requester
+from core.tools.results import SessionsHistoryResult
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 MAX_BYTES = 256 * 1024
@@ -40,31 +41,29 @@ def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
     return messages[start:], start > 0
 
 
-async def sessions_history(rt: Runtime, ctx: ToolContext, args: SessionsHistoryArgs
-                           ) -> dict[str, Any]:
+async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
+                           ) -> SessionsHistoryResult:
     raw = required_text(args.session_key, "sessionKey")
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
-    vis = visibility_for(rt, ctx)
-    target = await resolve_reference(rt, vis, raw)
+    vis = visibility_for(env, ctx)
+    target = await resolve_reference(env, vis, raw)
     if vis.restricted and not target.via_session_id and \
-            not await spawned_by_requester(rt, vis, target.key):
+            not await spawned_by_requester(env, vis, target.key):
         raise ToolRefused(not_visible(raw))
-    policy = a2a_policy(rt)
+    policy = a2a_policy(env)
     target_agent = agent_id_of(target.key)
     if target_agent != vis.requester_agent:
         if not policy.enabled:
             raise ToolRefused(A2A_DISABLED)
         if not policy.is_allowed(vis.requester_agent, target_agent):
             raise ToolRefused(A2A_DENIED)
-    entry = await rt.store.get_session(target.key)
+    entry = await env.store.get_session(target.key)
     msgs = [] if entry is None else [
-        m.to_wire() for m in await rt.store.history(
+        m.to_wire() for m in await env.store.history(
             entry.session_id, limit=limit, include_tools=args.include_tools)]
     msgs, truncated = cap_messages(msgs)
-    out: dict[str, Any] = {"sessionKey": target.display, "messages": msgs}
-    if truncated:
-        out["truncated"] = True
-    return out
+    return SessionsHistoryResult(session_key=target.display, messages=msgs,
+                                 truncated=True if truncated else None)
 
 
 SPEC = ToolSpec(

@@ -1,18 +1,19 @@
-"""`sessions_list`: sessions visible to the requester, newest first (reference [2.1], D2)."""
+"""`sessions_list`: sessions visible to the requester, newest first (reference R2.1, D2)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.store import SessionQuery, now_ms
 from core.tools.args import ToolArgs, floor_clamp
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
+from core.tools.results import SessionsListResult
 from core.tools.rows import RowBuilder
 from core.tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 KINDS = ("main", "group", "cron", "hook", "node", "other")
 DEFAULT_LIMIT, MAX_LIMIT, MAX_MESSAGES = 50, 200, 20
@@ -30,13 +31,13 @@ def _kinds(value: list[str] | str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for v in raw if (k := v.strip().lower()) in KINDS))
 
 
-async def sessions_list(rt: Runtime, ctx: ToolContext, args: SessionsListArgs
-                        ) -> dict[str, Any]:
-    vis = visibility_for(rt, ctx)
+async def sessions_list(env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
+                        ) -> SessionsListResult:
+    vis = visibility_for(env, ctx)
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     active = floor_clamp(args.active_minutes, default=None, lo=1)
     message_limit = floor_clamp(args.message_limit, default=0, lo=0, hi=MAX_MESSAGES) or 0
-    global_scope = rt.config.session.scope == "global"
+    global_scope = env.config.session.scope == "global"
     query = SessionQuery(
         limit=limit, kinds=_kinds(args.kinds),
         updated_since=now_ms() - active * 60_000 if active else None,
@@ -45,14 +46,14 @@ async def sessions_list(rt: Runtime, ctx: ToolContext, args: SessionsListArgs
     if vis.restricted:
         query.spawned_by = vis.requester_key
     else:
-        query.agent_ids, query.agent_patterns = a2a_policy(rt).visible_agents(vis.requester_agent)
-    entries = await rt.store.list_sessions(query)
-    recent = (await rt.store.recent_messages([e.session_id for e in entries], message_limit)
+        query.agent_ids, query.agent_patterns = a2a_policy(env).visible_agents(vis.requester_agent)
+    entries = await env.store.list_sessions(query)
+    recent = (await env.store.recent_messages([e.session_id for e in entries], message_limit)
               if message_limit else {})
-    builder = RowBuilder(rt, vis.requester_agent)
+    builder = RowBuilder(env, vis.requester_agent)
     rows = [builder.row(e, recent.get(e.session_id, []) if message_limit else None)
             for e in entries]
-    return {"count": len(rows), "sessions": rows}
+    return SessionsListResult(count=len(rows), sessions=rows)
 
 
 SPEC = ToolSpec(

@@ -1,4 +1,4 @@
-"""`sessions_send`: run a message in another session and report its reply ([2.3], [3.1]–[3.2]).
+"""`sessions_send`: run a message in another session and report its reply (R2.3, R3.1–R3.2).
 
 Checks run in the reference's order and return its exact texts; every refusal carries a fresh
 `runId` (and the display `sessionKey` once the target is known) and starts nothing. Before a
@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import field_validator
 
@@ -31,10 +31,11 @@ from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
 from core.tools.reply_text import latest_assistant_reply
 from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
+from core.tools.results import SessionsSendResult
 from core.tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,6 @@ A2A_DISABLED = ("Agent-to-agent messaging is disabled. Set tools.agentToAgent.en
 A2A_DENIED = "Agent-to-agent messaging denied by tools.agentToAgent.allow."
 PENDING_ANNOUNCE = {"status": "pending", "mode": "announce"}
 
-Payload = dict[str, Any]
 
 
 class SessionsSendArgs(ToolArgs):
@@ -61,7 +61,7 @@ class SessionsSendArgs(ToolArgs):
     @field_validator("timeout_seconds", mode="before")
     @classmethod
     def _lenient_timeout(cls, value: object) -> object:
-        """[2.3]: a non-numeric timeout means the default, not a thrown error."""
+        """R2.3: a non-numeric timeout means the default, not a thrown error."""
         if value is None or isinstance(value, bool):
             return None
         try:
@@ -70,34 +70,35 @@ class SessionsSendArgs(ToolArgs):
             return None
 
 
-def _outcome(run_id: str, status: str, error: str, session_key: str) -> Payload:
+def _outcome(run_id: str, status: Literal["timeout", "error"], error: str | None,
+             session_key: str) -> SessionsSendResult:
     """A finished exchange that did not answer (a result, not a refusal)."""
-    return {"runId": run_id, "status": status, "error": error, "sessionKey": session_key}
+    return SessionsSendResult(run_id=run_id, status=status, error=error, session_key=session_key)
 
 
-def _a2a_refusal(rt: Runtime, requester: str, target: str) -> str | None:
-    """The cross-agent "messaging" text when `requester` may not send to `target` ([1.8])."""
+def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
+    """The cross-agent "messaging" text when `requester` may not send to `target` (R1.8)."""
     if requester == target:
         return None
-    policy = a2a_policy(rt)
+    policy = a2a_policy(env)
     if not policy.enabled:
         return A2A_DISABLED
     return None if policy.is_allowed(requester, target) else A2A_DENIED
 
 
-async def _key_for_label(rt: Runtime, vis: Visibility, label: str,
+async def _key_for_label(env: ToolEnv, vis: Visibility, label: str,
                          agent_raw: str | None) -> str:
-    """Step 3 of [2.3]: the key of the one session with `label`; refuses otherwise."""
+    """Step 3 of R2.3: the key of the one session with `label`; refuses otherwise."""
     agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
     if vis.restricted and agent is not None and agent != vis.requester_agent:
         raise ToolRefused(LABEL_OWN_AGENT)
-    if agent is not None and (refused := _a2a_refusal(rt, vis.requester_agent, agent)):
+    if agent is not None and (refused := _a2a_refusal(env, vis.requester_agent, agent)):
         raise ToolRefused(refused)
     if len(label) > MAX_LABEL:
         error = f"invalid label: too long (max {MAX_LABEL})"
         found = []
     else:
-        found = await rt.store.find_by_label(
+        found = await env.store.find_by_label(
             label, agent_id=agent, spawned_by=vis.requester_key if vis.restricted else None)
         error = f"No session found with label: {label}" if not found else \
             f"Multiple sessions found with label: {label} ({', '.join(e.key for e in found)})"
@@ -108,58 +109,59 @@ async def _key_for_label(rt: Runtime, vis: Visibility, label: str,
     raise ToolRefused(error, status="error")
 
 
-async def _target(rt: Runtime, vis: Visibility, args: SessionsSendArgs) -> Resolved:
-    """Steps 2–7 of [2.3]: the visible, allowed target; refuses otherwise."""
+async def _target(env: ToolEnv, vis: Visibility, args: SessionsSendArgs) -> Resolved:
+    """Steps 2–7 of R2.3: the visible, allowed target; refuses otherwise."""
     raw = (args.session_key or "").strip()
     label = (args.label or "").strip()
     if raw and label:
         raise ToolRefused(BOTH_GIVEN, status="error")
     if not raw and label:
-        raw = await _key_for_label(rt, vis, label, args.agent_id)
+        raw = await _key_for_label(env, vis, label, args.agent_id)
     if not raw:
         raise ToolRefused(NEITHER_GIVEN, status="error")
     try:
-        target = await resolve_reference(rt, vis, raw)
+        target = await resolve_reference(env, vis, raw)
     except InvalidSessionKey as exc:
         raise ToolRefused(str(exc), status="error") from None
     if vis.restricted and not target.via_session_id and \
-            not await spawned_by_requester(rt, vis, target.key):
+            not await spawned_by_requester(env, vis, target.key):
         raise ToolRefused(not_visible(raw), sessionKey=target.display)
-    refused = _a2a_refusal(rt, vis.requester_agent, rt.keys.agent_of(target.key))
+    refused = _a2a_refusal(env, vis.requester_agent, env.keys.agent_of(target.key))
     if refused:
         raise ToolRefused(refused, sessionKey=target.display)
     return target
 
 
-def _limit_error(rt: Runtime, ctx: ToolContext) -> str | None:
+def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
     """Decision D8: hop budget of the chain, then the source session's rolling-minute rate."""
-    limits = rt.config.tools.sessions
-    return hop_error(ctx, limits.hop_budget) or rt.send_limiter.check(ctx.session_key)
+    limits = env.config.tools.sessions
+    return hop_error(ctx, limits.hop_budget) or env.send_limiter.check(ctx.session_key)
 
 
-async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -> Payload:
+async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
+                        ) -> SessionsSendResult:
     message = required_text(args.message, "message")
     timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
     run_id = str(uuid.uuid4())
-    vis = visibility_for(rt, ctx)
+    vis = visibility_for(env, ctx)
     try:
-        target = await _target(rt, vis, args)
+        target = await _target(env, vis, args)
     except ToolRefused as refusal:  # every sessions_send result names its runId
         raise refusal.with_run_id(run_id) from None
-    if (limited := _limit_error(rt, ctx)) is not None:
+    if (limited := _limit_error(env, ctx)) is not None:
         log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
                     limited)
         raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)
-    entry = await rt.store.get_session(target.key)
-    run_ctx = ctx.next_hop(target.key, rt.keys.agent_of(target.key),
-                           origin=session_target(entry), sandboxed=rt.is_sandboxed(target.key))
+    entry = await env.store.get_session(target.key)
+    run_ctx = ctx.next_hop(target.key, env.keys.agent_of(target.key),
+                           origin=session_target(entry), sandboxed=env.is_sandboxed(target.key))
     request = RunRequest(
         session_key=target.key, message=message, context=run_ctx,
         extra_system_prompt=message_context(ctx.session_key.strip(), ctx.channel,
                                             target.display),
         deliver=False, lane=LANE, meta={"via": "sessions_send", "from": ctx.session_key})
     try:
-        run = await rt.start_run(request)
+        run = await env.start_run(request)
     except SendBlocked as exc:
         raise ToolRefused(str(exc), status="error", run_id=run_id,
                           sessionKey=target.display) from None
@@ -171,23 +173,18 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
                    message=message, run_id=run.id, timeout_seconds=timeout)
     from_own_turn = target.key == ctx.session_key and ctx.run_id is not None
     if timeout == 0 or from_own_turn:
-        rt.spawn(run_a2a_flow(rt, send))
-        return {"runId": run.id, "status": "accepted", "sessionKey": target.display,
-                "delivery": dict(PENDING_ANNOUNCE)}
-    outcome = await rt.runs.wait(run.id, timeout)
+        env.spawn(run_a2a_flow(env, send))
+        return SessionsSendResult(run_id=run.id, status="accepted", session_key=target.display,
+                                  delivery=dict(PENDING_ANNOUNCE))
+    outcome = await env.runs.wait(run.id, timeout)
     if outcome.status == "timeout":
-        return _outcome(run.id, "timeout", outcome.error, target.display) if outcome.error \
-            else {"runId": run.id, "status": "timeout", "sessionKey": target.display}
+        return _outcome(run.id, "timeout", outcome.error, target.display)
     if outcome.status != "ok":
         return _outcome(run.id, "error", outcome.error or "agent error", target.display)
-    reply = await latest_assistant_reply(rt, target.key, run.id)
-    rt.spawn(run_a2a_flow(rt, replace(send, round_one_reply=reply)))
-    out: Payload = {"runId": run.id, "status": "ok"}
-    if reply is not None:
-        out["reply"] = reply
-    out["sessionKey"] = target.display
-    out["delivery"] = dict(PENDING_ANNOUNCE)
-    return out
+    reply = await latest_assistant_reply(env, target.key, run.id)
+    env.spawn(run_a2a_flow(env, replace(send, round_one_reply=reply)))
+    return SessionsSendResult(run_id=run.id, status="ok", reply=reply, session_key=target.display,
+                              delivery=dict(PENDING_ANNOUNCE))
 
 
 SPEC = ToolSpec(

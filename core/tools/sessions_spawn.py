@@ -1,6 +1,6 @@
 """`sessions_spawn`: start a sub-agent in an isolated session; never waits for it ([4], D6, D7).
 
-Checks run in the reference order ([4.2]) and nothing is started before all of them pass: a
+Checks run in the reference order (R4.2) and nothing is started before all of them pass: a
 sub-agent caller is refused, the target agent must be allowed by `subagents.allowAgents` (the
 agent-to-agent policy is not consulted), the hop budget (D8) must allow one more hop, the model
 must be known (D7) and the thinking level valid. The run is then registered so its result is
@@ -9,7 +9,7 @@ announced back to the requester's chat (core.subagents).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -25,9 +25,10 @@ from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
+from core.tools.results import SessionsSpawnResult
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 FROM_SUBAGENT = "sessions_spawn is not allowed from sub-agent sessions"
 LABEL_MAX = 64
@@ -57,11 +58,11 @@ class SessionsSpawnArgs(ToolArgs):
     cleanup: str | None = Field(default=None, description='"delete" or "keep" (default).')
 
 
-def allow_agents_error(rt: Runtime, requester_agent: str, target_agent: str) -> str | None:
-    """[4.2] step 4: `subagents.allowAgents` of the requester agent (`*` allows any)."""
+def allow_agents_error(env: ToolEnv, requester_agent: str, target_agent: str) -> str | None:
+    """R4.2 step 4: `subagents.allowAgents` of the requester agent (`*` allows any)."""
     if target_agent == requester_agent:
         return None
-    agent = rt.config.agent(requester_agent)
+    agent = env.config.agent(requester_agent)
     entries = list(agent.subagents.allow_agents) if agent else []
     if any(e.strip() == "*" for e in entries):
         return None
@@ -71,13 +72,13 @@ def allow_agents_error(rt: Runtime, requester_agent: str, target_agent: str) -> 
     return f"agentId is not allowed for sessions_spawn (allowed: {allowed})"
 
 
-def resolve_model(rt: Runtime, explicit: str | None, target_agent: str) -> str | None:
-    """[4.4]: explicit > target agent `subagents.model` > defaults `subagents.model`."""
+def resolve_model(env: ToolEnv, explicit: str | None, target_agent: str) -> str | None:
+    """R4.4: explicit > target agent `subagents.model` > defaults `subagents.model`."""
     if explicit and explicit.strip():
         return explicit.strip()
-    agent = rt.config.agent(target_agent)
+    agent = env.config.agent(target_agent)
     return (primary_model(agent.subagents.model) if agent else None) or primary_model(
-        rt.config.agents.defaults.subagents.model)
+        env.config.agents.defaults.subagents.model)
 
 
 def thinking_levels(model_ref: str | None) -> list[str]:
@@ -101,8 +102,8 @@ def _label(raw: str | None) -> str | None:
     return text or None
 
 
-async def sessions_spawn(rt: Runtime, ctx: ToolContext, args: SessionsSpawnArgs
-                         ) -> dict[str, Any]:
+async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
+                         ) -> SessionsSpawnResult:
     task = required_text(args.task, "task")
     if is_subagent_key(ctx.session_key):
         raise ToolRefused(FROM_SUBAGENT)
@@ -110,18 +111,18 @@ async def sessions_spawn(rt: Runtime, ctx: ToolContext, args: SessionsSpawnArgs
     requester_agent = normalize_agent_id(ctx.agent_id)
     target_agent = normalize_agent_id(args.agent_id) if args.agent_id and args.agent_id.strip() \
         else requester_agent
-    if (err := allow_agents_error(rt, requester_agent, target_agent)) is not None:
+    if (err := allow_agents_error(env, requester_agent, target_agent)) is not None:
         raise ToolRefused(err)
-    if (err := hop_error(ctx, rt.config.tools.sessions.hop_budget)) is not None:
+    if (err := hop_error(ctx, env.config.tools.sessions.hop_budget)) is not None:
         raise ToolRefused(err, status="error")
-    model = resolve_model(rt, args.model, target_agent)
-    if model is not None and not rt.models.is_known(model):
+    model = resolve_model(env, args.model, target_agent)
+    if model is not None and not env.models.is_known(model):
         raise ToolRefused(f"invalid model: {model}", status="error")
     thinking: str | None = None
     if args.thinking is not None and args.thinking.strip():
-        thinking = normalize_thinking(args.thinking, model or rt.models.default_ref(target_agent))
+        thinking = normalize_thinking(args.thinking, model or env.models.default_ref(target_agent))
         if thinking is None:
-            levels = ", ".join(thinking_levels(model or rt.models.default_ref(target_agent)))
+            levels = ", ".join(thinking_levels(model or env.models.default_ref(target_agent)))
             raise ToolRefused(f'Invalid thinking level "{args.thinking}". Use one of: {levels}.',
                               status="error")
     run_timeout = floor_clamp(args.run_timeout_seconds, default=None, lo=0)
@@ -130,42 +131,40 @@ async def sessions_spawn(rt: Runtime, ctx: ToolContext, args: SessionsSpawnArgs
     cleanup = "delete" if (args.cleanup or "").strip().lower() == "delete" else "keep"
     label = _label(args.label)
 
-    child = rt.keys.subagent_key(target_agent)
-    await rt.ensure_session(child, spawned_by=requester_key, model=model,
+    child = env.keys.subagent_key(target_agent)
+    await env.ensure_session(child, spawned_by=requester_key, model=model,
                             thinking_level=thinking)
     if label is not None:
-        await _try_label(rt, child, label)
+        await _try_label(env, child, label)
     prompt = subagent_system_prompt(task=task, child_key=child, requester_key=requester_key,
                                     requester_channel=ctx.channel, label=label)
     try:
-        run = await rt.start_run(RunRequest(
+        run = await env.start_run(RunRequest(
             session_key=child, message=task,
             context=ctx.next_hop(child, target_agent, origin=None,
-                                 sandboxed=rt.is_sandboxed(child)),
+                                 sandboxed=env.is_sandboxed(child)),
             extra_system_prompt=prompt, deliver=False, lane="subagent",
             timeout_seconds=float(run_timeout) if run_timeout > 0 else None,
             model=model, thinking=thinking,
             meta={"spawnedBy": requester_key, **({"label": label} if label else {})}))
     except SendBlocked as exc:
-        await rt.store.delete_session(child)
+        await env.store.delete_session(child)
         raise ToolRefused(str(exc), status="error", childSessionKey=child) from None
     created = now_ms()
-    await rt.subagents.register(SubagentRecord(
+    await env.subagents.register(SubagentRecord(
         run_id=run.id, child_key=child, requester_key=requester_key, task=task,
         created_at=created, requester_origin=SubagentRecord.origin_json(ctx.origin),
         label=label, cleanup=cleanup, model=model, trace_id=ctx.trace_id, hops=ctx.hops + 1,
-        archive_at=archive_at(created, rt.config.agents.defaults.subagents.archive_after_minutes),
+        archive_at=archive_at(created, env.config.agents.defaults.subagents.archive_after_minutes),
     ))
-    out: dict[str, Any] = {"status": "accepted", "childSessionKey": child, "runId": run.id}
-    if model is not None:
-        out["modelApplied"] = True
-    return out
+    return SessionsSpawnResult(child_session_key=child, run_id=run.id,
+                               model_applied=True if model is not None else None)
 
 
-async def _try_label(rt: Runtime, child: str, label: str) -> None:
+async def _try_label(env: ToolEnv, child: str, label: str) -> None:
     """Labels are unique across the store; a taken label stays only on the registry record."""
     try:
-        await rt.store.set_label(child, label[:LABEL_MAX])
+        await env.store.set_label(child, label[:LABEL_MAX])
     except StoreError:
         pass
 

@@ -10,7 +10,7 @@ from core.keys import is_subagent_key
 from core.tools.context import ToolContext
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.tools.env import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,13 +18,13 @@ class Visibility:
     requester_key: str
     requester_agent: str
     restricted: bool
-    """True when only sessions spawned by the requester are visible (reference [2.0])."""
+    """True when only sessions spawned by the requester are visible (reference R2.0)."""
 
 
-def visibility_for(rt: Runtime, ctx: ToolContext) -> Visibility:
+def visibility_for(env: ToolEnv, ctx: ToolContext) -> Visibility:
     restricted = (
         ctx.sandboxed
-        and rt.config.agents.defaults.sandbox.session_tools_visibility == "spawned"
+        and env.config.agents.defaults.sandbox.session_tools_visibility == "spawned"
         and bool(ctx.session_key.strip())
         and not is_subagent_key(ctx.session_key)
     )
@@ -72,6 +72,6 @@ class AgentToAgentPolicy:
         return exact, globs
 
 
-def a2a_policy(rt: Runtime) -> AgentToAgentPolicy:
-    cfg = rt.config.tools.agent_to_agent
+def a2a_policy(env: ToolEnv) -> AgentToAgentPolicy:
+    cfg = env.config.tools.agent_to_agent
     return AgentToAgentPolicy(cfg.enabled, list(cfg.allow))

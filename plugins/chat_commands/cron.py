@@ -12,7 +12,7 @@ USAGE = "⚙️ Usage: /cron list | /cron rm ID"
 
 async def handle_cron(inv: CommandInvocation) -> str:
     args = inv.command.args.split()
-    cron = inv.runtime.cron
+    cron = inv.env.cron
     if args in (["list"], ["ls"], []):
         jobs = await cron.jobs()
         if not jobs:

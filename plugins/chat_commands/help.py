@@ -6,7 +6,7 @@ from core.commands.registry import CommandInvocation, CommandSpec
 
 
 async def handle_help(inv: CommandInvocation) -> str:
-    specs = inv.runtime.commands.visible(inv.caller)
+    specs = inv.env.commands.visible(inv.caller)
     lines = ["⚙️ Commands:"] + [f"/{c.name} — {c.description}" for c in specs]
     return "\n".join(lines)
 

@@ -20,7 +20,7 @@ def _scope(inv: CommandInvocation) -> str | None:
 
 
 async def _list(inv: CommandInvocation, channel: str | None) -> str:
-    pairing = inv.runtime.access.pairing
+    pairing = inv.env.pairing
     pending = await pairing.pending(channel)
     approved = await pairing.approved(channel)
     lines = [f"⚙️ Pending pairing requests: {len(pending)}"]
@@ -35,7 +35,7 @@ async def _list(inv: CommandInvocation, channel: str | None) -> str:
 async def handle_pair(inv: CommandInvocation) -> str:
     words = inv.command.args.split()
     channel = _scope(inv)
-    pairing = inv.runtime.access.pairing
+    pairing = inv.env.pairing
     if words == ["list"] or not words:
         return await _list(inv, channel)
     if len(words) != 2:

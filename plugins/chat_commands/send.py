@@ -1,4 +1,4 @@
-"""`/send on|off|inherit`: the owner's per-session send-policy override (D4, reference [5.4])."""
+"""`/send on|off|inherit`: the owner's per-session send-policy override (D4, reference R5.4)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ _OVERRIDE = {"allow": "allow", "deny": "deny", "inherit": None}
 
 async def handle_send(inv: CommandInvocation) -> str:
     mode = parse_send_mode(inv.command.args)
-    rt = inv.runtime
+    env = inv.env
     if mode is None:
-        return effective_policy_text(rt.gate.decide(inv.entry))
+        return effective_policy_text(env.gate.decide(inv.entry))
     if mode == "invalid":
         return SEND_USAGE
-    await rt.store.update_session(inv.entry.key, send_policy=_OVERRIDE[mode])
+    await env.store.update_session(inv.entry.key, send_policy=_OVERRIDE[mode])
     return send_set_text(mode)
 
 

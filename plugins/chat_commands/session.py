@@ -11,10 +11,10 @@ from plugins.chat_commands.usage import usage_lines
 
 
 async def handle_status(inv: CommandInvocation) -> str:
-    rt, entry = inv.runtime, inv.entry
-    policy = effective_policy_text(rt.gate.decide(entry)).removeprefix("⚙️ ")
-    last = await rt.store.last_run(entry.key)
-    model = entry.model or rt.models.default_ref(entry.agent_id) or "none configured"
+    env, entry = inv.env, inv.entry
+    policy = effective_policy_text(env.gate.decide(entry)).removeprefix("⚙️ ")
+    last = await env.store.last_run(entry.key)
+    model = entry.model or env.models.default_ref(entry.agent_id) or "none configured"
     lines = [
         f"⚙️ Session: {entry.key}",
         f"Model: {model}",
@@ -29,22 +29,19 @@ async def handle_status(inv: CommandInvocation) -> str:
 
 
 async def handle_new(inv: CommandInvocation) -> str:
-    rt = inv.runtime
-    await rt.runs.abort_session(inv.entry.key, "session reset by /new")
+    env = inv.env
+    await env.runs.abort_session(inv.entry.key, "session reset by /new")
     new_id = str(uuid.uuid4())
-    await rt.store.update_session(inv.entry.key, session_id=new_id, input_tokens=None,
+    await env.store.update_session(inv.entry.key, session_id=new_id, input_tokens=None,
                                   output_tokens=None, total_tokens=None, context_tokens=None,
                                   cost_usd=None, aborted_last_run=None)
     return f"⚙️ New session started ({new_id[:8]}). Send policy kept."
 
 
 async def handle_stop(inv: CommandInvocation) -> str:
-    rt = inv.runtime
-    stopped = await rt.runs.abort_session(inv.entry.key)
-    children = 0
-    stop_children = getattr(rt, "stop_subagents_of", None)
-    if stop_children is not None:
-        children = await stop_children(inv.entry.key)
+    env = inv.env
+    stopped = await env.runs.abort_session(inv.entry.key)
+    children = await env.subagents.stop_of(inv.entry.key)
     if not stopped and not children:
         return "⚙️ Nothing to stop."
     if children:

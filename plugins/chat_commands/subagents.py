@@ -1,4 +1,4 @@
-"""`/subagents list|stop|log|info|send|help`: the sub-agents spawned from this chat ([4.10]).
+"""`/subagents list|stop|log|info|send|help`: the sub-agents spawned from this chat (R4.10).
 
 Owner-only, like `/stop`: it can abort runs and read sub-agent transcripts. Targets are a list
 number, `last`, a run-id prefix or the full child session key.
@@ -69,7 +69,7 @@ def _status(inv: CommandInvocation, rec: SubagentRecord) -> str:
     if rec.announce_state == "stopped":
         return "stopped"
     if rec.outcome is None:
-        return "running" if inv.runtime.runs.is_active(rec.child_key) else "unknown"
+        return "running" if inv.env.runs.is_active(rec.child_key) else "unknown"
     return status_word(rec.outcome)
 
 
@@ -95,7 +95,7 @@ async def _list(inv: CommandInvocation, records: list[SubagentRecord]) -> str:
 
 
 async def _stop(inv: CommandInvocation, records: list[SubagentRecord], token: str) -> str:
-    registry = inv.runtime.subagents
+    registry = inv.env.subagents
     if token.strip().lower() == "all":
         stopped = 0
         for rec in records:
@@ -134,11 +134,11 @@ async def _log(inv: CommandInvocation, records: list[SubagentRecord], args: list
             limit = max(1, min(MAX_LOG_LIMIT, int(arg)))
         elif arg.lower() == "tools":
             tools = True
-    rt = inv.runtime
-    entry = await rt.store.get_session(target.child_key)
+    env = inv.env
+    entry = await env.store.get_session(target.child_key)
     if entry is None:
         return f"Unknown subagent session: {target.child_key}"
-    msgs = await rt.store.history(entry.session_id, limit=limit, include_tools=tools)
+    msgs = await env.store.history(entry.session_id, limit=limit, include_tools=tools)
     if not msgs:
         return f"🧾 No messages yet for {_name(target)}."
     return "\n".join([f"🧾 Log of {_name(target)} (last {len(msgs)}):",
@@ -149,8 +149,8 @@ async def _info(inv: CommandInvocation, records: list[SubagentRecord], token: st
     target = resolve_target(records, token)
     if isinstance(target, str):
         return target
-    rt = inv.runtime
-    entry = await rt.store.get_session(target.child_key)
+    env = inv.env
+    entry = await env.store.get_session(target.child_key)
     lines = [
         f"ℹ️ Subagent {_name(target)}",
         f"Status: {_status(inv, target)}" + (f" ({target.error})" if target.error else ""),
@@ -168,7 +168,7 @@ async def _info(inv: CommandInvocation, records: list[SubagentRecord], token: st
         f"Announce: {target.announce_state}",
     ]
     if entry is not None:
-        lines.append(f"Transcript: {rt.store.transcript_path(entry.session_id)}")
+        lines.append(f"Transcript: {env.store.transcript_path(entry.session_id)}")
     return "\n".join(lines)
 
 
@@ -179,16 +179,16 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
         return target
     if not message.strip():
         return "⚙️ Usage: /subagents send <id|#> <message>"
-    rt = inv.runtime
-    if await rt.store.get_session(target.child_key) is None:
+    env = inv.env
+    if await env.store.get_session(target.child_key) is None:
         return f"Unknown subagent session: {target.child_key}"
     ctx = ToolContext(session_key=target.child_key, agent_id=agent_id_of(target.child_key),
-                      sandboxed=rt.is_sandboxed(target.child_key))
+                      sandboxed=env.is_sandboxed(target.child_key))
     prompt = subagent_system_prompt(
         task=target.task, child_key=target.child_key, requester_key=target.requester_key,
         requester_channel=target.origin.channel if target.origin else None, label=target.label)
     try:
-        run = await rt.start_run(RunRequest(
+        run = await env.start_run(RunRequest(
             session_key=target.child_key, message=message.strip(), context=ctx, deliver=False,
             lane="subagent", model=target.model, extra_system_prompt=prompt))
     except SendBlocked as exc:
@@ -201,7 +201,7 @@ async def handle_subagents(inv: CommandInvocation) -> str:
     action = action.lower() or "list"
     if action == "help":
         return HELP
-    records = await inv.runtime.subagents.runs_of(inv.entry.key)
+    records = await inv.env.subagents.runs_of(inv.entry.key)
     if action == "list":
         return await _list(inv, records)
     if action in ("stop", "kill"):

@@ -1,7 +1,7 @@
 """The command registry enforces a spec's Permission before its handler runs.
 
 These tests build only a command invocation and a registry: no runtime, no model server. The
-invocation's runtime is a bare object, so a handler that reached for it would fail the test.
+invocation's environment is a bare object, so a handler that reached for it would fail the test.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from core.inbound import InboundMessage
 from core.store.entries import SessionEntry
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.commands.context import CommandEnv
 
 
 def invocation(text: str, *, owner: bool, sender: str = "u1",
@@ -27,7 +27,7 @@ def invocation(text: str, *, owner: bool, sender: str = "u1",
                          text=text, reply_to=DeliveryContext(channel=channel, to=sender))
     entry = SessionEntry(key=f"agent:main:{channel}:dm:{sender}", session_id="s1",
                          agent_id="main", kind="direct", created_at=0, updated_at=0)
-    return CommandInvocation(cast("Runtime", object()), parsed, msg, entry, owner)
+    return CommandInvocation(cast("CommandEnv", object()), parsed, msg, entry, owner)
 
 
 class Deploy:

@@ -1,4 +1,4 @@
-"""The agent-to-agent reply-back loop and announce of `sessions_send` ([3.3]–[3.6]).
+"""The agent-to-agent reply-back loop and announce of `sessions_send` (R3.3–R3.6).
 
 Both sides are the fake model, scripted per session; the announce reaches a minimal in-test
 Discord adapter (a fake at the network edge) through the real outbound gate.

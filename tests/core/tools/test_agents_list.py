@@ -1,4 +1,4 @@
-"""`agents_list`: ids the requester may spawn as, requester first ([2.5], cases 117–120)."""
+"""`agents_list`: ids the requester may spawn as, requester first (R2.5, cases 117–120)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sessions_list` and `sessions_history`: reference [2.1]/[2.2] cases adapted to D1–D3, D10."""
+"""`sessions_list` and `sessions_history`: reference R2.1/R2.2 cases adapted to D1–D3, D10."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sessions_send`: validation order and texts, statuses, limits ([2.3], [3.1]–[3.2], D5, D8).
+"""`sessions_send`: validation order and texts, statuses, limits (R2.3, R3.1–R3.2, D5, D8).
 
 Agents are the fake model: a responder scripts each session by the `Session: <key>` line of the
 system prompt. "Nothing started" is asserted on the fake's requests and the store's transcripts.

@@ -1,4 +1,4 @@
-"""`sessions_spawn`: parameters, order of checks and result shapes ([2.4], [4.1]–[4.5], D7, D8).
+"""`sessions_spawn`: parameters, order of checks and result shapes (R2.4, R4.1–R4.5, D7, D8).
 
 "Nothing started" is asserted on the store (no child session) and on the fake model (no
 request). Announces are covered in tests/core/subagents.

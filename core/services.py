@@ -1,0 +1,123 @@
+"""The services every extension point builds on: a typed sessions façade over the runtime's parts.
+
+:class:`Services` is the protocol the sub-agent registry, the cron service, the router and the
+tool and command environments (core.tools.env, core.commands.context) take instead of the whole
+runtime; :class:`CoreServices` is the concrete one the composition root (core.runtime) builds.
+The runtime itself still satisfies the protocol, so HTTP edge modules that hold the runtime can
+pass it where a `Services` is wanted. Nothing here imports core.runtime (D30).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from core.delivery_context import DeliveryContext
+from core.errors import SendBlocked
+from core.keys import KeyModel, agent_id_of
+from core.outbound.gate import session_target
+from core.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from core.agent.models import ModelResolver
+    from core.background import BackgroundTasks
+    from core.config import CrosstalkConfig
+    from core.outbound.channels import ChannelRegistry
+    from core.outbound.gate import OutboundGate
+    from core.runs import RunManager, RunRequest
+    from core.store import RunRecord, SessionEntry, Store
+
+
+class Services(Protocol):
+    """What a feature may use: config, keys, the store, outbound delivery, runs, models."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def keys(self) -> KeyModel: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def runs(self) -> RunManager: ...
+    @property
+    def models(self) -> ModelResolver: ...
+
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
+    def is_sandboxed(self, session_key: str) -> bool: ...
+    def context_for(self, entry: SessionEntry, *, via: str = "agent",
+                    origin: DeliveryContext | None = None) -> ToolContext: ...
+    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True
+                        ) -> RunRecord: ...
+
+
+class DeliveryParts(Protocol):
+    """What the exactly-once duties (core.watchdog, core.outbound.recovery, D16) use."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def channels(self) -> ChannelRegistry: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CoreServices:
+    """The concrete :class:`Services`: explicit collaborators, no lifecycle of their own."""
+
+    config: CrosstalkConfig
+    keys: KeyModel
+    store: Store
+    gate: OutboundGate
+    runs: RunManager
+    models: ModelResolver
+    background: BackgroundTasks
+
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]:
+        """Run a background job whose failure is logged, never lost."""
+        return self.background.spawn(coro)
+
+    def is_sandboxed(self, session_key: str) -> bool:
+        mode = self.config.agents.defaults.sandbox.mode
+        if mode == "all":
+            return True
+        if mode == "non-main":
+            return self.keys.kind(session_key) != "main"
+        return False
+
+    def context_for(self, entry: SessionEntry, *, via: str = "agent",
+                    origin: DeliveryContext | None = None) -> ToolContext:
+        """The tool context of a run in `entry`: identity comes from here, not the model."""
+        return ToolContext(
+            session_key=entry.key, agent_id=entry.agent_id,
+            origin=origin or session_target(entry),
+            sandboxed=via == "agent" and self.is_sandboxed(entry.key),
+            via="http" if via == "http" else "agent",
+        )
+
+    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
+        return await self.store.ensure_session(
+            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields)
+
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
+        """Admit a run; a session whose send policy denies it refuses (decision D5)."""
+        entry = await self.store.get_session(request.session_key)
+        if entry is None:
+            entry = await self.ensure_session(request.session_key)
+        if check_policy and self.gate.decide(entry).action == "deny":
+            raise SendBlocked()
+        return await self.runs.submit(request)
+
+    def fields(self) -> dict[str, Any]:
+        """This object's collaborators, to build an environment that extends it."""
+        return {name: getattr(self, name) for name in CoreServices.__dataclass_fields__}
+
+
+__all__ = ["CoreServices", "DeliveryParts", "Services"]

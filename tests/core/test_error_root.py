@@ -1,0 +1,27 @@
+"""One error root: every deliberate error is a CrosstalkError, importable where it lives."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.agent.models import ModelNotAvailable
+from core.agent.providers import MissingExtra
+from core.config.loader import ConfigError
+from core.cron.service import CronError
+from core.errors import CrosstalkError, LifecycleError
+from core.extension.discovery import PluginError
+from core.gateway.edge import HttpError
+from core.store.ledger import DuplicateInbound
+from core.store.store import StoreError
+
+
+@pytest.mark.parametrize("error", [ConfigError, StoreError, DuplicateInbound, ModelNotAvailable,
+                                   MissingExtra, HttpError, CronError, PluginError,
+                                   LifecycleError])
+def test_deliberate_errors_share_the_root(error: type[Exception]) -> None:
+    assert issubclass(error, CrosstalkError)
+
+
+def test_the_cli_catches_a_config_error_through_the_root() -> None:
+    with pytest.raises(CrosstalkError, match=r"gateway\.port: bad"):
+        raise ConfigError(["gateway.port: bad"])
