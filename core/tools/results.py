@@ -1,15 +1,17 @@
-"""Typed results of the built-in tools, dumped to the documented camelCase shapes (D33).
+"""Typed tool results, dumped to the documented camelCase shapes (D33).
 
 A handler may return a :class:`ToolResult`; the registry turns it into the JSON payload with
 ``model_dump(by_alias=True, exclude_none=True)``: snake_case fields become camelCase keys, in
 declaration order, and absent (None) fields are left out, as the hand-built payloads did. Raw
 JSON carried through (transcript messages, cron jobs) stays a plain dict, whose own nulls are
-kept. Shapes: /work/shared/spec/session-tools.md and D2–D4, D15.
+kept. The built-in tools' own results live with them (plugins.session_tools.results,
+plugins.cron_tools.results); a session row stays here because `GET /sessions/{key}` shows it too.
+Shapes: /work/shared/spec/session-tools.md and D2–D4, D15.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -61,65 +63,4 @@ class SessionRow(ToolResult):
     messages: list[Json] | None = None
 
 
-class SessionsListResult(ToolResult):
-    count: int
-    sessions: list[Json]
-    """Rows in the shape of :class:`SessionRow`."""
-
-
-class SessionsHistoryResult(ToolResult):
-    session_key: str
-    messages: list[Json]
-    truncated: Literal[True] | None = None
-
-
-class SessionsSendResult(ToolResult):
-    """`accepted` (the exchange goes on in the background), `ok`, `timeout` or `error`."""
-
-    run_id: str
-    status: Literal["accepted", "ok", "timeout", "error"]
-    error: str | None = None
-    reply: str | None = None
-    session_key: str
-    delivery: Json | None = None
-
-
-class SessionsSpawnResult(ToolResult):
-    status: Literal["accepted"] = "accepted"
-    child_session_key: str
-    run_id: str
-    model_applied: Literal[True] | None = None
-
-
-class AgentRow(ToolResult):
-    id: str
-    name: str | None = None
-    configured: bool
-
-
-class AgentsListResult(ToolResult):
-    requester: str
-    allow_any: bool
-    agents: list[AgentRow]
-
-
-class CronJobResult(ToolResult):
-    """`cron` add: the job as the HTTP API shows it (`job` is that wire dict)."""
-
-    status: Literal["ok"] = "ok"
-    job: Json
-
-
-class CronListResult(ToolResult):
-    count: int
-    jobs: list[Json]
-
-
-class CronRemoveResult(ToolResult):
-    status: Literal["ok"] = "ok"
-    removed: str
-
-
-__all__ = ["AgentRow", "AgentsListResult", "CronJobResult", "CronListResult",
-           "CronRemoveResult", "DeliveryTarget", "SessionRow", "SessionsHistoryResult",
-           "SessionsListResult", "SessionsSendResult", "SessionsSpawnResult", "ToolResult"]
+__all__ = ["DeliveryTarget", "Json", "SessionRow", "ToolResult"]

@@ -2,27 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from core.tools.registry import tool_result
-from core.tools.results import (
-    AgentRow,
-    AgentsListResult,
-    DeliveryTarget,
-    SessionRow,
-    SessionsSendResult,
-    SessionsSpawnResult,
-)
-
-
-def test_fields_become_camel_case_in_declaration_order_without_nones() -> None:
-    ok = SessionsSendResult(run_id="r1", status="ok", reply="hi", session_key="main",
-                            delivery={"status": "pending", "mode": "announce"})
-    assert json.dumps(ok.payload()) == (
-        '{"runId": "r1", "status": "ok", "reply": "hi", "sessionKey": "main", '
-        '"delivery": {"status": "pending", "mode": "announce"}}')
-    timeout = SessionsSendResult(run_id="r2", status="timeout", session_key="main")
-    assert list(timeout.payload()) == ["runId", "status", "sessionKey"]
+from core.tools.results import DeliveryTarget, SessionRow
 
 
 def test_nested_models_drop_nones_but_raw_json_keeps_its_nulls() -> None:
@@ -35,13 +15,3 @@ def test_nested_models_drop_nones_but_raw_json_keeps_its_nulls() -> None:
     assert out["deliveryContext"] == {"channel": "webchat"}
     assert out["messages"] == [{"role": "user", "meta": None}]
     assert "label" not in out and "displayName" not in out
-
-
-def test_the_agent_envelope_is_unchanged() -> None:
-    result = AgentsListResult(requester="main", allow_any=False,
-                              agents=[AgentRow(id="main", configured=True)])
-    assert tool_result(result.payload())["details"] == {
-        "requester": "main", "allowAny": False, "agents": [{"id": "main", "configured": True}]}
-    spawn = SessionsSpawnResult(child_session_key="agent:main:subagent:x", run_id="r")
-    assert spawn.payload() == {"status": "accepted", "childSessionKey": "agent:main:subagent:x",
-                               "runId": "r"}

@@ -25,7 +25,7 @@ from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
-from core.tools.results import SessionsSpawnResult
+from plugins.session_tools.results import SessionsSpawnResult
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -19,7 +19,7 @@ from core.errors import ToolInputError
 from core.runs import RunRequest
 from core.runtime import Runtime
 from core.store import TranscriptMessage
-from core.tools.reply_text import reply_of
+from plugins.session_tools.reply_text import reply_of
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import (
     FakeModelServer,

@@ -8,9 +8,9 @@ from core.store import SessionQuery, now_ms
 from core.tools.args import ToolArgs, floor_clamp
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.results import SessionsListResult
 from core.tools.rows import RowBuilder
-from core.tools.visibility import a2a_policy, visibility_for
+from plugins.session_tools.results import SessionsListResult
+from plugins.session_tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

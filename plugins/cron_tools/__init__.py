@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.extension.context import PluginContext
-from core.tools import cron_tool
+from plugins.cron_tools import cron_tool
 
 
 def register(ctx: PluginContext) -> None:

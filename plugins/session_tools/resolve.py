@@ -14,7 +14,7 @@ from core.keys import (
     no_session_found,
     not_visible_from_sandbox,
 )
-from core.tools.visibility import Visibility
+from plugins.session_tools.visibility import Visibility
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -18,9 +18,9 @@ from core.delivery_context import DeliveryContext
 from core.errors import SendBlocked
 from core.outbound.gate import Outbound, session_target
 from core.runs import RunRequest
-from core.tools.announce_target import resolve_announce_target
 from core.tools.context import ToolContext
-from core.tools.reply_text import latest_assistant_reply
+from plugins.session_tools.announce_target import resolve_announce_target
+from plugins.session_tools.reply_text import latest_assistant_reply
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -3,7 +3,7 @@
 Checks run in the reference's order and return its exact texts; every refusal carries a fresh
 `runId` (and the display `sessionKey` once the target is known) and starts nothing. Before a
 run starts, the chain's hop budget and the source session's send rate are checked (D8). The
-reply-back loop then continues in the background (core.tools.a2a).
+reply-back loop then continues in the background (plugins.session_tools.a2a).
 
 A send from inside a running turn into that turn's own session returns `accepted` at once
 instead of waiting: the new run queues behind the requester's turn, which is itself waiting for
@@ -24,15 +24,20 @@ from core.errors import SendBlocked, ToolRefused
 from core.keys import InvalidSessionKey, normalize_agent_id
 from core.outbound.gate import session_target
 from core.runs import RunRequest
-from core.tools.a2a import LANE, A2ASend, message_context, run_a2a_flow
 from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.limits import hop_error
 from core.tools.registry import ToolSpec
-from core.tools.reply_text import latest_assistant_reply
-from core.tools.resolve import Resolved, not_visible, resolve_reference, spawned_by_requester
-from core.tools.results import SessionsSendResult
-from core.tools.visibility import Visibility, a2a_policy, visibility_for
+from plugins.session_tools.a2a import LANE, A2ASend, message_context, run_a2a_flow
+from plugins.session_tools.reply_text import latest_assistant_reply
+from plugins.session_tools.resolve import (
+    Resolved,
+    not_visible,
+    resolve_reference,
+    spawned_by_requester,
+)
+from plugins.session_tools.results import SessionsSendResult
+from plugins.session_tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -22,13 +22,9 @@ from core.outbound.gate import session_target
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.results import (
-    CronJobResult,
-    CronListResult,
-    CronRemoveResult,
-    ToolResult,
-)
+from core.tools.results import ToolResult
 from core.validation import validation_message
+from plugins.cron_tools.results import CronJobResult, CronListResult, CronRemoveResult
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -12,20 +12,9 @@ from typing import Any
 from core.delivery_context import DeliveryContext
 from core.runs import RunRequest
 from core.runtime import Runtime
-from core.tools.a2a import message_context
-from core.tools.announce_target import resolve_announce_target
+from plugins.session_tools.a2a import message_context
+from plugins.session_tools.announce_target import resolve_announce_target
 from tests.conftest import RuntimeFactory
-from tests.core.tools.test_sessions_send import (
-    MAIN,
-    REQ,
-    TARGET,
-    a2a_done,
-    is_announce,
-    is_reply_step,
-    runs_in,
-    send,
-    session_of,
-)
 from tests.fakes.model import (
     FakeModelServer,
     RequestJSON,
@@ -38,6 +27,17 @@ from tests.fakes.model import (
     tool_results,
 )
 from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
+from tests.plugins.session_tools.test_sessions_send import (
+    MAIN,
+    REQ,
+    TARGET,
+    a2a_done,
+    is_announce,
+    is_reply_step,
+    runs_in,
+    send,
+    session_of,
+)
 
 
 def RecordingAdapter() -> BaseRecordingAdapter:

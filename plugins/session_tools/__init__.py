@@ -1,10 +1,11 @@
 """The session tools pack: sessions_list, sessions_history, sessions_send, sessions_spawn,
-agents_list."""
+agents_list. The pack owns their code (the agent-to-agent loop, visibility, reference
+resolution, results); core gives them only the tool engine and their environment (D30)."""
 
 from __future__ import annotations
 
 from core.extension.context import PluginContext
-from core.tools import (
+from plugins.session_tools import (
     agents_list,
     sessions_history,
     sessions_list,

@@ -10,9 +10,9 @@ from core.keys import agent_id_of
 from core.tools.args import ToolArgs, floor_clamp, required_text
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.resolve import not_visible, resolve_reference, spawned_by_requester
-from core.tools.results import SessionsHistoryResult
-from core.tools.visibility import a2a_policy, visibility_for
+from plugins.session_tools.resolve import not_visible, resolve_reference, spawned_by_requester
+from plugins.session_tools.results import SessionsHistoryResult
+from plugins.session_tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -8,7 +8,7 @@ from core.keys import agent_id_of, normalize_agent_id
 from core.tools.args import ToolArgs
 from core.tools.context import ToolContext
 from core.tools.registry import ToolSpec
-from core.tools.results import AgentRow, AgentsListResult
+from plugins.session_tools.results import AgentRow, AgentsListResult
 
 if TYPE_CHECKING:
     from core.tools.env import ToolEnv

@@ -1,0 +1,57 @@
+"""The session tools' results, dumped to the documented camelCase shapes (D33).
+
+Shapes: /work/shared/spec/session-tools.md and D2–D4; a row is
+:class:`core.tools.results.SessionRow`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from core.tools.results import Json, ToolResult
+
+
+class SessionsListResult(ToolResult):
+    count: int
+    sessions: list[Json]
+    """Rows in the shape of :class:`SessionRow`."""
+
+
+class SessionsHistoryResult(ToolResult):
+    session_key: str
+    messages: list[Json]
+    truncated: Literal[True] | None = None
+
+
+class SessionsSendResult(ToolResult):
+    """`accepted` (the exchange goes on in the background), `ok`, `timeout` or `error`."""
+
+    run_id: str
+    status: Literal["accepted", "ok", "timeout", "error"]
+    error: str | None = None
+    reply: str | None = None
+    session_key: str
+    delivery: Json | None = None
+
+
+class SessionsSpawnResult(ToolResult):
+    status: Literal["accepted"] = "accepted"
+    child_session_key: str
+    run_id: str
+    model_applied: Literal[True] | None = None
+
+
+class AgentRow(ToolResult):
+    id: str
+    name: str | None = None
+    configured: bool
+
+
+class AgentsListResult(ToolResult):
+    requester: str
+    allow_any: bool
+    agents: list[AgentRow]
+
+
+__all__ = ["AgentRow", "AgentsListResult", "SessionsHistoryResult", "SessionsListResult",
+           "SessionsSendResult", "SessionsSpawnResult"]
