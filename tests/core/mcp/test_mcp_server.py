@@ -135,3 +135,17 @@ async def test_stdio_command_without_a_gateway_says_so(tmp_path: Path) -> None:
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 1 and out == b""
     assert "crosstalk mcp: cannot serve the gateway at http://127.0.0.1:9" in err.decode()
+
+
+async def test_without_the_session_tools_plugin_nothing_is_served(
+        make_runtime: RuntimeFactory) -> None:
+    """Core names the session tools only through the tool registry (D48): with their plugin
+    disabled, `/mcp` lists no tool and `/tools/invoke` says the tool is unknown."""
+    rt = await make_runtime({"plugins": {"disabled": ["session-tools"]}})
+    assert "sessions_list" not in rt.tools.names
+    async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
+        async with _client(str(c.make_url("/mcp"))) as mcp:
+            assert (await mcp.list_tools()).tools == []
+        resp = await c.post("/tools/invoke", json={"tool": "sessions_list", "args": {}},
+                            headers={"Authorization": "Bearer test-token"})
+        assert resp.status == 404, await resp.text()
