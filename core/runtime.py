@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from core.access.admission import Admission
 from core.agent.models import ModelResolver, warm_up_imports
 from core.background import BackgroundTasks
-from core.commands.context import CommandEnv
+from core.commands.context import CommandServices
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
 from core.cron.service import CronService
@@ -84,7 +84,7 @@ class Runtime:
         base = self.services.fields()
         self.tool_env = ToolServices(**base, cron=self.cron, subagents=self.subagents,
                                      send_limiter=self.send_limiter)
-        command_env = CommandEnv(**base, cron=self.cron, subagents=self.subagents,
+        command_env = CommandServices(**base, cron=self.cron, subagents=self.subagents,
                                  pairing=self.access.pairing, commands=self.commands)
         from core.routing.router import Router
 

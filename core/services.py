@@ -1,8 +1,11 @@
 """The services every extension point builds on: a typed sessions façade over the runtime's parts.
 
-:class:`Services` is the protocol the sub-agent registry, the cron service, the router and the
-tool and command environments (core.tools.env, core.commands.context) take instead of the whole
-runtime; :class:`CoreServices` is the concrete one the composition root (core.runtime) builds.
+:class:`Services` is the protocol the sub-agent registry, the cron service and the router take
+instead of the whole runtime; :class:`PluginServices` is its narrower base, which the tool and
+command environments (core.tools.env, core.commands.context) extend: it types the store as
+:class:`SessionStore`, the sessions and transcripts a feature reads and edits, not the delivery
+ledger or the run tables (D49). :class:`CoreServices` is the concrete one the composition root
+(core.runtime) builds; the same objects satisfy both protocols.
 The runtime itself still satisfies the protocol, so HTTP edge modules that hold the runtime can
 pass it where a `Services` is wanted. Nothing here imports core.runtime (D30).
 """
@@ -10,8 +13,9 @@ pass it where a `Services` is wanted. Nothing here imports core.runtime (D30).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.delivery_context import DeliveryContext
@@ -27,18 +31,44 @@ if TYPE_CHECKING:
     from core.outbound.channels import ChannelRegistry
     from core.outbound.gate import OutboundGate
     from core.runs import RunManager, RunRequest
-    from core.store import RunRecord, SessionEntry, Store
+    from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
 
 
-class Services(Protocol):
-    """What a feature may use: config, keys, the store, outbound delivery, runs, models."""
+class SessionStore(Protocol):
+    """The store as a plugin sees it: sessions, their transcripts, a session's last run (D49).
+
+    :class:`core.store.Store` satisfies it; only the arguments features pass are declared."""
+
+    transcripts_dir: Path
+
+    def transcript_path(self, session_id: str) -> Path: ...
+    async def get_session(self, key: str) -> SessionEntry | None: ...
+    async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]: ...
+    async def find_sessions(self, text: str, *, spawned_by: str | None = None,
+                            limit: int = 8) -> list[SessionEntry]: ...
+    async def find_by_label(self, label: str, *, agent_id: str | None = None,
+                            spawned_by: str | None = None, limit: int = 2
+                            ) -> list[SessionEntry]: ...
+    async def update_session(self, key: str, *, touch: bool = True, **fields: Any
+                             ) -> SessionEntry: ...
+    async def set_label(self, key: str, label: str | None) -> SessionEntry: ...
+    async def delete_session(self, key: str) -> bool: ...
+    async def history(self, session_id: str, *, limit: int | None = None,
+                      include_tools: bool = True) -> list[TranscriptMessage]: ...
+    async def recent_messages(self, session_ids: Iterable[str], per_session: int
+                              ) -> dict[str, list[TranscriptMessage]]: ...
+    async def last_run(self, session_key: str) -> RunRecord | None: ...
+
+
+class PluginServices(Protocol):
+    """What a tool or command may use: config, keys, sessions, outbound delivery, runs, models."""
 
     @property
     def config(self) -> CrosstalkConfig: ...
     @property
     def keys(self) -> KeyModel: ...
     @property
-    def store(self) -> Store: ...
+    def store(self) -> SessionStore: ...
     @property
     def gate(self) -> OutboundGate: ...
     @property
@@ -53,6 +83,13 @@ class Services(Protocol):
     async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
     async def start_run(self, request: RunRequest, *, check_policy: bool = True
                         ) -> RunRecord: ...
+
+
+class Services(PluginServices, Protocol):
+    """What core features (sub-agent registry, cron service, router) use: the whole store."""
+
+    @property
+    def store(self) -> Store: ...
 
 
 class DeliveryParts(Protocol):
@@ -120,4 +157,4 @@ class CoreServices:
         return {name: getattr(self, name) for name in CoreServices.__dataclass_fields__}
 
 
-__all__ = ["CoreServices", "DeliveryParts", "Services"]
+__all__ = ["CoreServices", "DeliveryParts", "PluginServices", "Services", "SessionStore"]

@@ -17,7 +17,7 @@ from typing import Any
 from core.access.admission import Admission
 from core.agent.models import ModelResolver
 from core.background import BackgroundTasks
-from core.commands.context import CommandEnv
+from core.commands.context import CommandServices
 from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig, validate_config
 from core.cron.service import CronService
@@ -64,7 +64,7 @@ class Parts:
     tools: ToolRegistry
     commands: CommandRegistry
     tool_env: ToolServices
-    command_env: CommandEnv
+    command_env: CommandServices
     router: Router
 
 
@@ -99,7 +99,7 @@ async def narrow_parts(tmp_path: Path, extra: dict[str, Any] | None = None, *,
     tool_env = ToolServices(**base, cron=cron, subagents=subagents,
                             send_limiter=SendRateLimiter(
                                 config.tools.sessions.send_rate_per_minute))
-    command_env = CommandEnv(**base, cron=cron, subagents=subagents, pairing=access.pairing,
+    command_env = CommandServices(**base, cron=cron, subagents=subagents, pairing=access.pairing,
                              commands=commands)
     router = Router(services, access=access, channels=channels, commands=commands,
                     command_env=command_env)

@@ -1,17 +1,18 @@
 """What a chat command's handler may use: the command environment (D30).
 
 A handler gets a :class:`~core.commands.registry.CommandInvocation` whose ``env`` is a
-:class:`CommandEnv`: the sessions façade of :class:`core.services.Services` plus the cron
+:class:`CommandEnv`: the sessions façade of :class:`core.services.PluginServices` plus the cron
 service, the sub-agent registry, the pairing service and the command registry (for `/help`).
-The router receives one, built by the runtime; tests build one from real parts.
+The router receives a :class:`CommandServices`, built by the runtime; tests build one from real
+parts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from core.services import CoreServices
+from core.services import CoreServices, PluginServices
 
 if TYPE_CHECKING:
     from core.access.pairing import PairingService
@@ -20,12 +21,27 @@ if TYPE_CHECKING:
     from core.subagents.registry import SubagentRegistry
 
 
+class CommandEnv(PluginServices, Protocol):
+    """The protocol handlers are typed against."""
+
+    @property
+    def cron(self) -> CronService: ...
+    @property
+    def subagents(self) -> SubagentRegistry: ...
+    @property
+    def pairing(self) -> PairingService: ...
+    @property
+    def commands(self) -> CommandRegistry: ...
+
+
 @dataclass(frozen=True, slots=True)
-class CommandEnv(CoreServices):
+class CommandServices(CoreServices):
+    """The concrete :class:`CommandEnv` the runtime hands the router."""
+
     cron: CronService
     subagents: SubagentRegistry
     pairing: PairingService
     commands: CommandRegistry
 
 
-__all__ = ["CommandEnv"]
+__all__ = ["CommandEnv", "CommandServices"]

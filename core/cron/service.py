@@ -178,6 +178,10 @@ class CronService:
     async def jobs(self, *, owner_session: str | None = None) -> list[CronJobRecord]:
         return await cs.list_jobs(self.store, owner_session=owner_session)
 
+    async def count_jobs(self, owner_session: str) -> int:
+        """How many jobs a session owns (the `cron` tool's per-session cap)."""
+        return await cs.count_jobs(self.store, owner_session)
+
     async def remove(self, job_id: str) -> None:
         rec = await self.get(job_id)
         if rec.source == "config":

@@ -1,7 +1,7 @@
 """What a tool handler gets besides its arguments and caller: the tool environment.
 
 Handlers are ``async def handler(env: ToolEnv, ctx: ToolContext, args) -> Payload``. The
-environment is the sessions façade of :class:`core.services.Services` plus what tools own:
+environment is the sessions façade of :class:`core.services.PluginServices` plus what tools own:
 the cron service, the sub-agent registry and the sessions_send rate limiter. The runtime builds
 a :class:`ToolServices`; tests build one from real parts without a runtime (D30).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from core.services import CoreServices, Services
+from core.services import CoreServices, PluginServices
 
 if TYPE_CHECKING:
     from core.cron.service import CronService
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from core.tools.limits import SendRateLimiter
 
 
-class ToolEnv(Services, Protocol):
+class ToolEnv(PluginServices, Protocol):
     """The protocol handlers are typed against (the HTTP and MCP edges may pass the runtime)."""
 
     @property

@@ -51,7 +51,7 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if not (args.message or "").strip():
         raise ToolInputError("message required")
     limits = env.config.cron
-    if await _count(env, ctx.session_key) >= limits.max_jobs_per_session:
+    if await env.cron.count_jobs(ctx.session_key) >= limits.max_jobs_per_session:
         raise ToolError(f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
                         "per session; remove one first")
     own = session_target(await env.store.get_session(ctx.session_key)) or ctx.origin
@@ -77,12 +77,6 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     except CronError as exc:
         raise ToolError(str(exc)) from exc
     return CronJobResult(job=env.cron.wire(rec))
-
-
-async def _count(env: ToolEnv, key: str) -> int:
-    from core.store.cron_store import count_jobs
-
-    return await count_jobs(env.store, key)
 
 
 async def handle(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> ToolResult:

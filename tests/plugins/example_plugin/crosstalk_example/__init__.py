@@ -12,6 +12,7 @@ from core.extension.api import (
     CommandSpec,
     PluginContext,
     ToolContext,
+    ToolEnv,
     ToolRefused,
     ToolSpec,
 )
@@ -28,7 +29,7 @@ class WeatherArgs(BaseModel):
     city: str = Field(description="City name, e.g. Oslo")
 
 
-async def weather(rt: Any, ctx: ToolContext, args: WeatherArgs) -> dict[str, Any]:
+async def weather(env: ToolEnv, ctx: ToolContext, args: WeatherArgs) -> dict[str, Any]:
     forecast = FORECASTS.get(args.city.strip().lower())
     if forecast is None:
         raise ToolRefused(f"no forecast for {args.city}", status="error")
