@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.base import ChannelAdapter
 from adapters.factory import build_adapters
 from core.access.policy import dm_scope_warnings
+from core.channels.protocol import ChannelAdapter
 from core.config import CrosstalkConfig
 from core.gateway import (
     http_api,
