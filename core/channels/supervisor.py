@@ -175,8 +175,8 @@ class ConnectionSupervisor:
         if self.lease is not None:
             try:
                 # a renewal slower than its period must not let us receive past the lease
-                held = await asyncio.wait_for(self.lease.acquire(self.lease_name),
-                                              self.renew_every)
+                async with asyncio.timeout(self.renew_every):
+                    held = await self.lease.acquire(self.lease_name)
             except Exception:
                 await self._close_receiving()  # cannot prove we hold it: stop receiving
                 raise
@@ -223,8 +223,7 @@ class ConnectionSupervisor:
                 timer.cancel()
         if watch is None or not watch.done() or watch is not self._watch:
             return None
-        self._watch = None
-        self.receiving = False
+        self._watch = None  # still `receiving`: the caller closes what is left of it
         if watch.cancelled():
             return ConnectionError("connection closed")
         return watch.exception() or ConnectionError("connection closed")
