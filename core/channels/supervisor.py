@@ -82,6 +82,7 @@ class ConnectionSupervisor:
         self.holder: str | None = None
         """The process that holds the receiving connection (None without a lease)."""
         self.receiving = False
+        self._opening = False
         self._watch: asyncio.Task[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._delay = self.backoff.retry_initial
@@ -140,7 +141,8 @@ class ConnectionSupervisor:
     def note(self, state: AdapterState, detail: str | None = None) -> None:
         """A finer report from the receiving side (a failed poll, a resumed socket); only
         while it runs, so it never hides standby, failed or a pending reconnect."""
-        if self.receiving and self.state in ("connected", "retrying"):
+        if (self.receiving or self._opening) and self.state in ("connected", "retrying",
+                                                                   "starting"):
             self._set(state, detail)
 
     # ---- the loop ---------------------------------------------------------------------------
@@ -181,7 +183,9 @@ class ConnectionSupervisor:
                 await self._close_receiving()  # cannot prove we hold it: stop receiving
                 raise
             if not held:
-                await self._close_receiving()
+                if self.receiving:  # lost it: closing may have closed the sending side too
+                    await self._close_receiving()
+                    await self.conn.prepare()
                 self.holder = await self.lease.holder_of(self.lease_name)
                 self._set("standby", f"held by {self.holder}" if self.holder else None)
                 return
@@ -192,11 +196,14 @@ class ConnectionSupervisor:
             self._set("connected")
 
     async def _open_receiving(self) -> None:
+        self._opening = True
         try:
             await self.conn.open()
         except BaseException:
             await self._close_receiving()
             raise
+        finally:
+            self._opening = False
         self.receiving = True
         self._watch = asyncio.create_task(self.conn.wait_closed(), name=f"{self.label}-watch")
         self._set("connected")
@@ -247,7 +254,7 @@ class ConnectionSupervisor:
         log.error("%s: %s; giving up", self.label, reason)
 
     def _retrying(self, exc: BaseException) -> None:
-        self._set("retrying", f"{describe(exc)} (next try in {self._delay:g}s)")
+        self._set("retrying", f"{describe(exc)}; retrying in {self._delay:g}s")
 
     def _set(self, state: AdapterState, detail: str | None = None) -> None:
         self.state, self.detail = state, detail
