@@ -31,6 +31,7 @@ from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, 
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
 from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
 from core.config.schema_channels import DiscordAccountConfig
@@ -116,8 +117,9 @@ class DiscordAdapter(EditablePreviews):
 
     def __init__(
         self,
-        account_id: str,
         config: DiscordAccountConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
         *,
         guild_ready_timeout: float = 2.0,
         start_timeout: float = 15.0,

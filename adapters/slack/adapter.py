@@ -46,6 +46,7 @@ from adapters.slack.normalize import (
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
 from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
 from core.config.schema_channels import SlackAccountConfig
@@ -74,7 +75,8 @@ class SlackAdapter(EditablePreviews):
     reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
     chunk_refs = True
 
-    def __init__(self, config: SlackAccountConfig, account_id: str = "default", *,
+    def __init__(self, config: SlackAccountConfig, account_id: str = "default",
+                 env: ChannelEnv | None = None, *,
                  timeout: float = 10.0, connect_timeout: float = 15.0,
                  backoff_initial: float = 1.0, backoff_max: float = 60.0,
                  ping_interval: float = 10.0) -> None:

@@ -28,6 +28,7 @@ from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
 from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import TelegramAccountConfig, secret_value
 from core.delivery_context import DeliveryContext
@@ -54,6 +55,7 @@ class TelegramAdapter(EditablePreviews):
         self,
         config: TelegramAccountConfig,
         account_id: str = "default",
+        env: ChannelEnv | None = None,
         *,
         poll_timeout: float = 10.0,
         request_timeout: float = 10.0,

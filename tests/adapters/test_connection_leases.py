@@ -73,7 +73,7 @@ async def test_discord_gateway_one_receiver(store: Store, fake_discord: FakeDisc
                                             started: list[ChannelAdapter]) -> None:
     cfg = DiscordAccountConfig.model_validate({"token": fake_discord.token})
     opts: dict[str, Any] = {"guild_ready_timeout": 0.05, "reconnect": False}
-    a, b = await _pair(store, lambda: DiscordAdapter("default", cfg, **opts), started)
+    a, b = await _pair(store, lambda: DiscordAdapter(cfg, "default", **opts), started)
     assert a.status().state == "connected"
     assert b.status().state == "standby"
     assert len(fake_discord.calls_for("IDENTIFY")) == 1  # only A opened the gateway

@@ -25,7 +25,7 @@ async def _sink(msg: InboundMessage) -> None:
 def _adapter(token: str | None, **options: object) -> DiscordAdapter:
     config = DiscordAccountConfig.model_validate({"token": token} if token else {})
     opts = {"guild_ready_timeout": 0.05, "reconnect": False, "start_timeout": 5.0, **options}
-    return DiscordAdapter("default", config, **opts)  # type: ignore[arg-type]
+    return DiscordAdapter(config, "default", **opts)  # type: ignore[arg-type]
 
 
 async def test_bad_token_is_a_clear_error(fake_discord: FakeDiscord) -> None:
@@ -97,7 +97,7 @@ async def test_config_overrides_and_typed_send_errors(fake_discord: FakeDiscord,
     config = DiscordAccountConfig.model_validate({
         "token": fake_discord.token, "apiBaseUrl": fake_discord.base_url,
         "gatewayUrl": fake_discord.gateway_url})
-    adapter = DiscordAdapter("work", config, guild_ready_timeout=0.05, reconnect=False)
+    adapter = DiscordAdapter(config, "work", guild_ready_timeout=0.05, reconnect=False)
     try:
         await asyncio.wait_for(adapter.start(_sink), 5)
         assert adapter.status().state == "connected"
