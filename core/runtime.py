@@ -56,6 +56,10 @@ class Runtime:
         self.process = ProcessIdentity()
         self.leases = Leases(self.store, self.process.id,
                              ttl_ms=int(config.cluster.lease_seconds * 1000))
+        from core.channels.supervisor import SoleProcessLease
+
+        self.channel_lease = self.leases if self.store.url.startswith("postgresql") else \
+            SoleProcessLease(self.process.id, self.leases.ttl_ms)
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
         self.access = Admission(config, self.store, self.gate)
@@ -125,7 +129,7 @@ class Runtime:
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
         self._adapters.append(adapter)
-        adapter.connection_lease = self.leases
+        adapter.connection_lease = self.channel_lease
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:

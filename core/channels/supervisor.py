@@ -49,6 +49,23 @@ class Connection(Protocol):
         """Why `exc` cannot be fixed by retrying (bad token, bad intents), else None."""
 
 
+class SoleProcessLease:
+    """SQLite: one process owns the database, so it holds every connection lease (D36), at
+    once after a crash too, instead of waiting out its dead predecessor's lease."""
+
+    def __init__(self, holder: str, ttl_ms: int = 30_000) -> None:
+        self.holder, self.ttl_ms = holder, ttl_ms
+
+    async def acquire(self, name: str) -> bool:
+        return True
+
+    async def release(self, name: str) -> None:
+        return None
+
+    async def holder_of(self, name: str) -> str | None:
+        return self.holder
+
+
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Capped exponential backoff; the same knob names for every channel."""

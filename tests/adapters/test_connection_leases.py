@@ -11,14 +11,17 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from adapters.slack import SlackAdapter
+from adapters.telegram import build as build_telegram
 from core.channels.protocol import ChannelAdapter
 from core.cluster import Leases
 from core.config.schema_channels import DiscordAccountConfig, SlackAccountConfig
 from core.delivery_context import DeliveryContext
 from core.inbound import InboundMessage
 from core.store import Store
+from tests.conftest import RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.slack import FakeSlack
+from tests.fakes.telegram import FakeTelegram
 from tests.polling import eventually
 
 TTL_MS = 600  # renewed every 0.2 s
@@ -82,3 +85,20 @@ async def test_discord_gateway_one_receiver(store: Store, fake_discord: FakeDisc
     await a.stop()
     await eventually(lambda: _state(b, "connected"), timeout=5)
     assert len(fake_discord.calls_for("IDENTIFY")) == 2
+
+
+async def test_sqlite_restart_after_a_crash_receives_at_once(
+        make_runtime: RuntimeFactory, fake_telegram: FakeTelegram) -> None:
+    """One process owns a SQLite database: a lease left by a crashed predecessor (it could
+    not release it) must not keep the restarted gateway in standby."""
+    rt = await make_runtime({"channels": {"telegram": {
+        "botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url}}})
+    dead = Leases(rt.store, "crashed-process", ttl_ms=3_600_000)
+    assert await dead.acquire("channel:telegram:default")
+    section = rt.config.channels.telegram
+    assert section is not None
+    [adapter] = build_telegram(section, rt)
+    await rt.add_adapter(adapter)
+    status = adapter.status()
+    assert (status.state, status.extra["holder"]) == ("connected", rt.process.id)
+    await fake_telegram.wait_for("getUpdates")
