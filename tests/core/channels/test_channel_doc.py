@@ -11,7 +11,7 @@ import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from core.channels.api import ChannelEnv, ChannelSpec, DeliveryContext, HttpMounted
+from core.channels.api import ChannelAdapter, ChannelEnv, ChannelSpec, DeliveryContext, HttpMounted
 from core.gateway.appkeys import SECRET
 from core.inbound import InboundMessage
 
@@ -30,8 +30,9 @@ async def test_channel_example_runs_as_printed() -> None:
     [section] = [b for b in blocks("yaml") if b.startswith("channels:")]
     config = spec.config_model.model_validate(yaml.safe_load(section)["channels"]["loopback"])
     assert spec.adapter == "crosstalk_example.loopback:LoopbackAdapter"  # the next block
-    adapter = namespace["LoopbackAdapter"](config, "default", ChannelEnv())
-    assert isinstance(adapter, HttpMounted)
+    adapter: ChannelAdapter = namespace["LoopbackAdapter"](config, "default", ChannelEnv())
+    mounted = adapter
+    assert isinstance(mounted, HttpMounted)
     inbox: list[InboundMessage] = []
 
     async def sink(msg: InboundMessage) -> None:
@@ -40,7 +41,7 @@ async def test_channel_example_runs_as_printed() -> None:
     await adapter.start(sink)
     app = web.Application()
     app[SECRET] = "s3cret"
-    adapter.mount(app)
+    mounted.mount(app)
     async with TestClient(TestServer(app)) as client:
         refused = await client.post("/loopback/in", json={"from": "ann", "text": "hi"})
         assert refused.status == 401
