@@ -124,16 +124,16 @@ class DiscordAdapter(EditablePreviews):
         guild_ready_timeout: float = 2.0,
         start_timeout: float = 15.0,
         reconnect: bool = True,
-        backoff_initial: float = 1.0,
-        backoff_max: float = 60.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
     ) -> None:
         self.account_id = account_id
         self.config = config
         self.guild_ready_timeout = guild_ready_timeout
         self.start_timeout = start_timeout
         self.reconnect = reconnect
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
         self._client: _Client | None = None
         self._sink: InboundSink | None = None
         self._sup: ConnectionSupervisor | None = None
@@ -169,7 +169,7 @@ class DiscordAdapter(EditablePreviews):
         self._sink, self._token, self._failed = sink, token, None
         self._ready = asyncio.Event()
         self._sup = ConnectionSupervisor(
-            self._label(), self, backoff=Backoff(self.backoff_initial, self.backoff_max),
+            self._label(), self, backoff=Backoff(self.retry_initial, self.retry_max),
             lease=self.connection_lease, lease_name=f"channel:{CHANNEL}:{self.account_id}")
         try:
             await self._sup.start()

@@ -78,14 +78,14 @@ class SlackAdapter(EditablePreviews):
     def __init__(self, config: SlackAccountConfig, account_id: str = "default",
                  env: ChannelEnv | None = None, *,
                  timeout: float = 10.0, connect_timeout: float = 15.0,
-                 backoff_initial: float = 1.0, backoff_max: float = 60.0,
+                 retry_initial: float = 1.0, retry_max: float = 60.0,
                  ping_interval: float = 10.0) -> None:
         self.config = config
         self.account_id = account_id
         self.mode = config.mode
         self._timeout = timeout
         self._connect_timeout = connect_timeout
-        self._backoff = (backoff_initial, backoff_max)
+        self.retry_initial, self.retry_max = retry_initial, retry_max  # D35's knob names
         self._ping_interval = ping_interval
         self._sup: ConnectionSupervisor | None = None
         self._failed: str | None = None  # why start refused, shown while stopped
@@ -163,7 +163,7 @@ class SlackAdapter(EditablePreviews):
         self._app = self._make_app(self._client)
         self._spawn(self._drain())
         self._sup = ConnectionSupervisor(
-            self.name, self, backoff=Backoff(*self._backoff),
+            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max),
             lease=self.connection_lease if self.mode == "socket" else None,
             lease_name=f"channel:{CHANNEL}:{self.account_id}")
         try:

@@ -74,8 +74,8 @@ async def test_unreachable_api_retries_with_backoff(fake_discord: FakeDiscord,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """start() returns while the API is down; the supervisor retries and then connects."""
     monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10")
-    adapter = _adapter(fake_discord.token, start_timeout=0.3, backoff_initial=0.05,
-                       backoff_max=0.2)
+    adapter = _adapter(fake_discord.token, start_timeout=0.3, retry_initial=0.05,
+                       retry_max=0.2)
     try:
         await asyncio.wait_for(adapter.start(_sink), 3)
         status = adapter.status()
