@@ -3,7 +3,7 @@
 Two `crosstalk gateway` processes on one PostgreSQL database and one fake Telegram bot: exactly
 one long-polls at any time (the other is in `standby`), a kill -9 of the holder hands the
 connection to the survivor within the lease time, and every update sent before, during and
-after the takeover is answered exactly once.
+after the takeover is answered exactly once; a clean stop hands over without waiting.
 """
 
 from __future__ import annotations
@@ -79,17 +79,22 @@ async def test_one_poller_and_takeover_after_kill(tmp_path: Path) -> None:
             cfg = _config(tmp_path / "c.yaml", tmp_path / "state", model, tg, db)
             a = GatewayProcess(cfg)
             await a.__aenter__()
+            c = GatewayProcess(cfg)
             try:
                 async with GatewayProcess(cfg) as b:
-                    await _scenario(a, b, tg)
+                    sent = await _scenario(a, b, tg)
+                    await c.__aenter__()
+                    await eventually(lambda: _state_is(c, "standby"))
+                await _clean_stop_handover(c, tg, sent)  # b stopped by SIGTERM
             finally:
+                await c.__aexit__()
                 await a.__aexit__()
     finally:
         await tg.stop()
         await model.stop()
 
 
-async def _scenario(a: GatewayProcess, b: GatewayProcess, tg: FakeTelegram) -> None:
+async def _scenario(a: GatewayProcess, b: GatewayProcess, tg: FakeTelegram) -> list[str]:
     first = await eventually(lambda: _state_is(a, "connected"))
     standby = await eventually(lambda: _state_is(b, "standby"))
     assert standby["holder"] == first["holder"]  # both name the holder: process A
@@ -126,6 +131,20 @@ async def _scenario(a: GatewayProcess, b: GatewayProcess, tg: FakeTelegram) -> N
     assert {said: counts[f"echo: {said}"] for said in sent} == {said: 1 for said in sent}
     assert tg.max_pollers == 1  # exactly one poller at any time
     assert "connected" in await channels_status_cli(b)
+    return sent
+
+
+async def _clean_stop_handover(c: GatewayProcess, tg: FakeTelegram, sent: list[str]) -> None:
+    """The holder stopped cleanly and released its lease: the standby takes over at its next
+    renewal, without waiting the lease out."""
+    await eventually(lambda: _state_is(c, "connected"), timeout=LEASE_SECONDS)
+    for i in range(3):
+        tg.user_message(101 + i, f"later{i}")
+        sent.append(f"later{i}")
+    await eventually(lambda: _all_answered(tg, sent), timeout=30)
+    counts = answered(tg)
+    assert {said: counts[f"echo: {said}"] for said in sent} == {said: 1 for said in sent}
+    assert tg.max_pollers == 1
 
 
 async def _state_is(gw: GatewayProcess, state: str) -> dict[str, Any] | None:
