@@ -38,7 +38,7 @@ from core.tools.limits import SendRateLimiter
 from core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from adapters.base import ChannelAdapter
+    from core.channels.protocol import ChannelAdapter
     from core.routing.router import Router
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,15 @@ class Runtime:
         self.state_dir = config.resolve_state_dir()
         self.store = store or Store(config.database_url(), self.state_dir)
         self.channels = ChannelRegistry()
+        from core.cluster import Leases, ProcessIdentity  # D36: one receiver per connection
+
+        self.process = ProcessIdentity()
+        self.leases = Leases(self.store, self.process.id,
+                             ttl_ms=int(config.cluster.lease_seconds * 1000))
+        from core.channels.supervisor import SoleProcessLease
+
+        self.channel_lease = self.leases if self.store.url.startswith("postgresql") else \
+            SoleProcessLease(self.process.id, self.leases.ttl_ms)
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
         self.access = Admission(config, self.store, self.gate)
@@ -154,6 +163,7 @@ class Runtime:
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)
         self._adapters.append(adapter)
+        adapter.connection_lease = self.channel_lease
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:

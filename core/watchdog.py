@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from adapters.base import ChannelAdapter
+from core.channels.protocol import ChannelAdapter
 from core.store import now_ms
 from core.store.ledger import prune_claims
 

@@ -11,18 +11,9 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "core"
 
-# TODO(issue11): channel registry — these core modules still import `adapters`; the channel
-# registry (name → config model + adapter factory) and a core-owned adapter protocol remove them.
-KNOWN_ADAPTER_IMPORTS = {
-    ("core/gateway/server.py", "adapters.base"),
-    ("core/gateway/server.py", "adapters.factory"),
-    ("core/runtime.py", "adapters.base"),
-    ("core/outbound/gate.py", "adapters.base"),
-    ("core/outbound/channels.py", "adapters.base"),
-    ("core/observability/metrics.py", "adapters.base"),
-    ("core/outbound/recovery.py", "adapters.base"),
-    ("core/watchdog.py", "adapters.base"),
-}
+# D37/D38: the adapter protocol lives in core/channels and adapters are built through the
+# channel registry (entry points), so no core module imports `adapters`.
+KNOWN_ADAPTER_IMPORTS: set[tuple[str, str]] = set()
 
 
 def imports_of(path: Path) -> set[str]:

@@ -16,5 +16,5 @@ __all__ = ["DiscordAdapter", "build"]
 
 def build(section: DiscordConfig, runtime: Runtime, **options: Any) -> list[ChannelAdapter]:
     """One adapter per account of `channels.discord`; `options` tune timeouts (tests)."""
-    return [DiscordAdapter(account_id, account, **options)
+    return [DiscordAdapter(account, account_id, **options)
             for account_id, account in section.iter_accounts()]

@@ -1,14 +1,14 @@
 """One Discord bot account on discord.py: a supervised gateway connection plus REST sends.
 
-Each connection attempt uses a fresh `discord.Client` (a closed client cannot be reopened), run
-by a supervisor task that retries non-auth failures with capped exponential backoff and keeps
-`status()` truthful. A rejected token is not retried: `start()` raises ChannelUnavailable.
+The shared connection supervisor (D35) logs a fresh `discord.Client` in (a closed client cannot
+be reopened) and connects it to the gateway only while this process holds the connection's
+lease (D36); non-auth failures retry with capped exponential backoff. A rejected token is not
+retried: `start()` raises ChannelUnavailable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
@@ -31,6 +31,8 @@ from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, 
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
+from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
 from core.config.schema_channels import DiscordAccountConfig
 from core.delivery_context import DeliveryContext
@@ -115,33 +117,32 @@ class DiscordAdapter(EditablePreviews):
 
     def __init__(
         self,
-        account_id: str,
         config: DiscordAccountConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
         *,
         guild_ready_timeout: float = 2.0,
         start_timeout: float = 15.0,
         reconnect: bool = True,
-        backoff_initial: float = 1.0,
-        backoff_max: float = 60.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
     ) -> None:
         self.account_id = account_id
         self.config = config
         self.guild_ready_timeout = guild_ready_timeout
         self.start_timeout = start_timeout
         self.reconnect = reconnect
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
         self._client: _Client | None = None
         self._sink: InboundSink | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._closing = asyncio.Event()
+        self._sup: ConnectionSupervisor | None = None
+        self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
-        self._state: AdapterState = "stopped"
-        self._detail: str | None = None
-        self._fatal: str | None = None
+        self._failed: str | None = None  # why start refused, shown while stopped
+        self._token = ""
         self._bot_id: int | None = None
         self._bot_name: str | None = None
-        self._delay = backoff_initial
 
     # ---- identity ---------------------------------------------------------------------------
 
@@ -156,54 +157,34 @@ class DiscordAdapter(EditablePreviews):
     def _label(self) -> str:
         return f"{CHANNEL} account {self.account_id}"
 
-    # ---- lifecycle --------------------------------------------------------------------------
+    # ---- lifecycle (D35: one supervisor; D36: the gateway only while holding the lease) ----
 
     async def start(self, sink: InboundSink) -> None:
         token = secret_value(self.config.token)
         if not token:
-            self._state, self._detail = "failed", "no token configured"
+            self._failed = "no token configured"
             raise ChannelUnavailable(f"{self._label()}: no token configured "
                                      "(channels.discord.token)")
         apply_endpoint_overrides(self.config.api_base_url, self.config.gateway_url)
-        self._sink = sink
-        self._closing = asyncio.Event()
+        self._sink, self._token, self._failed = sink, token, None
         self._ready = asyncio.Event()
-        self._fatal = None
-        self._delay = self.backoff_initial
-        self._state, self._detail = "starting", None
-        self._task = asyncio.create_task(self._supervise(token), name=f"discord:{self.account_id}")
-        ready = asyncio.create_task(self._ready.wait())
+        self._sup = ConnectionSupervisor(
+            self._label(), self, backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease, lease_name=f"channel:{CHANNEL}:{self.account_id}")
         try:
-            await asyncio.wait({ready, self._task}, timeout=self.start_timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            ready.cancel()
-        if self._fatal is not None:
-            message = f"{self._label()}: {self._fatal}"
+            await self._sup.start()
+        except ChannelUnavailable:
             await self.stop()
-            self._state, self._detail = "failed", message
-            raise ChannelUnavailable(message)
-        if not self._ready.is_set():  # still trying in the background; start() must not block
-            log.warning("%s: not connected after %.0fs, continuing in the background (%s)",
-                        self._label(), self.start_timeout, self._detail or self._state)
+            raise
 
     async def stop(self) -> None:
-        self._closing.set()
-        client, task = self._client, self._task
-        if client is not None and not client.is_closed():
-            await client.close()
-        if task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 10)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-            except Exception:
-                log.exception("%s: supervisor failed while stopping", self._label())
-        self._task = None
-        if self._state != "failed":
-            self._state, self._detail = "stopped", None
+        sup, self._sup = self._sup, None
+        if sup is not None:
+            await sup.stop()
+            if sup.state == "failed":
+                self._failed = sup.detail
+        await self.close()  # the logged-in client too: nothing is sent after a stop
+        self._client = None
 
     async def wait_until_connected(self) -> None:
         """Return once the gateway session is ready (callers bound it with a timeout)."""
@@ -211,7 +192,17 @@ class DiscordAdapter(EditablePreviews):
 
     def status(self) -> AdapterStatus:
         extra = {"botId": str(self._bot_id)} if self._bot_id is not None else {}
-        return AdapterStatus(self.channel, self.account_id, self._state, self._detail, extra)
+        sup = self._sup
+        if sup is None:
+            state: AdapterState = "failed" if self._failed else "stopped"
+            return AdapterStatus(self.channel, self.account_id, state, self._failed, extra)
+        if sup.holder:
+            extra["holder"] = sup.holder
+        return AdapterStatus(self.channel, self.account_id, sup.state, sup.detail, extra)
+
+    @property
+    def _state(self) -> AdapterState:
+        return self.status().state
 
     def _new_client(self) -> _Client:
         intents = discord.Intents.default()
@@ -223,53 +214,75 @@ class DiscordAdapter(EditablePreviews):
                        allowed_mentions=mentions,
                        enable_debug_events=True)  # on_socket_raw_receive: last receive time
 
-    async def _supervise(self, token: str) -> None:
-        """Log in and run the gateway; on non-fatal failure wait (capped backoff) and redo."""
-        while not self._closing.is_set():
-            client = self._client = self._new_client()
-            error: str | None = None
-            try:
-                await client.login(token)
-                if client.user is not None:
-                    self._bot_id, self._bot_name = client.user.id, client.user.name
-                await client.connect(reconnect=self.reconnect)
-                error = "gateway connection closed"
-            except discord.LoginFailure as exc:
-                self._fail(f"token rejected ({exc})")
-            except discord.PrivilegedIntentsRequired:
-                self._fail(_FATAL_CLOSE[4014] + ": enable the Message Content intent")
-            except discord.ConnectionClosed as exc:
-                if exc.code in _FATAL_CLOSE:
-                    self._fail(_FATAL_CLOSE[exc.code])
-                else:
-                    error = f"gateway closed ({exc.code})"
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # network errors, 5xx, timeouts: all retried
-                error = f"{type(exc).__name__}: {exc}"
-            finally:
-                if not client.is_closed():
-                    await client.close()
-            if self._fatal is not None or self._closing.is_set():
-                return
-            self._state, self._detail = "retrying", f"{error}; retrying in {self._delay:.1f}s"
-            log.warning("%s: %s", self._label(), self._detail)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), self._delay)
-            self._delay = min(self._delay * 2, self.backoff_max)
+    # The Connection the supervisor drives (core.channels.supervisor). A closed
+    # discord.Client cannot be reopened, so each connection logs a fresh one in.
 
-    def _fail(self, reason: str) -> None:
-        self._fatal = reason
-        self._state, self._detail = "failed", f"{self._label()}: {reason}"
-        log.error("%s", self._detail)
+    async def prepare(self) -> None:
+        """Log in over REST (enough to send, in standby too)."""
+        if self._client is not None and not self._client.is_closed() \
+                and self._client.user is not None:
+            return
+        client = self._client = self._new_client()
+        try:
+            await client.login(self._token)
+        except BaseException:
+            await client.close()
+            self._client = None
+            raise
+        if client.user is not None:
+            self._bot_id, self._bot_name = client.user.id, client.user.name
+
+    async def open(self) -> None:
+        """Connect to the gateway; returns once READY (or raises what ended the attempt)."""
+        client = self._client
+        assert client is not None
+        self._ready.clear()
+        self._gateway = asyncio.create_task(client.connect(reconnect=self.reconnect),
+                                            name=f"discord-gateway:{self.account_id}")
+        ready = asyncio.create_task(self._ready.wait())
+        try:
+            await asyncio.wait({ready, self._gateway}, timeout=self.start_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if self._gateway.done():
+            self._gateway.result()  # raises what closed it
+            raise ConnectionError("gateway connection closed")
+        if not self._ready.is_set():
+            raise TimeoutError(f"gateway not ready after {self.start_timeout:g}s")
+
+    async def wait_closed(self) -> None:
+        if self._gateway is not None:
+            await asyncio.shield(self._gateway)
+        raise ConnectionError("gateway connection closed")
+
+    async def close(self) -> None:
+        client, gateway = self._client, self._gateway
+        self._gateway = None
+        self._ready.clear()
+        if client is not None and not client.is_closed():
+            await client.close()
+        self._client = None
+        if gateway is not None:
+            gateway.cancel()
+            await asyncio.gather(gateway, return_exceptions=True)
+
+    def fatal_reason(self, exc: BaseException) -> str | None:
+        if isinstance(exc, discord.LoginFailure):
+            return f"token rejected ({exc})"
+        if isinstance(exc, discord.PrivilegedIntentsRequired):
+            return _FATAL_CLOSE[4014] + ": enable the Message Content intent"
+        if isinstance(exc, discord.ConnectionClosed) and exc.code in _FATAL_CLOSE:
+            return _FATAL_CLOSE[exc.code]
+        return None
 
     def _on_connected(self, client: _Client) -> None:
         if client is not self._client:
             return
         if client.user is not None:
             self._bot_id, self._bot_name = client.user.id, client.user.name
-        self._state, self._detail = "connected", None
-        self._delay = self.backoff_initial
+        if self._sup is not None:
+            self._sup.note("connected")
         self._ready.set()
 
     def _on_receive(self, client: _Client) -> None:
@@ -277,8 +290,8 @@ class DiscordAdapter(EditablePreviews):
             self.last_receive_ms = int(time.time() * 1000)
 
     def _on_disconnected(self, client: _Client) -> None:
-        if client is self._client and not self._closing.is_set() and self._fatal is None:
-            self._state, self._detail = "retrying", "gateway disconnected; reconnecting"
+        if client is self._client and self._sup is not None:
+            self._sup.note("retrying", "gateway disconnected; reconnecting")
 
     async def _on_message(self, client: _Client, message: discord.Message) -> None:
         sink, bot_id = self._sink, self._bot_id

@@ -46,6 +46,8 @@ from adapters.slack.normalize import (
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
+from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
 from core.config.schema_channels import SlackAccountConfig
 from core.delivery_context import DeliveryContext
@@ -73,19 +75,20 @@ class SlackAdapter(EditablePreviews):
     reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
     chunk_refs = True
 
-    def __init__(self, config: SlackAccountConfig, account_id: str = "default", *,
+    def __init__(self, config: SlackAccountConfig, account_id: str = "default",
+                 env: ChannelEnv | None = None, *,
                  timeout: float = 10.0, connect_timeout: float = 15.0,
-                 backoff_initial: float = 1.0, backoff_max: float = 60.0,
+                 retry_initial: float = 1.0, retry_max: float = 60.0,
                  ping_interval: float = 10.0) -> None:
         self.config = config
         self.account_id = account_id
         self.mode = config.mode
         self._timeout = timeout
         self._connect_timeout = connect_timeout
-        self._backoff = (backoff_initial, backoff_max)
+        self.retry_initial, self.retry_max = retry_initial, retry_max  # D35's knob names
         self._ping_interval = ping_interval
-        self._state: AdapterState = "stopped"
-        self._detail: str | None = None
+        self._sup: ConnectionSupervisor | None = None
+        self._failed: str | None = None  # why start refused, shown while stopped
         self._sink: InboundSink | None = None
         self._client: AsyncWebClient | None = None
         self._app: AsyncApp | None = None
@@ -95,7 +98,6 @@ class SlackAdapter(EditablePreviews):
         self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = \
             asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._retry_task: asyncio.Task[None] | None = None
         self._names: dict[str, str | None] = {}
         self._titles: dict[str, str] = {}
         self._kinds: dict[str, ChatType] = {}
@@ -116,8 +118,14 @@ class SlackAdapter(EditablePreviews):
     def bot_username(self) -> str | None:
         return self._bot.user_name if self._bot else None
 
+    @property
+    def _state(self) -> AdapterState:
+        sup = self._sup
+        return sup.state if sup is not None else "failed" if self._failed else "stopped"
+
     def status(self) -> AdapterStatus:
-        state, detail = self._state, self._detail
+        state = self._state
+        detail = self._sup.detail if self._sup is not None else self._failed
         if state == "connected" and self._handler is not None:
             session = self._handler.client.current_session
             if session is None or session.closed:
@@ -125,6 +133,8 @@ class SlackAdapter(EditablePreviews):
         extra: dict[str, str] = {"mode": self.mode}
         if self._bot is not None:
             extra["botUserId"] = self._bot.user_id
+        if self._sup is not None and self._sup.holder:
+            extra["holder"] = self._sup.holder
         return AdapterStatus(CHANNEL, self.account_id, state, detail, extra)
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -136,36 +146,45 @@ class SlackAdapter(EditablePreviews):
         return value
 
     async def start(self, sink: InboundSink) -> None:
-        """Check the tokens, then connect; transient failures retry in the background."""
+        """Check the tokens, then connect; transient failures retry in the background (D35).
+        Socket Mode receives only while this process holds the connection's lease (D36)."""
         self._sink = sink
-        bot_token = self._token("bot_token", "botToken")
-        if self.mode == "socket":
-            self._token("app_token", "appToken")
-        else:
-            self._token("signing_secret", "signingSecret")
-        self._state, self._detail = "starting", None
+        self._failed = None
+        try:
+            bot_token = self._token("bot_token", "botToken")
+            if self.mode == "socket":
+                self._token("app_token", "appToken")
+            else:
+                self._token("signing_secret", "signingSecret")
+        except ChannelUnavailable as exc:
+            self._failed = str(exc)
+            raise
         self._client = self._make_client(bot_token)
         self._app = self._make_app(self._client)
         self._spawn(self._drain())
+        self._sup = ConnectionSupervisor(
+            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease if self.mode == "socket" else None,
+            lease_name=f"channel:{CHANNEL}:{self.account_id}")
         try:
-            await self._connect_once()
-        except _AuthRejected as exc:
-            self._state, self._detail = "failed", str(exc)
-            await self._shutdown()
-            raise ChannelUnavailable(f"{self.name}: {exc}") from exc
-        except Exception as exc:
-            self._schedule_retry(exc)
+            await self._sup.start()
+        except ChannelUnavailable:
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
+        sup, self._sup = self._sup, None
+        if sup is not None:
+            await sup.stop()
+            if sup.state == "failed":
+                self._failed = sup.detail
         await self._shutdown()
-        self._state, self._detail = "stopped", None
 
     async def _shutdown(self) -> None:
-        tasks = [t for t in (self._retry_task, *self._tasks) if t is not None]
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._retry_task = None
         await self._close_handler()
 
     async def _close_handler(self) -> None:
@@ -201,9 +220,13 @@ class SlackAdapter(EditablePreviews):
         app.event("app_mention")(on_event)
         return app
 
-    async def _connect_once(self) -> None:
-        """auth.test, then (Socket Mode) open the websocket; raises _AuthRejected on bad tokens."""
-        assert self._client is not None and self._app is not None
+    # The Connection the supervisor drives (core.channels.supervisor).
+
+    async def prepare(self) -> None:
+        """auth.test once (raises _AuthRejected on a bad bot token): what sending needs."""
+        assert self._client is not None
+        if self._bot is not None:
+            return
         try:
             auth = await self._client.auth_test()
         except SlackApiError as exc:
@@ -211,10 +234,22 @@ class SlackAdapter(EditablePreviews):
             raise
         self._bot = BotIdentity(user_id=str(auth["user_id"]), bot_id=auth.get("bot_id"),
                                 user_name=auth.get("user"), team_id=auth.get("team_id"))
+
+    async def open(self) -> None:
+        """Socket Mode: open the websocket. HTTP mode receives on the gateway's server."""
         if self.mode == "socket":
             await self._connect_socket()
-        self._state, self._detail = "connected", None
+        assert self._bot is not None
         log.info("%s connected as %s (%s mode)", self.name, self._bot.user_id, self.mode)
+
+    async def wait_closed(self) -> None:
+        await asyncio.Event().wait()  # the SDK reconnects its socket by itself
+
+    async def close(self) -> None:
+        await self._close_handler()
+
+    def fatal_reason(self, exc: BaseException) -> str | None:
+        return str(exc) if isinstance(exc, _AuthRejected) else None
 
     async def _connect_socket(self) -> None:
         assert self._client is not None and self._app is not None
@@ -254,39 +289,14 @@ class SlackAdapter(EditablePreviews):
 
     async def restart_connection(self, reason: str) -> None:
         """Watchdog (D16): the socket is open but silent; open a new one."""
-        if self.mode != "socket" or self._state != "connected":
+        if self.mode != "socket" or self._sup is None or self._state != "connected":
             return
-        log.warning("%s: %s; opening a new socket", self.name, reason)
-        try:
-            await self._connect_socket()
-        except Exception as exc:
-            self._schedule_retry(exc)
+        await self._sup.restart(reason)
 
     def _raise_if_auth(self, exc: SlackApiError, token_name: str) -> None:
         code = exc.response.get("error") if isinstance(exc.response.data, dict) else None
         if code in AUTH_ERRORS or exc.response.status_code == 401:
             raise _AuthRejected(f"Slack rejected the {token_name} ({code})") from exc
-
-    def _schedule_retry(self, exc: BaseException) -> None:
-        self._state, self._detail = "retrying", f"{type(exc).__name__}: {exc}"
-        log.warning("%s: connect failed (%s); retrying in the background", self.name, exc)
-        self._retry_task = asyncio.create_task(self._retry_loop())
-
-    async def _retry_loop(self) -> None:
-        """Exponential backoff (capped) until connected or a token is rejected."""
-        delay, cap = self._backoff
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                await self._connect_once()
-                return
-            except _AuthRejected as exc:
-                self._state, self._detail = "failed", str(exc)
-                log.error("%s: %s", self.name, exc)
-                return
-            except Exception as exc:
-                self._state, self._detail = "retrying", f"{type(exc).__name__}: {exc}"
-                delay = min(delay * 2, cap)
 
     def _spawn(self, coro: Any) -> None:
         task: asyncio.Task[None] = asyncio.create_task(coro)
@@ -423,7 +433,7 @@ class SlackAdapter(EditablePreviews):
 
     def _where(self, target: DeliveryContext) -> tuple[AsyncWebClient, str]:
         client = self._client
-        if client is None or self._state not in ("connected", "retrying"):
+        if client is None or self._state not in ("connected", "retrying", "standby"):
             raise ChannelUnavailable(f"{self.name} is not connected")
         channel = channel_of_target(target.to or "")
         if not channel:

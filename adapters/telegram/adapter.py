@@ -9,7 +9,6 @@ and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -29,6 +28,8 @@ from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
 from core.attachments import Attachment
+from core.channels.registry import ChannelEnv
+from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import TelegramAccountConfig, secret_value
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
@@ -54,6 +55,7 @@ class TelegramAdapter(EditablePreviews):
         self,
         config: TelegramAccountConfig,
         account_id: str = "default",
+        env: ChannelEnv | None = None,
         *,
         poll_timeout: float = 10.0,
         request_timeout: float = 10.0,
@@ -68,9 +70,9 @@ class TelegramAdapter(EditablePreviews):
         self.retry_max = retry_max
         self._app: TgApp | None = None
         self._sink: InboundSink | None = None
-        self._state: AdapterState = "stopped"
-        self._detail: str | None = None
-        self._retry_task: asyncio.Task[None] | None = None
+        self._sup: ConnectionSupervisor | None = None
+        self._failed: str | None = None  # why start refused, shown while stopped
+        self._token = ""
         self._bot_id: int | None = None
         self._bot_username: str | None = None
         self._poller: ConfirmingPoller | None = None
@@ -89,52 +91,55 @@ class TelegramAdapter(EditablePreviews):
     def _where(self) -> str:
         return f"{CHANNEL} account {self.account_id}"
 
-    # ---- lifecycle ------------------------------------------------------------------------
+    # ---- lifecycle (D35: one supervisor; D36: polling only while holding the lease) -------
 
     async def start(self, sink: InboundSink) -> None:
         """Check the token with getMe, then poll; network trouble retries in the background."""
-        if self._app is not None:
+        if self._sup is not None:
             return
         token = secret_value(self.config.bot_token) if self.config.bot_token else ""
         if not token:
-            self._set("failed", "no botToken configured")
+            self._failed = "no botToken configured"
             raise ChannelUnavailable(f"{self._where}: no botToken configured")
         if self.config.mode == "webhook" and not self.config.webhook_url:
-            self._set("failed", "mode webhook needs webhookUrl")
+            self._failed = "mode webhook needs webhookUrl"
             raise ChannelUnavailable(f"{self._where}: mode webhook needs webhookUrl")
+        self._failed = None
         self._sink = sink
-        self._app = self._build_app(token)
-        self._set("starting")
+        self._token = token
+        polling = self.config.mode == "polling"  # a webhook is served by every process
+        self._sup = ConnectionSupervisor(
+            self._where, self, backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease if polling else None,
+            lease_name=f"channel:{CHANNEL}:{self.account_id}")
         try:
-            await self._connect()
-        except InvalidToken:
+            await self._sup.start()
+        except ChannelUnavailable:
             await self._teardown()
-            self._set("failed", "bot token rejected by Telegram")
-            raise ChannelUnavailable(f"{self._where}: bot token rejected by Telegram") from None
-        except Exception as exc:  # network, 5xx, conflicts: keep trying without blocking start
-            self._set("retrying", _describe(exc))
-            log.warning("%s: connect failed (%s); retrying in background", self._where,
-                        _describe(exc))
-            self._retry_task = asyncio.create_task(self._reconnect_loop(),
-                                                   name=f"telegram-connect-{self.account_id}")
+            raise
 
     async def stop(self) -> None:
-        task, self._retry_task = self._retry_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._sup is not None:
+            await self._sup.stop()
+            self._failed = self._sup.detail if self._sup.state == "failed" else None
+        self._sup = None
         await self._teardown()
-        self._set("stopped")
 
     def status(self) -> AdapterStatus:
         extra: dict[str, str] = {"mode": self.config.mode}
         if self._bot_username:
             extra["botUsername"] = self._bot_username
-        return AdapterStatus(CHANNEL, self.account_id, self._state, self._detail, extra)
+        sup = self._sup
+        if sup is None:
+            state: AdapterState = "failed" if self._failed else "stopped"
+            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
+        if sup.holder:
+            extra["holder"] = sup.holder
+        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
 
-    def _set(self, state: AdapterState, detail: str | None = None) -> None:
-        self._state, self._detail = state, detail
+    @property
+    def _state(self) -> AdapterState:
+        return self.status().state
 
     def _build_app(self, token: str) -> TgApp:
         timeout = self.request_timeout
@@ -155,24 +160,46 @@ class TelegramAdapter(EditablePreviews):
         app.add_handler(TypeHandler(Update, self._on_update))
         return app
 
-    async def _connect(self) -> None:
-        """Idempotent steps, so a retry resumes where the last attempt failed."""
+    # The Connection the supervisor drives (core.channels.supervisor).
+
+    async def prepare(self) -> None:
+        """getMe and PTB's start: what sending needs. Idempotent, so a retry resumes."""
+        if self._app is None:
+            self._app = self._build_app(self._token)
         app = self._app
-        assert app is not None
         await app.initialize()  # getMe; a no-op once it succeeded
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username
         if not app.running:
             await app.start()
-        updater = app.updater
-        assert updater is not None
+
+    async def open(self) -> None:
+        app = self._app
+        assert app is not None and app.updater is not None
         if self.config.mode == "webhook":
-            if not updater.running:
+            if not app.updater.running:
                 await self._start_webhook(app)
         elif self._poller is None or not self._poller.running:
             await self._start_polling(app)
-        self._set("connected")
         log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+
+    async def wait_closed(self) -> None:
+        poller = self._poller
+        if self.config.mode == "webhook" or poller is None or poller.task is None:
+            await asyncio.Event().wait()  # PTB's webhook server runs until closed
+            return
+        await poller.task
+
+    async def close(self) -> None:
+        app, poller = self._app, self._poller
+        if poller is not None:
+            await poller.stop()
+        if self.config.mode == "webhook" and app is not None and app.updater is not None \
+                and app.updater.running:
+            await app.updater.stop()
+
+    def fatal_reason(self, exc: BaseException) -> str | None:
+        return "bot token rejected by Telegram" if isinstance(exc, InvalidToken) else None
 
     async def _start_polling(self, app: TgApp) -> None:
         """Our own long poll (not PTB's updater): an update is confirmed once stored (D16)."""
@@ -184,8 +211,7 @@ class TelegramAdapter(EditablePreviews):
                 read_timeout=self.poll_timeout + self.request_timeout,
                 allowed_updates=self._allowed_updates(), retry_initial=self.retry_initial,
                 retry_max=self.retry_max, on_error=self._on_poll_error,
-                on_fatal=lambda: self._set("failed", "bot token rejected by Telegram"),
-                name=f"telegram-{self.account_id}")
+                on_fatal=lambda: None, name=f"telegram-{self.account_id}")
         self._poller.start()
 
     def _allowed_updates(self) -> list[str]:
@@ -198,12 +224,9 @@ class TelegramAdapter(EditablePreviews):
         Stopping cancels the held request; unconfirmed updates come again with the next poll
         and the router drops any that were already handled.
         """
-        app, poller = self._app, self._poller
-        if app is None or poller is None or self.config.mode == "webhook":
+        if self._sup is None or self.config.mode == "webhook":
             return
-        log.warning("%s: %s; restarting the long poll", self._where, reason)
-        await poller.stop()
-        await self._start_polling(app)
+        await self._sup.restart(reason)
 
     async def _start_webhook(self, app: TgApp) -> None:
         cfg = self.config
@@ -216,22 +239,6 @@ class TelegramAdapter(EditablePreviews):
             listen=cfg.webhook_listen, port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
             url_path=path, webhook_url=cfg.webhook_url, secret_token=secret,
             allowed_updates=self._allowed_updates())
-
-    async def _reconnect_loop(self) -> None:
-        delay = self.retry_initial
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                await self._connect()
-                return
-            except InvalidToken:
-                self._set("failed", "bot token rejected by Telegram")
-                log.error("%s: bot token rejected by Telegram; giving up", self._where)
-                return
-            except Exception as exc:
-                delay = min(delay * 2, self.retry_max)
-                self._set("retrying", f"{_describe(exc)} (next try in {delay:g}s)")
-                log.warning("%s: connect failed (%s)", self._where, _describe(exc))
 
     async def _teardown(self) -> None:
         app, self._app = self._app, None
@@ -256,19 +263,17 @@ class TelegramAdapter(EditablePreviews):
     def _on_poll(self, status: int | None, detail: str | None) -> None:
         if status is not None and 200 <= status <= 299:
             self.last_receive_ms = int(time.time() * 1000)
-        if self._state not in ("connected", "retrying") or self._retry_task_pending():
+        sup = self._sup
+        if sup is None:
             return
         if status is not None and 200 <= status <= 299:
-            self._set("connected")
+            sup.note("connected")
         elif status in (401, 404):
-            self._set("failed", "bot token rejected by Telegram")
+            sup.note("failed", "bot token rejected by Telegram")
         elif status == 409:
-            self._set("retrying", "conflict: another getUpdates consumer or a webhook is set")
+            sup.note("retrying", "conflict: another getUpdates consumer or a webhook is set")
         else:
-            self._set("retrying", f"getUpdates failed: {detail}")
-
-    def _retry_task_pending(self) -> bool:
-        return self._retry_task is not None and not self._retry_task.done()
+            sup.note("retrying", f"getUpdates failed: {detail}")
 
     def _on_poll_error(self, exc: BaseException) -> None:
         log.warning("%s: polling error: %s", self._where, _describe(exc))
@@ -311,7 +316,8 @@ class TelegramAdapter(EditablePreviews):
         app = self._app
         where = f"{self._where} chat {target.to or ''}"
         if app is None or self._state in ("stopped", "failed"):
-            raise ChannelUnavailable(f"{where}: not connected ({self._detail or self._state})")
+            raise ChannelUnavailable(f"{where}: not connected "
+                                     f"({self.status().detail or self._state})")
         return app.bot, where
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:

@@ -41,6 +41,10 @@ class ConfirmingPoller:
         self._failed: tuple[int, int] = (0, 0)  # (update id, failures): a poison update ends
 
     @property
+    def task(self) -> asyncio.Task[None] | None:
+        return self._task
+
+    @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
@@ -70,7 +74,7 @@ class ConfirmingPoller:
                 raise
             except InvalidToken:
                 self.on_fatal()
-                return
+                raise  # the task ends with it: the supervisor gives up (D35)
             except Exception as exc:  # network, 5xx, 409, a store failure: same offset again
                 self.on_error(exc)
                 await asyncio.sleep(delay)

@@ -17,6 +17,8 @@ from aiohttp import WSMsgType, web
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.webchat.routes import mount_routes
 from core.attachments import text_with_placeholders
+from core.channels.registry import ChannelEnv
+from core.config import WebchatConfig
 from core.delivery_context import DeliveryContext
 from core.errors import ChannelUnavailable
 from core.gateway.appkeys import SECRET
@@ -48,11 +50,20 @@ class WebchatAdapter(ChannelAdapter):
     text_limit = MAX_TEXT
     preview_interval = 0.0  # its own socket: every delta, no platform rate limit
 
-    def __init__(self, runtime: Runtime, account_id: str = "default") -> None:
-        self.rt = runtime
+    def __init__(self, config: WebchatConfig, account_id: str = "default",
+                 env: ChannelEnv | None = None) -> None:
+        if env is None or env.runtime is None:
+            raise ChannelUnavailable("the web chat needs the runtime (ChannelEnv.runtime)")
+        self.rt: Runtime = env.runtime
+        self.config = config
         self.account_id = account_id
         self._sink: InboundSink | None = None
         self._sockets: dict[str, set[web.WebSocketResponse]] = {}
+
+    @classmethod
+    def for_runtime(cls, rt: Runtime) -> WebchatAdapter:
+        """The web chat of `rt`, as the channel registry builds it (tests)."""
+        return cls(rt.config.channels.webchat, "default", ChannelEnv(rt.state_dir, rt))
 
     def mount(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)

@@ -10,16 +10,23 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
-from core.config.schema_channels import ChannelsConfig
+from core.config.schema_channels import ChannelsConfig as StaticChannelsConfig
+from core.config.schema_channels import with_installed_channels
+from core.config.schema_cluster import ClusterConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
+
+if TYPE_CHECKING:
+    ChannelsConfig = StaticChannelsConfig
+else:  # D38: installed third-party channels validate their own `channels.<name>` section
+    ChannelsConfig = with_installed_channels(StaticChannelsConfig)
 
 __all__ = [
     "AgentToAgentSessionConfig",
@@ -269,6 +276,7 @@ class CrosstalkConfig(ConfigModel):
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

@@ -266,8 +266,25 @@ class ChannelsConfig(ConfigModel):
         names: list[str] = []
         if self.webchat.enabled:
             names.append("webchat")
-        for name in ("telegram", "discord", "slack"):
-            section: _ChannelCommon | None = getattr(self, name)
-            if section is not None and section.enabled:
+        for name in type(self).model_fields:
+            section = getattr(self, name)
+            if name != "webchat" and section is not None and getattr(section, "enabled", True):
                 names.append(name)
         return names
+
+
+def with_installed_channels(base: type[ChannelsConfig]) -> type[ChannelsConfig]:
+    """``channels`` plus a field per installed third-party channel (D38), validated by the
+    channel's own config model; any other name stays an unknown key."""
+    from pydantic import create_model
+
+    from core.channels.registry import installed_channels
+
+    fields: dict[str, Any] = {
+        name: (spec.config_model | None, None)
+        for name, spec in installed_channels().items() if name not in base.model_fields}
+    if not fields:
+        return base
+    model: type[ChannelsConfig] = create_model(
+        "ChannelsConfig", __base__=base, __module__=__name__, **fields)
+    return model

@@ -27,7 +27,8 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
 
 def status_suffix(entry: dict[str, Any]) -> str:
     """What `crosstalk channels status` appends to a channel account's line."""
-    suffix = (f" duplicatesDropped={int(entry.get('duplicatesDropped') or 0)}"
+    suffix = f" holder={entry['holder']}" if entry.get("holder") else ""  # D36
+    suffix += (f" duplicatesDropped={int(entry.get('duplicatesDropped') or 0)}"
               f" deliveriesFailed={int(entry.get('deliveriesFailed') or 0)}")
     if entry.get("lastReceiveAt"):
         import datetime as dt

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.base import ChannelAdapter
-from adapters.factory import build_adapters
 from core.access.policy import dm_scope_warnings
+from core.channels.protocol import ChannelAdapter, HttpMounted
+from core.channels.registry import ChannelEnv, build_adapters
 from core.config import CrosstalkConfig
 from core.gateway import (
     http_api,
@@ -66,9 +66,8 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     openai_routes.register(app)
     mcp_http.register(app)
     for adapter in adapters:
-        mount = getattr(adapter, "mount", None)
-        if mount is not None:
-            mount(app)
+        if isinstance(adapter, HttpMounted):  # D37: declared by type; served by every process
+            adapter.mount(app)
     return app
 
 
@@ -95,7 +94,7 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
     """Start everything; `port=0` picks a free port (tests)."""
     rt = Runtime(config)
     secret, generated = load_gateway_secret(config, rt.state_dir)
-    adapters = build_adapters(config, rt)
+    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt))
     app = build_app(rt, secret, adapters)
     runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
     await runner.setup()

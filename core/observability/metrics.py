@@ -19,12 +19,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from adapters.base import AdapterState
+from core.channels.protocol import AdapterState
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-    from adapters.base import AdapterStatus
+    from core.channels.protocol import AdapterStatus
     from core.store import RunRecord
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from adapters.base import AdapterStatus, ChannelAdapter
+from core.channels.protocol import AdapterStatus, ChannelAdapter
 
 
 class ChannelRegistry:

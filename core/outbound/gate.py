@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from adapters.base import ChannelAdapter, ChunkRef, SendReceipt
+from core.channels.protocol import ChannelAdapter, ChunkRef, SendReceipt
 from core.delivery_context import DeliveryContext, session_delivery_fields
 from core.errors import DeliveryError, RateLimited
 from core.observability.metrics import DISCARD, Metrics

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from adapters.base import ChannelAdapter, ChunkRef, SendReceipt
+from core.channels.protocol import ChannelAdapter, ChunkRef, SendReceipt
 from core.delivery_context import DeliveryContext
 from core.errors import DeliveryError, RateLimited
 from core.outbound.gate import send_chunk

@@ -25,7 +25,7 @@ async def _sink(msg: InboundMessage) -> None:
 def _adapter(token: str | None, **options: object) -> DiscordAdapter:
     config = DiscordAccountConfig.model_validate({"token": token} if token else {})
     opts = {"guild_ready_timeout": 0.05, "reconnect": False, "start_timeout": 5.0, **options}
-    return DiscordAdapter("default", config, **opts)  # type: ignore[arg-type]
+    return DiscordAdapter(config, "default", **opts)  # type: ignore[arg-type]
 
 
 async def test_bad_token_is_a_clear_error(fake_discord: FakeDiscord) -> None:
@@ -74,8 +74,8 @@ async def test_unreachable_api_retries_with_backoff(fake_discord: FakeDiscord,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """start() returns while the API is down; the supervisor retries and then connects."""
     monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10")
-    adapter = _adapter(fake_discord.token, start_timeout=0.3, backoff_initial=0.05,
-                       backoff_max=0.2)
+    adapter = _adapter(fake_discord.token, start_timeout=0.3, retry_initial=0.05,
+                       retry_max=0.2)
     try:
         await asyncio.wait_for(adapter.start(_sink), 3)
         status = adapter.status()
@@ -97,7 +97,7 @@ async def test_config_overrides_and_typed_send_errors(fake_discord: FakeDiscord,
     config = DiscordAccountConfig.model_validate({
         "token": fake_discord.token, "apiBaseUrl": fake_discord.base_url,
         "gatewayUrl": fake_discord.gateway_url})
-    adapter = DiscordAdapter("work", config, guild_ready_timeout=0.05, reconnect=False)
+    adapter = DiscordAdapter(config, "work", guild_ready_timeout=0.05, reconnect=False)
     try:
         await asyncio.wait_for(adapter.start(_sink), 5)
         assert adapter.status().state == "connected"

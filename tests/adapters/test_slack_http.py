@@ -118,7 +118,7 @@ async def test_bad_token_at_start(fake_slack: FakeSlack, over: dict[str, Any],
 async def test_transient_failure_retries_with_backoff(
         fake_slack: FakeSlack, adapters: list[SlackAdapter]) -> None:
     fake_slack.fail_next("auth.test", 500, times=2)
-    adapter = SlackAdapter(account(fake_slack), backoff_initial=0.01, backoff_max=0.05)
+    adapter = SlackAdapter(account(fake_slack), retry_initial=0.01, retry_max=0.05)
     adapters.append(adapter)
     inbox = Inbox()
     await adapter.start(inbox)
@@ -134,7 +134,7 @@ async def test_transient_failure_retries_with_backoff(
 async def test_unreachable_api_does_not_block_start(adapters: list[SlackAdapter]) -> None:
     cfg = SlackAccountConfig.model_validate({"botToken": "xoxb-1", "appToken": "xapp-1",
                                              "apiBaseUrl": "http://127.0.0.1:9"})
-    adapter = SlackAdapter(cfg, backoff_initial=30)
+    adapter = SlackAdapter(cfg, retry_initial=30)
     adapters.append(adapter)
     await asyncio.wait_for(adapter.start(Inbox()), 5)
     status = adapter.status()

@@ -71,6 +71,10 @@ class FakeTelegram(EmulatorServer):
         self.shown: dict[int, dict[str, Any]] = {}
         self.files: dict[str, tuple[str, bytes]] = {}  # file_id → (file_path, bytes)
         self._session: aiohttp.ClientSession | None = None
+        self._polls: dict[int, web.Request] = {}
+        #: The most getUpdates long polls ever held open at once by live clients (a second
+        #: poller is a conflict on real Telegram: exactly one process may poll, D36).
+        self.max_pollers = 0
         super().__init__()
 
     def _setup_routes(self, app: web.Application) -> None:
@@ -272,7 +276,7 @@ class FakeTelegram(EmulatorServer):
                 "use deleteWebhook to delete the webhook first")}, 409)
         self.record(call)
         if method == "getUpdates":
-            return await self._get_updates(params)
+            return await self._counted_poll(request, params)
         result = self._result(method, params)
         if result is None:
             call.status = 404
@@ -344,6 +348,20 @@ class FakeTelegram(EmulatorServer):
     def visible(self) -> list[dict[str, Any]]:
         """The bot's messages as users see them now (edits applied), oldest first."""
         return [self.shown[k] for k in sorted(self.shown)]
+
+    def pollers(self) -> int:
+        """getUpdates calls held open now by clients still connected (a killed process's
+        poll is not counted once its socket closed)."""
+        return sum(1 for r in self._polls.values()
+                   if r.transport is not None and not r.transport.is_closing())
+
+    async def _counted_poll(self, request: web.Request, params: dict[str, Any]) -> web.Response:
+        self._polls[id(request)] = request
+        self.max_pollers = max(self.max_pollers, self.pollers())
+        try:
+            return await self._get_updates(params)
+        finally:
+            self._polls.pop(id(request), None)
 
     async def _get_updates(self, params: dict[str, Any]) -> web.Response:
         """Long poll: answer as soon as updates exist, else hold up to ``timeout`` seconds."""

@@ -632,7 +632,7 @@ class WebchatDriver(Driver):
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         from adapters.webchat import WebchatAdapter
 
-        return [WebchatAdapter(rt)]
+        return [WebchatAdapter.for_runtime(rt)]
 
     async def connected(self, rt: Runtime) -> None:
         from core.gateway.server import build_app

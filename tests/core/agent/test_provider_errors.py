@@ -35,7 +35,7 @@ async def test_chat_gets_the_public_text_and_the_log_keeps_the_detail(
 async def test_http_client_and_web_chat_get_the_public_text(
         make_config: ConfigFactory, fake_model: FakeModelServer) -> None:
     rt = Runtime(make_config())
-    webchat = WebchatAdapter(rt)
+    webchat = WebchatAdapter.for_runtime(rt)
     await rt.start(adapters=[webchat], probe_models=False)
     try:
         async with TestClient(TestServer(build_app(rt, "test-token", [webchat]))) as c:

@@ -29,7 +29,7 @@ async def gateway(request: pytest.FixtureRequest, make_runtime: RuntimeFactory
                   ) -> AsyncIterator[tuple[TestClient, Runtime]]:
     async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[TestClient, Runtime]]:
         rt = Runtime(make_runtime_config(extra))
-        webchat = WebchatAdapter(rt)
+        webchat = WebchatAdapter.for_runtime(rt)
         await rt.start(adapters=[webchat], probe_models=False)
         try:
             async with TestClient(TestServer(build_app(rt, "test-token", [webchat]))) as c:

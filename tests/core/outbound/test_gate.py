@@ -144,6 +144,7 @@ def test_no_module_but_the_gate_calls_send_text() -> None:
                                            "send_typing"):
                     rel = path.relative_to(ROOT).as_posix()
                     own = isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
-                    if rel != "core/outbound/gate.py" and not (own and folder == "adapters"):
+                    adapter = folder == "adapters" or rel == "core/channels/protocol.py"  # D37
+                    if rel != "core/outbound/gate.py" and not (own and adapter):
                         offenders.append(f"{rel}:{node.lineno}")
     assert offenders == []

@@ -1,0 +1,43 @@
+"""What a channel package imports: ``from core.channels.api import ChannelSpec, …`` (D38).
+
+Safe to import from a channel's spec module (loaded while the config is validated): nothing
+here imports a platform SDK or the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.channels.protocol import (
+    AdapterState,
+    AdapterStatus,
+    ChannelAdapter,
+    ChannelLease,
+    ChunkRef,
+    HttpMounted,
+    InboundSink,
+    SendReceipt,
+)
+from core.channels.registry import ChannelEnv, ChannelSpec
+from core.channels.supervisor import Backoff, Connection, ConnectionSupervisor
+from core.config.schema_base import ConfigModel
+from core.delivery_context import DeliveryContext
+from core.errors import ChannelUnavailable
+from core.inbound import InboundMessage
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+
+def request_authorized(request: web.Request) -> bool:
+    """True when an HTTP request to a mounted route carries the gateway token (D12)."""
+    from core.gateway.appkeys import SECRET
+    from core.gateway.auth import is_authorized
+
+    return is_authorized(request, request.app[SECRET])
+
+
+__all__ = ["AdapterState", "AdapterStatus", "Backoff", "ChannelAdapter", "ChannelEnv",
+           "ChannelLease", "ChannelSpec", "ChannelUnavailable", "ChunkRef", "ConfigModel",
+           "Connection", "ConnectionSupervisor", "DeliveryContext", "HttpMounted",
+           "InboundMessage", "InboundSink", "SendReceipt", "request_authorized"]
