@@ -74,6 +74,9 @@ class Runtime:
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
         self.cron = CronService(self)
+        from core.cluster.node import ClusterNode
+
+        self.cluster = ClusterNode(self)  # D27: owner of this process's runs, session FIFO
         self._adapters: list[ChannelAdapter] = []
         self.background = BackgroundTasks("runtime")
         self.started = False
@@ -88,7 +91,7 @@ class Runtime:
         self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
         started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
-        aborted = await self.runs.recover()
+        aborted = await self.cluster.begin()
         if aborted:
             log.warning("marked %d interrupted run(s) as aborted", len(aborted))
         self.runs.add_listener(self.live.on_run_finished)  # typing stops before the reply
@@ -106,6 +109,7 @@ class Runtime:
         from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
         self.spawn(watchdog.run(self, started_ms))
+        self.cluster.start()
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.started = True
 
@@ -131,6 +135,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.cluster.stop()
         await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()

@@ -72,3 +72,19 @@ class ProcessRegister:
             delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id)
             .returning(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
         return [ProcessInfo(*r) for r in rows]
+
+    async def registered(self) -> list[ProcessInfo]:
+        """Every row, live or not (a dead process stays until a survivor claims it)."""
+        rows = await self.store.read(lambda c: c.execute(
+            select(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+        return [ProcessInfo(*r) for r in rows]
+
+    async def claim(self, ids: list[str]) -> list[ProcessInfo]:
+        """Remove and return these processes, known dead without waiting for the lease time
+        (a pid on this host that no longer exists); the DELETE still picks one claimer."""
+        if not ids:
+            return []
+        rows = await self.store.write(lambda c: c.execute(
+            delete(P).where(P.c.id.in_(ids), P.c.id != self.me.id)
+            .returning(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+        return [ProcessInfo(*r) for r in rows]

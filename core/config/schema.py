@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig
+from core.config.schema_cluster import ClusterConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
@@ -269,6 +270,7 @@ class CrosstalkConfig(ConfigModel):
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

@@ -84,6 +84,7 @@ class RunRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_runs_session", "session_key", "created_at"),
         Index("ix_runs_status", "status"),
+        Index("ix_runs_owner", "owner", "status"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -100,6 +101,8 @@ class RunRow(SQLModel, table=True):
     output_tokens: int | None = None
     total_tokens: int | None = None
     meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    owner: str | None = Field(default=None, max_length=64)
+    """The process that accepted the run and executes it (D27); adopted on takeover."""
 
 
 class DeliveryRow(SQLModel, table=True):

@@ -1,0 +1,160 @@
+"""This process as a member of the cluster (D26, D27): heartbeats, takeovers, a clean leave.
+
+The runtime makes one node, calls :meth:`ClusterNode.begin` right after the store opens
+(instead of aborting every in-flight run: in a cluster those may be another process's live
+turns), :meth:`ClusterNode.start` once the adapters are up, and :meth:`ClusterNode.stop` after
+its runs are closed. Every quarter of the lease time the node heartbeats and looks for dead
+processes; the one survivor that claims a dead process aborts its running turns (the chats get
+the restart notice, D12) and runs its queued ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from core.cluster.claim import TurnClaims
+from core.cluster.events import EventBus, make_bus
+from core.cluster.identity import ProcessIdentity
+from core.cluster.leases import Leases
+from core.cluster.processes import ProcessInfo, ProcessRegister
+from core.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
+from core.store import RunRecord, now_ms
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class ClusterNode:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.identity = ProcessIdentity()
+        self.ttl_ms = int(rt.config.cluster.lease_seconds * 1000)
+        self.register = ProcessRegister(rt.store, self.identity, ttl_ms=self.ttl_ms)
+        self.leases = Leases(rt.store, self.identity.id, ttl_ms=self.ttl_ms)
+        self.bus: EventBus = make_bus(rt.store.url)
+        self.claims = TurnClaims(rt.store, self.identity.id, self.bus,
+                                 poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4))
+        rt.runs.owner = self.identity.id
+        rt.runs.claims = self.claims
+        self._loop: asyncio.Task[None] | None = None
+        self._first_pass = asyncio.Event()
+
+    @property
+    def id(self) -> str:
+        return self.identity.id
+
+    @property
+    def alone(self) -> bool:
+        """SQLite: one process, which holds every lease and owns every run."""
+        return self.rt.store.dialect == "sqlite"
+
+    async def begin(self) -> list[RunRecord]:
+        """After the store opens: connect the event bus; on SQLite abort what the previous
+        process left in flight (D12) and return it for the restart notice."""
+        await self.bus.start()
+        if self.alone:
+            return await self.rt.store.abort_inflight_runs(ABORT_REASON)
+        return []
+
+    def start(self) -> None:
+        """Once the adapters are up (and so the HTTP site): heartbeat and watch the others."""
+        self._loop = asyncio.get_running_loop().create_task(self._watch(), name="cluster")
+
+    async def wait_first_pass(self) -> None:
+        """Tests: the first heartbeat and takeover pass are done."""
+        await self._first_pass.wait()
+
+    async def stop(self) -> None:
+        """A clean stop: no more heartbeats, leave the register, release every lease."""
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop
+        try:
+            await self.register.leave()
+            await self.leases.release_all()
+        except Exception as exc:  # the store may be gone; the lease time covers it
+            log.warning("could not leave the cluster cleanly: %s", exc)
+        await self.bus.stop()
+
+    async def _watch(self) -> None:
+        interval = self.ttl_ms / 4000
+        while True:
+            try:
+                await self.register.heartbeat()
+                await self.take_over()
+            except Exception:
+                log.exception("cluster heartbeat failed")
+            self._first_pass.set()
+            await asyncio.sleep(interval)  # the heartbeat period itself, not a stand-in
+
+    async def take_over(self) -> int:
+        """Claim dead processes and take their turns; returns how many runs were taken."""
+        dead = await self.register.claim_dead()
+        dead += await self.register.claim(await self._gone_here())
+        if self.alone:
+            return 0
+        if dead:
+            log.warning("taking over from dead process(es): %s",
+                        ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead))
+        aborted, adopted = await take_runs(self.rt.store, self.id, Orphans(
+            [d.id for d in dead], unowned_before=now_ms() - self.ttl_ms))
+        for run in aborted:
+            await self.claims.ended(run)
+        if aborted:
+            from core.runs.restart_notice import notify_aborted_chats
+
+            self.rt.spawn(notify_aborted_chats(self.rt.gate, aborted))
+        for run in adopted:
+            await self._adopt(run)
+        return len(aborted) + len(adopted)
+
+    async def _gone_here(self) -> list[str]:
+        """Registered processes of this host whose pid no longer exists (a kill -9 and a
+        restart): known dead at once, without waiting out the lease time."""
+        ids = []
+        for p in await self.register.registered():
+            if p.id != self.id and p.host == self.identity.host and not _pid_alive(p):
+                ids.append(p.id)
+        return ids
+
+    async def _adopt(self, run: RunRecord) -> None:
+        from core.runs import RunRequest
+
+        store = self.rt.store
+        entry = await store.get_session(run.session_key)
+        msg = await input_message(store, run.input_message_id) \
+            if run.input_message_id is not None else None
+        if entry is None:
+            await store.update_run(run.id, status="aborted", ended_at=now_ms(),
+                                   error="session was deleted")
+            await self.claims.ended(run)
+            return
+        meta = dict(run.meta or {})
+        trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
+        context = self.rt.context_for(entry)
+        context = replace(context, trace_id=str(trace or context.trace_id), hops=int(hops or 0))
+        request = RunRequest(session_key=run.session_key,
+                             message=msg.plain_text() if msg is not None else "",
+                             context=context, deliver=run.deliver, lane=run.lane,
+                             input_message_id=run.input_message_id, meta=meta)
+        self.rt.runs.adopt(run, request)
+
+
+def _pid_alive(p: ProcessInfo) -> bool:
+    if p.pid == os.getpid():
+        return False  # that pid is now us: the registered process is gone
+    try:
+        os.kill(p.pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
