@@ -23,7 +23,7 @@ from core.cluster.identity import ProcessIdentity
 from core.cluster.leases import Leases
 from core.cluster.processes import ProcessInfo, ProcessRegister
 from core.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
-from core.store import RunRecord, now_ms
+from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -36,8 +36,11 @@ class ClusterNode:
         self.rt = rt
         self.identity = ProcessIdentity()
         self.ttl_ms = int(rt.config.cluster.lease_seconds * 1000)
-        self.register = ProcessRegister(rt.store, self.identity, ttl_ms=self.ttl_ms)
-        self.leases = Leases(rt.store, self.identity.id, ttl_ms=self.ttl_ms)
+        # heartbeats and leases get their own connections: a pool busy with turns must not
+        # make this process look dead (on SQLite there is one process and one file)
+        self.db = rt.store if rt.store.dialect == "sqlite" else Store(rt.store.url, rt.state_dir)
+        self.register = ProcessRegister(self.db, self.identity, ttl_ms=self.ttl_ms)
+        self.leases = Leases(self.db, self.identity.id, ttl_ms=self.ttl_ms)
         self.bus: EventBus = make_bus(rt.store.url)
         self.claims = TurnClaims(rt.store, self.identity.id, self.bus,
                                  poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4))
@@ -83,12 +86,16 @@ class ClusterNode:
         except Exception as exc:  # the store may be gone; the lease time covers it
             log.warning("could not leave the cluster cleanly: %s", exc)
         await self.bus.stop()
+        if self.db is not self.rt.store:
+            await self.db.close()
 
     async def _watch(self) -> None:
         interval = self.ttl_ms / 4000
         while True:
             try:
-                await self.register.heartbeat()
+                if not await self.register.heartbeat() and self._first_pass.is_set():
+                    log.error("this process was silent for longer than cluster.leaseSeconds "
+                              "and another one took over its turns")
                 await self.take_over()
             except Exception:
                 log.exception("cluster heartbeat failed")

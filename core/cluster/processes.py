@@ -36,19 +36,22 @@ class ProcessRegister:
         self.ttl_ms = ttl_ms
         self.clock = clock
 
-    async def heartbeat(self) -> None:
-        """Insert or refresh this process's row."""
+    async def heartbeat(self) -> bool:
+        """Refresh this process's row, inserting it when missing; False when it was missing
+        (the first beat, or a survivor declared this process dead and took its work)."""
         from core.store.store import _insert_ignore
 
         now = self.clock()
         me = self.me
 
-        def op(c: Connection) -> None:
+        def op(c: Connection) -> bool:
+            if c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now)).rowcount:
+                return True
             _insert_ignore(c, P, {"id": me.id, "pid": me.pid, "host": me.host,
                                   "started_at": me.started_at, "heartbeat_at": now}, ["id"])
-            c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now))
+            return False
 
-        await self.store.write(op)
+        return bool(await self.store.write(op))
 
     async def leave(self) -> None:
         """A clean stop: drop this process's row."""
