@@ -102,6 +102,13 @@ class ClusterNode:
             self._first_pass.set()
             await asyncio.sleep(interval)  # the heartbeat period itself, not a stand-in
 
+    async def live_ids(self) -> list[str] | None:
+        """The processes whose claims (announces, cron firings) stay at a start; None on
+        SQLite, where every claim was left by a previous process (D29)."""
+        if self.alone:
+            return None
+        return [self.id, *(p.id for p in await self.register.live())]
+
     async def take_over(self) -> int:
         """Claim dead processes and take their turns; returns how many runs were taken."""
         dead = await self.register.claim_dead()
@@ -121,7 +128,19 @@ class ClusterNode:
             self.rt.spawn(notify_aborted_chats(self.rt.gate, aborted))
         for run in adopted:
             await self._adopt(run)
+        if dead or aborted or adopted:
+            await self._release_claims_of_the_dead()
         return len(aborted) + len(adopted)
+
+    async def _release_claims_of_the_dead(self) -> None:
+        """Announces and cron firings the dead left half-done happen again, here (D29)."""
+        from core.store import cron_store
+        from core.store.subagent_store import release_stale_claims
+
+        live = await self.live_ids()
+        await cron_store.release_claims(self.rt.store, live)
+        await release_stale_claims(self.rt.store, live)
+        await self.rt.subagents.resume()  # records the aborted children, announces once
 
     async def _gone_here(self) -> list[str]:
         """Registered processes of this host whose pid no longer exists (a kill -9 and a

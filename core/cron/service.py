@@ -72,7 +72,7 @@ class CronService:
     # ---- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        released = await cs.release_claims(self.store)
+        released = await cs.release_claims(self.store, await self.rt.cluster.live_ids())
         if released:
             log.warning("released %d cron claim(s) left by a stopped gateway", released)
         await self.sync_config()
@@ -206,7 +206,7 @@ class CronService:
         if due is None or due > ms:
             return []
         fired = []
-        for rec in await cs.claim_due(self.store, ms):
+        for rec in await cs.claim_due(self.store, ms, self.rt.runs.owner):
             started = await self._fire(rec, now, manual=False)
             if started is not None:
                 fired.append(started[1])
@@ -216,7 +216,7 @@ class CronService:
         """`cron run ID`: fire now whatever the schedule; refused while the job is running."""
         await self.get(job_id)
         now = self.clock.now()
-        rec = await cs.claim_now(self.store, job_id, to_ms(now))
+        rec = await cs.claim_now(self.store, job_id, to_ms(now), self.rt.runs.owner)
         if rec is None:
             raise CronConflict(f"cron job {job_id} is already running")
         started = await self._fire(rec, now, manual=True)

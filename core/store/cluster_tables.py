@@ -31,3 +31,14 @@ class ClusterLeaseRow(SQLModel, table=True):
     holder: str = Field(max_length=64)
     acquired_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     expires_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class ClusterSendEventRow(SQLModel, table=True):
+    """One cross-session send (D8), so the per-minute rate counts across processes (D29)."""
+
+    __tablename__ = "cluster_send_events"
+    __table_args__ = (Index("ix_cluster_send_events_source", "source_key", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    source_key: str = Field(max_length=512)
+    at: int = Field(sa_column=Column(BigInteger, nullable=False))

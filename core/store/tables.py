@@ -164,6 +164,8 @@ class SubagentRunRow(SQLModel, table=True):
     total_tokens: int | None = None
     archive_at: int | None = Field(default=None, sa_column=Column(BigInteger))
     announce_state: str = Field(default="pending", max_length=16)
+    announce_owner: str | None = Field(default=None, max_length=64)
+    """The process that claimed the announce (`running`); released only if it died (D29)."""
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
 
 

@@ -55,11 +55,15 @@ class SubagentRegistry:
         if not self._listening:
             self.rt.runs.add_listener(self._on_run_finished)
             self._listening = True
-        released = await release_stale_claims(self.rt.store)
+        released = await release_stale_claims(self.rt.store, await self.rt.cluster.live_ids())
         if released:
             log.info("resuming %d interrupted sub-agent announce(s)", released)
         await self._resume()
         self.sweeper.start()
+
+    async def resume(self) -> None:
+        """Finish and announce what ended elsewhere (a dead process's sub-agents, D29)."""
+        await self._resume()
 
     async def stop(self) -> None:
         """Called before the run manager closes, so no announce mistakes that for an outcome."""
@@ -118,7 +122,8 @@ class SubagentRegistry:
         if rec.announce_state == "stopped":
             await self._cleanup(rec)
             return
-        if not await transition_announce(self.rt.store, run_id, ("pending",), "running"):
+        if not await transition_announce(self.rt.store, run_id, ("pending",), "running",
+                                         announce_owner=self.rt.runs.owner):  # D29
             return
         try:
             state = await announce(self.rt, rec, lambda: self._closing)

@@ -68,6 +68,8 @@ class SubagentSweeper:
         """Archive every due record whose child is idle; returns how many were archived."""
         rt = self.registry.rt
         archived = 0
+        if not await rt.cluster.leases.acquire("sweeper"):
+            return 0  # another gateway process sweeps now (D29)
         for rec in await due_for_archive(rt.store, now if now is not None else now_ms()):
             if rt.runs.is_active(rec.child_key):
                 continue

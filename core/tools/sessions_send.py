@@ -131,10 +131,14 @@ async def _target(rt: Runtime, vis: Visibility, args: SessionsSendArgs) -> Resol
     return target
 
 
-def _limit_error(rt: Runtime, ctx: ToolContext) -> str | None:
-    """Decision D8: hop budget of the chain, then the source session's rolling-minute rate."""
+async def _limit_error(rt: Runtime, ctx: ToolContext) -> str | None:
+    """Decision D8: hop budget of the chain, then the source session's rolling-minute rate
+    (counted across gateway processes, D29)."""
+    from core.cluster.rate import check_send_rate
+
     limits = rt.config.tools.sessions
-    return hop_error(ctx, limits.hop_budget) or rt.send_limiter.check(ctx.session_key)
+    return hop_error(ctx, limits.hop_budget) or await check_send_rate(
+        rt.store, rt.send_limiter, ctx.session_key)
 
 
 async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -> Payload:
@@ -146,7 +150,7 @@ async def sessions_send(rt: Runtime, ctx: ToolContext, args: SessionsSendArgs) -
         target = await _target(rt, vis, args)
     except ToolRefused as refusal:  # every sessions_send result names its runId
         raise refusal.with_run_id(run_id) from None
-    if (limited := _limit_error(rt, ctx)) is not None:
+    if (limited := await _limit_error(rt, ctx)) is not None:
         log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
                     limited)
         raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)
