@@ -47,6 +47,9 @@ class ClusterNode:
         rt.runs.owner = self.identity.id
         rt.runs.claims = self.claims
         self._loop: asyncio.Task[None] | None = None
+        self.held: list[str] = []
+        """Lease names this process held at its last heartbeat (for `/metrics`)."""
+        rt.metrics.live.leases = lambda: self.held
         self._first_pass = asyncio.Event()
 
     @property
@@ -97,6 +100,8 @@ class ClusterNode:
                     log.error("this process was silent for longer than cluster.leaseSeconds "
                               "and another one took over its turns")
                 await self.take_over()
+                self.held = [lease.name for lease in await self.leases.live()
+                             if lease.holder == self.id]
             except Exception:
                 log.exception("cluster heartbeat failed")
             self._first_pass.set()

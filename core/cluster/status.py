@@ -23,3 +23,10 @@ async def cluster_view(node: ClusterNode) -> dict[str, Any]:
 async def held_leases(node: ClusterNode) -> list[str]:
     """Names of the leases this process holds now."""
     return [lease.name for lease in await node.leases.live() if lease.holder == node.id]
+
+
+async def lease_holders(node: ClusterNode) -> dict[str, str]:
+    """Lease name → its holder as `host:pid` (the `/metrics` process label), else its id."""
+    names = {p.id: f"{p.host}:{p.pid}" for p in await node.register.live()}
+    return {lease.name: names.get(lease.holder, lease.holder)
+            for lease in await node.leases.live()}

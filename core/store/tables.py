@@ -177,5 +177,5 @@ metadata = SQLModel.metadata
 __all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
            "SessionRow", "SubagentRunRow", "metadata"]
 
+import core.store.cluster_tables  # noqa: E402  (registers the cluster tables, D26)
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)
-import core.store.cluster_tables  # noqa: E402, F401  (registers the cluster tables, D26)
