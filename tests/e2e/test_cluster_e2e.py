@@ -224,3 +224,35 @@ async def test_web_chat_on_one_process_sees_a_turn_run_on_the_other(
         _, health = await a.request("GET", "/healthz")
         _, cluster = await a.request("GET", "/api/cluster")
         assert health["process"]["id"] in [p["id"] for p in cluster["processes"]]
+
+
+async def test_one_announce_per_sub_agent_while_another_process_starts(
+        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    """Every announce is claimed (and held) on A or B when C starts: C must not take them."""
+    step = "Sub-agent announce step."
+    held = Held(step)
+    fake_model.set_responder(held)
+    async with two_gateways(tmp_path, fake_model, lease=10.0) as (dsn, (a, b)):
+        for i, gw in enumerate((a, b, a, b)):
+            await gw.invoke("sessions_spawn", {"task": f"job {i}"})
+
+        async def steps(n: int = 4) -> bool:
+            return sum(last_user_text(r) == step for r in fake_model.requests) >= n
+        await eventually(steps, timeout=60, what="four announce steps held")
+        config = cluster_config(tmp_path / "c.yaml", tmp_path / "c", fake_model, dsn, 10.0)
+        async with GatewayProcess(config):
+            held.release.set()
+
+            async def settled() -> bool:
+                rows = await sql(dsn, "SELECT announce_state FROM subagent_runs")
+                busy = await sql(dsn, "SELECT count(*) FROM runs "
+                                      "WHERE status IN ('queued', 'running')")
+                return len(rows) == 4 and all(r[0] in ("done", "skipped") for r in rows) \
+                    and int(busy[0][0]) == 0
+            await eventually(settled, timeout=60, what="four announces settled")
+        rows = await sql(dsn, "SELECT count(*) FROM messages "
+                              "WHERE (meta::jsonb)->>'kind' = 'subagent_announce'")
+        assert int(rows[0][0]) == 4
+        assert sum(last_user_text(r) == step for r in fake_model.requests) == 4
+        # C's start aborted none of the turns A and B were running (D27)
+        assert await sql(dsn, "SELECT id FROM runs WHERE status <> 'ok'") == []
