@@ -28,6 +28,7 @@ ClaimResult = Literal["started", "busy", "gone"]
 """`gone`: the run is no longer queued (a survivor aborted it while we were presumed dead)."""
 
 RUN_TOPIC = "run"
+MAX_TRACKED = 10_000
 
 
 class TurnClaims:
@@ -45,7 +46,9 @@ class TurnClaims:
 
     def generation(self, session_key: str) -> int:
         """A counter that moves on every ended turn of the session; read before claiming."""
-        return self._generation.get(session_key, 0)
+        if len(self._generation) > MAX_TRACKED:  # forgetting only makes a waiter retry early
+            self._generation.clear()
+        return self._generation.setdefault(session_key, 0)
 
     async def claim(self, run: RunRecord, entry: SessionEntry) -> ClaimResult:
         me, key = self.owner, entry.key
@@ -94,7 +97,8 @@ class TurnClaims:
         if topic != RUN_TOPIC:
             return
         key = str(payload.get("s"))
-        self._generation[key] = self._generation.get(key, 0) + 1
+        if key in self._generation:  # only sessions someone here waits on, or did
+            self._generation[key] += 1
         event = self._events.pop(key, None)
         if event is not None:
             event.set()

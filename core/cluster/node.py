@@ -45,12 +45,13 @@ class ClusterNode:
         self.claims = TurnClaims(rt.store, self.identity.id, self.bus,
                                  poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4))
         rt.runs.owner = self.identity.id
-        rt.runs.claims = self.claims
+        if not self.alone:  # SQLite: one process orders its turns itself, as before D27
+            rt.runs.claims = self.claims
         self._loop: asyncio.Task[None] | None = None
         self.held: list[str] = []
         """Lease names this process held at its last heartbeat (for `/metrics`)."""
         rt.metrics.live.leases = lambda: self.held
-        self._first_pass = asyncio.Event()
+        self._beat = False
 
     @property
     def id(self) -> str:
@@ -73,10 +74,6 @@ class ClusterNode:
         """Once the adapters are up (and so the HTTP site): heartbeat and watch the others."""
         self._loop = asyncio.get_running_loop().create_task(self._watch(), name="cluster")
 
-    async def wait_first_pass(self) -> None:
-        """Tests: the first heartbeat and takeover pass are done."""
-        await self._first_pass.wait()
-
     async def stop(self) -> None:
         """A clean stop: no more heartbeats, leave the register, release every lease."""
         if self._loop is not None:
@@ -96,7 +93,7 @@ class ClusterNode:
         interval = self.ttl_ms / 4000
         while True:
             try:
-                if not await self.register.heartbeat() and self._first_pass.is_set():
+                if not await self.register.heartbeat() and self._beat:
                     log.error("this process was silent for longer than cluster.leaseSeconds "
                               "and another one took over its turns")
                 await self.take_over()
@@ -104,7 +101,7 @@ class ClusterNode:
                              if lease.holder == self.id]
             except Exception:
                 log.exception("cluster heartbeat failed")
-            self._first_pass.set()
+            self._beat = True
             await asyncio.sleep(interval)  # the heartbeat period itself, not a stand-in
 
     async def live_ids(self) -> list[str] | None:

@@ -85,6 +85,7 @@ class RunRow(SQLModel, table=True):
         Index("ix_runs_session", "session_key", "created_at"),
         Index("ix_runs_status", "status"),
         Index("ix_runs_owner", "owner", "status"),
+        Index("ix_runs_session_status", "session_key", "status"),
     )
 
     id: str = Field(primary_key=True, max_length=64)

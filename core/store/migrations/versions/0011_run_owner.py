@@ -22,9 +22,12 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('owner', sqlmodel.sql.sqltypes.AutoString(length=64),
                                       nullable=True))
         batch_op.create_index('ix_runs_owner', ['owner', 'status'], unique=False)
+        batch_op.create_index('ix_runs_session_status', ['session_key', 'status'],
+                              unique=False)
 
 
 def downgrade() -> None:
     with op.batch_alter_table('runs', schema=None) as batch_op:
+        batch_op.drop_index('ix_runs_session_status')
         batch_op.drop_index('ix_runs_owner')
         batch_op.drop_column('owner')
