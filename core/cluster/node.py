@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,7 @@ from core.cluster.claim import TurnClaims
 from core.cluster.events import EventBus, make_bus
 from core.cluster.identity import ProcessIdentity
 from core.cluster.leases import Leases
-from core.cluster.processes import ProcessInfo, ProcessRegister
+from core.cluster.processes import ProcessRegister, gone_here
 from core.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
 from core.store import RunRecord, Store, now_ms
 
@@ -145,13 +144,8 @@ class ClusterNode:
         await self.rt.subagents.resume()  # records the aborted children, announces once
 
     async def _gone_here(self) -> list[str]:
-        """Registered processes of this host whose pid no longer exists (a kill -9 and a
-        restart): known dead at once, without waiting out the lease time."""
-        ids = []
-        for p in await self.register.registered():
-            if p.id != self.id and p.host == self.identity.host and not _pid_alive(p):
-                ids.append(p.id)
-        return ids
+        """Registered processes known dead at once (a kill -9 and a restart on this host)."""
+        return gone_here(await self.register.registered(), self.identity)
 
     async def _adopt(self, run: RunRecord) -> None:
         from core.runs import RunRequest
@@ -175,14 +169,3 @@ class ClusterNode:
                              input_message_id=run.input_message_id, meta=meta)
         self.rt.runs.adopt(run, request)
 
-
-def _pid_alive(p: ProcessInfo) -> bool:
-    if p.pid == os.getpid():
-        return False  # that pid is now us: the registered process is gone
-    try:
-        os.kill(p.pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True

@@ -7,6 +7,7 @@ DELETE … RETURNING, so exactly one survivor takes over each dead process's wor
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, select
@@ -17,6 +18,7 @@ from core.store.cluster_tables import ClusterProcessRow
 from core.store.store import Store, now_ms
 
 P = ClusterProcessRow.__table__  # type: ignore[attr-defined]
+_COLS = (P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at, P.c.pid_space)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,7 @@ class ProcessInfo:
     host: str
     started_at: int
     heartbeat_at: int
+    pid_space: str | None = None
 
 
 class ProcessRegister:
@@ -48,7 +51,8 @@ class ProcessRegister:
             if c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now)).rowcount:
                 return True
             _insert_ignore(c, P, {"id": me.id, "pid": me.pid, "host": me.host,
-                                  "started_at": me.started_at, "heartbeat_at": now}, ["id"])
+                                  "started_at": me.started_at, "heartbeat_at": now,
+                                  "pid_space": me.pid_space or None}, ["id"])
             return False
 
         return bool(await self.store.write(op))
@@ -60,7 +64,7 @@ class ProcessRegister:
     async def live(self) -> list[ProcessInfo]:
         cutoff = self.clock() - self.ttl_ms
         rows = await self.store.read(lambda c: c.execute(
-            select(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)
+            select(*_COLS)
             .where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)).all())
         return [ProcessInfo(*r) for r in rows]
 
@@ -73,13 +77,13 @@ class ProcessRegister:
         cutoff = self.clock() - self.ttl_ms
         rows = await self.store.write(lambda c: c.execute(
             delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id)
-            .returning(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+            .returning(*_COLS)).all())
         return [ProcessInfo(*r) for r in rows]
 
     async def registered(self) -> list[ProcessInfo]:
         """Every row, live or not (a dead process stays until a survivor claims it)."""
         rows = await self.store.read(lambda c: c.execute(
-            select(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+            select(*_COLS)).all())
         return [ProcessInfo(*r) for r in rows]
 
     async def claim(self, ids: list[str]) -> list[ProcessInfo]:
@@ -89,5 +93,25 @@ class ProcessRegister:
             return []
         rows = await self.store.write(lambda c: c.execute(
             delete(P).where(P.c.id.in_(ids), P.c.id != self.me.id)
-            .returning(P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at)).all())
+            .returning(*_COLS)).all())
         return [ProcessInfo(*r) for r in rows]
+
+
+def gone_here(processes: list[ProcessInfo], me: ProcessIdentity) -> list[str]:
+    """Ids of registered processes in this kernel boot and PID namespace whose pid no longer
+    exists (or is now this process): dead without waiting out the lease time (D27)."""
+    return [p.id for p in processes
+            if p.id != me.id and me.pid_space and p.pid_space == me.pid_space
+            and not _pid_alive(p.pid)]
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # that pid is now us: the registered process is gone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True

@@ -21,6 +21,8 @@ class ClusterProcessRow(SQLModel, table=True):
     host: str = Field(max_length=255)
     started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     heartbeat_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    pid_space: str | None = Field(default=None, max_length=128)
+    """Kernel boot and PID namespace: where `pid` can be checked directly (D27)."""
 
 
 class ClusterLeaseRow(SQLModel, table=True):

@@ -18,6 +18,9 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('cluster_processes', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('pid_space', sqlmodel.sql.sqltypes.AutoString(length=128),
+                                      nullable=True))
     with op.batch_alter_table('subagent_runs', schema=None) as batch_op:
         batch_op.add_column(sa.Column('announce_owner',
                                       sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True))
@@ -43,3 +46,5 @@ def downgrade() -> None:
         batch_op.drop_column('claimed_by')
     with op.batch_alter_table('subagent_runs', schema=None) as batch_op:
         batch_op.drop_column('announce_owner')
+    with op.batch_alter_table('cluster_processes', schema=None) as batch_op:
+        batch_op.drop_column('pid_space')
