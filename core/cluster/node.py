@@ -90,12 +90,18 @@ class ClusterNode:
 
     async def _watch(self) -> None:
         interval = self.ttl_ms / 4000
+        last_beat = 0.0
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 if not await self.register.heartbeat() and self._beat:
                     log.error("this process was silent for longer than cluster.leaseSeconds "
                               "and another one took over its turns")
-                await self.take_over()
+                # after a silence of our own (the database was away, the loop stalled) the
+                # others were silent too: give them one beat before declaring them dead
+                if loop.time() - last_beat < self.ttl_ms / 1000 or not self._beat:
+                    await self.take_over()
+                last_beat = loop.time()
                 self.held = [lease.name for lease in await self.leases.live()
                              if lease.holder == self.id]
             except Exception:

@@ -112,6 +112,7 @@ class RunManager:
         self._listeners: list[RunListener] = []
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
         self._closing = False
+        self._claim_waits: set[str] = set()  # sessions whose next turn waits for its claim
 
     def add_listener(self, listener: RunListener) -> None:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
@@ -233,6 +234,9 @@ class RunManager:
         self._closing = True
         for key in list(self._workers):
             await self.abort_session(key, "gateway stopping")
+        for key in list(self._claim_waits):  # nothing left to claim: stop waiting now
+            if (worker := self._workers.get(key)) is not None:
+                worker.cancel()
         for task in list(self._workers.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -256,7 +260,11 @@ class RunManager:
                 if outcome is None:  # another process runs a turn of this session first
                     queue.appendleft(pending)
                     assert self.claims is not None
-                    await self.claims.wait(session_key, since)
+                    self._claim_waits.add(session_key)
+                    try:
+                        await self.claims.wait(session_key, since)
+                    finally:
+                        self._claim_waits.discard(session_key)
                     continue
                 await self._finish(pending, outcome)
         finally:
@@ -308,10 +316,21 @@ class RunManager:
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
         run = pending.run
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
-        await self.store.update_run(
-            run.id, status=run.status, error=run.error, ended_at=run.ended_at,
-            input_tokens=run.input_tokens, output_tokens=run.output_tokens,
-            total_tokens=run.total_tokens)
+        fields = dict(status=run.status, error=run.error, ended_at=run.ended_at,
+                      input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+                      total_tokens=run.total_tokens)
+        if self.claims is None:
+            await self.store.update_run(run.id, **fields)
+        elif not await self.claims.settle(run, fields):
+            # another process took this run over while we were presumed dead (D27): its
+            # outcome is theirs to record and deliver
+            log.error("run %s was taken over by another process; its outcome here is dropped",
+                      run.id)
+            self._pending.pop(run.id, None)
+            if not pending.done.done():
+                pending.done.set_result(RunOutcome(run.id, "aborted",
+                                                   "taken over by another process"))
+            return
         if pending.session_was_aborted and run.status != "aborted":
             # a later turn finished: the session's last run is no longer the aborted one
             await self.store.clear_aborted_last_run(run.session_key)

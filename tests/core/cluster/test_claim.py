@@ -117,10 +117,18 @@ async def test_survivor_aborts_running_and_adopts_queued(store: Store) -> None:
     for r in queued:
         got = await store.get_run(r.id)
         assert got is not None and (got.owner, got.status) == ("survivor", "queued")
-    # the dead manager's own queued turn is no longer its to start: it stops, runs nothing
+    # the "dead" process was only slow: what it still finishes is fenced off, and its queued
+    # turns are no longer its to start (it stops them without touching the survivor's rows)
+    first_queued = asyncio.ensure_future(dead.wait(queued[0].id, 30))
     rec_dead.gates["cut"].set()
-    outcome = await dead.wait(queued[0].id, 30)
-    assert outcome.status == "aborted"
+    assert (await dead.wait(cut.id, 30)).status == "aborted"
+    outcome = await first_queued
+    assert (outcome.status, outcome.error) == ("aborted", "taken over by another process")
+    stored = await store.get_run(cut.id)
+    assert stored is not None and (stored.status, stored.error) == (
+        "aborted", "gateway restarted while the run was active")
+    for r in queued:
+        got = await store.get_run(r.id)
+        assert got is not None and (got.owner, got.status) == ("survivor", "queued")
     assert (await take_runs(store, "other", Orphans(["dead"]))) == ([], [])
-    dead.claims = None
-    await dead.close()
+    await asyncio.wait_for(dead.close(), 10)
