@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "crosstalk_events"
 CHUNK = 7000
-"""Characters per NOTIFY payload, under PostgreSQL's 8000-byte limit with the header."""
+"""Bytes (ASCII characters) per NOTIFY payload, under PostgreSQL's 8000-byte limit."""
 
 Handler = Callable[[str, dict[str, Any]], None]
 """Called with (topic, payload) in the event loop; must not block (spawn work instead)."""
@@ -115,7 +115,8 @@ class PgEventBus(EventBus):
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
         self._dispatch(topic, payload)
-        data = json.dumps({"o": self.origin, "t": topic, "p": payload}, ensure_ascii=False)
+        # ASCII JSON: its characters are its bytes, which the 8000-byte limit counts
+        data = json.dumps({"o": self.origin, "t": topic, "p": payload}, ensure_ascii=True)
         if len(data) <= CHUNK:
             frames = [f"1|{data}"]
         else:
