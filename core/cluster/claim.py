@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any, Literal
 
-from sqlalchemy import Connection, and_, or_, select, update
+from sqlalchemy import Connection, and_, func, or_, select, update
 
 from core.cluster.events import EventBus
 from core.store import RunRecord, SessionEntry, Store, TranscriptMessage
@@ -28,6 +29,7 @@ ClaimResult = Literal["started", "busy", "gone"]
 """`gone`: the run is no longer queued (a survivor aborted it while we were presumed dead)."""
 
 RUN_TOPIC = "run"
+ABORT_TOPIC = "abort"
 MAX_TRACKED = 10_000
 
 
@@ -42,6 +44,8 @@ class TurnClaims:
         self.poll_seconds = poll_seconds
         self._generation: dict[str, int] = {}
         self._events: dict[str, asyncio.Event] = {}
+        self.on_abort: Callable[[str, str], None] | None = None
+        """Stops this process's turns of a session when another process's `/stop` asks."""
         bus.subscribe(self._on_event)
 
     def generation(self, session_key: str) -> int:
@@ -102,7 +106,24 @@ class TurnClaims:
         await self.bus.publish(RUN_TOPIC, {"s": run.session_key, "r": run.id,
                                            "st": run.status})
 
+    async def abort_elsewhere(self, session_key: str, reason: str) -> int:
+        """Ask the other processes to stop their turns of the session; returns how many
+        they hold (queued or running)."""
+        me = self.owner
+        count = await self.store.read(lambda c: c.execute(
+            select(func.count()).where(and_(
+                R.c.session_key == session_key, R.c.owner != me,
+                R.c.status.in_(("queued", "running"))))).scalar())
+        if count:
+            await self.bus.publish(ABORT_TOPIC, {"s": session_key, "reason": reason,
+                                                 "from": me})
+        return int(count or 0)
+
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:
+        if topic == ABORT_TOPIC:
+            if payload.get("from") != self.owner and self.on_abort is not None:
+                self.on_abort(str(payload.get("s")), str(payload.get("reason")))
+            return
         if topic != RUN_TOPIC:
             return
         key = str(payload.get("s"))

@@ -46,6 +46,7 @@ class ClusterNode:
         rt.runs.owner = self.identity.id
         if not self.alone:  # SQLite: one process orders its turns itself, as before D27
             rt.runs.claims = self.claims
+            self.claims.on_abort = rt.runs.abort_here
         self._loop: asyncio.Task[None] | None = None
         self.held: list[str] = []
         """Lease names this process held at its last heartbeat (for `/metrics`)."""

@@ -113,6 +113,7 @@ class RunManager:
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
         self._closing = False
         self._claim_waits: set[str] = set()  # sessions whose next turn waits for its claim
+        self._aborts: set[asyncio.Future[int]] = set()
 
     def add_listener(self, listener: RunListener) -> None:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
@@ -212,8 +213,12 @@ class RunManager:
         return (session_key in self._active or session_key in self._admitting
                 or bool(self._queues.get(session_key)))
 
-    async def abort_session(self, session_key: str, reason: str = "aborted") -> int:
-        """Abort the running turn and drop the queued ones; returns how many were stopped."""
+    async def abort_session(self, session_key: str, reason: str = "aborted", *,
+                            here_only: bool = False) -> int:
+        """Abort the running turn and drop the queued ones; returns how many were stopped.
+
+        In a cluster the turns other processes run for the session are stopped too (D27),
+        unless `here_only` (this process stopping)."""
         stopped = 0
         queue = self._queues.get(session_key)
         while queue:
@@ -228,12 +233,20 @@ class RunManager:
         if active is not None:
             active[1].cancel()
             stopped += 1
+        if self.claims is not None and not here_only:
+            stopped += await self.claims.abort_elsewhere(session_key, reason)
         return stopped
+
+    def abort_here(self, session_key: str, reason: str) -> None:
+        """Another process asked to stop this session's turns (its `/stop`, D27)."""
+        task = asyncio.ensure_future(self.abort_session(session_key, reason, here_only=True))
+        self._aborts.add(task)
+        task.add_done_callback(self._aborts.discard)
 
     async def close(self) -> None:
         self._closing = True
         for key in list(self._workers):
-            await self.abort_session(key, "gateway stopping")
+            await self.abort_session(key, "gateway stopping", here_only=True)
         for key in list(self._claim_waits):  # nothing left to claim: stop waiting now
             if (worker := self._workers.get(key)) is not None:
                 worker.cancel()

@@ -48,6 +48,7 @@ def manager(store: Store, owner: str, bus: EventBus, log: list[str], running: li
     runs = RunManager(store, rec, Lanes({}))
     runs.owner = owner
     runs.claims = TurnClaims(store, owner, bus, poll_seconds=5.0)
+    runs.claims.on_abort = runs.abort_here
     return runs, rec
 
 
@@ -132,3 +133,20 @@ async def test_survivor_aborts_running_and_adopts_queued(store: Store) -> None:
         assert got is not None and (got.owner, got.status) == ("survivor", "queued")
     assert (await take_runs(store, "other", Orphans(["dead"]))) == ([], [])
     await asyncio.wait_for(dead.close(), 10)
+
+
+async def test_stop_on_one_process_stops_the_turns_on_the_other(store: Store) -> None:
+    await store.ensure_session(KEY, agent_id="main", kind="main")
+    bus = EventBus()
+    a, _ = manager(store, "A", bus, [], [])
+    b, rec_b = manager(store, "B", bus, [], [])
+    rec_b.hold("long")
+    running = await b.submit(request("long"))
+    await asyncio.wait_for(rec_b.started["long"].wait(), 10)
+    queued = await b.submit(request("next"))
+    assert await a.abort_session(KEY) == 2  # none here, two on B
+    assert (await b.wait(running.id, 10)).status == "aborted"
+    assert (await b.wait(queued.id, 10)).status == "aborted"
+    assert await a.abort_session(KEY) == 0
+    await a.close()
+    await b.close()
