@@ -22,6 +22,7 @@ from core.cluster.identity import ProcessIdentity
 from core.cluster.leases import Leases
 from core.cluster.processes import ProcessRegister, gone_here
 from core.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
+from core.delivery_context import normalize_delivery_context
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
@@ -168,11 +169,18 @@ class ClusterNode:
             return
         meta = dict(run.meta or {})
         trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
-        context = self.rt.context_for(entry)
-        context = replace(context, trace_id=str(trace or context.trace_id), hops=int(hops or 0))
+        extras = meta.pop("request", None) or {}
+        origin = meta.get("origin")
+        context = self.rt.context_for(entry, origin=normalize_delivery_context(origin)
+                                      if isinstance(origin, dict) else None)
+        context = replace(context, trace_id=str(trace or context.trace_id), hops=int(hops or 0),
+                          owner=bool(extras.get("ownerTurn")))
         request = RunRequest(session_key=run.session_key,
                              message=msg.plain_text() if msg is not None else "",
                              context=context, deliver=run.deliver, lane=run.lane,
-                             input_message_id=run.input_message_id, meta=meta)
+                             input_message_id=run.input_message_id, meta=meta,
+                             extra_system_prompt=extras.get("extraSystemPrompt"),
+                             model=extras.get("model"), thinking=extras.get("thinking"),
+                             timeout_seconds=extras.get("timeoutSeconds"))
         self.rt.runs.adopt(run, request)
 

@@ -136,7 +136,7 @@ class RunManager:
                         lane=request.lane, deliver=request.deliver, created_at=now_ms(),
                         input_message_id=request.input_message_id,
                         meta={"traceId": request.context.trace_id, "hops": request.context.hops,
-                              **request.meta}, owner=self.owner)
+                              **request.meta, **_extras(request)}, owner=self.owner)
         if request.input_message_id is None:
             msg = request.input_message or TranscriptMessage.text(
                 "user", request.message, now_ms(), meta=request.message_meta)
@@ -362,6 +362,16 @@ class RunManager:
                 await listener(run, pending.request, outcome)
             except Exception:
                 log.exception("run listener failed for %s", run.id)
+
+
+def _extras(request: RunRequest) -> dict[str, Any]:
+    """What a process that adopts this run needs beyond its row and input (D27)."""
+    extras = {k: v for k, v in (("extraSystemPrompt", request.extra_system_prompt),
+                                ("model", request.model), ("thinking", request.thinking),
+                                ("timeoutSeconds", request.timeout_seconds)) if v is not None}
+    if request.context.owner:
+        extras["ownerTurn"] = True
+    return {"request": extras} if extras else {}
 
 
 def _order(run: RunRecord) -> tuple[int, int]:

@@ -10,8 +10,9 @@ from core.cluster.events import CHUNK, EventBus, make_bus
 from core.cluster.status import cluster_view, held_leases, lease_holders
 from core.gateway.channel_stats import status_suffix
 from core.runtime import Runtime
-from core.store import Store
+from core.store import RunRecord, Store, TranscriptMessage, now_ms
 from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer, last_user_text, system_text, text
 
 
 async def test_events_reach_the_other_process_whole_and_in_order(store: Store) -> None:
@@ -77,3 +78,24 @@ async def test_the_runtime_lists_itself_and_its_leases(make_runtime: RuntimeFact
     await rt.cluster.stop()  # a clean stop leaves the register and releases the leases
     assert await rt.cluster.register.live() == []
     assert await rt.cluster.leases.live() == []
+
+
+async def test_an_adopted_turn_keeps_its_request(make_runtime: RuntimeFactory,
+                                                 fake_model: FakeModelServer) -> None:
+    """A queued run of a dead process is rebuilt from its row: input, chain, extras (D27)."""
+    rt = await make_runtime()
+    entry = await rt.ensure_session("agent:main:adopted")
+    run = RunRecord(id="r-adopted", session_key=entry.key, status="queued", lane="main",
+                    deliver=False, created_at=now_ms(), owner="dead-process",
+                    meta={"traceId": "t-1", "hops": 2,
+                          "request": {"extraSystemPrompt": "EXTRA-PROMPT", "ownerTurn": True}})
+    await rt.store.enqueue_message(entry, TranscriptMessage.text("user", "left behind",
+                                                                 now_ms()), run)
+    fake_model.script(text("picked up"))
+    await rt.cluster._adopt(run)
+    assert (await rt.runs.wait(run.id, 30)).status == "ok"
+    request = fake_model.requests[-1]
+    assert last_user_text(request) == "left behind"
+    assert "EXTRA-PROMPT" in system_text(request)
+    history = await rt.store.history(entry.session_id)
+    assert [m.plain_text() for m in history] == ["left behind", "picked up"]
