@@ -82,7 +82,10 @@ class ClusterNode:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._loop
         try:
-            await self.register.leave()
+            if self.alone:
+                await self.register.leave()
+            else:  # its queued turns stay: a survivor claims this row at its next beat
+                await self.register.expire()
             await self.leases.release_all()
         except Exception as exc:  # the store may be gone; the lease time covers it
             log.warning("could not leave the cluster cleanly: %s", exc)

@@ -61,6 +61,12 @@ class ProcessRegister:
         """A clean stop: drop this process's row."""
         await self.store.write(lambda c: c.execute(delete(P).where(P.c.id == self.me.id)))
 
+    async def expire(self) -> None:
+        """A clean stop that leaves work behind: the row looks dead at once, so the next
+        survivor's beat claims it (and its queued turns) without waiting out the lease."""
+        await self.store.write(lambda c: c.execute(
+            P.update().where(P.c.id == self.me.id).values(heartbeat_at=0)))
+
     async def live(self) -> list[ProcessInfo]:
         cutoff = self.clock() - self.ttl_ms
         rows = await self.store.read(lambda c: c.execute(

@@ -245,6 +245,8 @@ class RunManager:
 
     async def close(self) -> None:
         self._closing = True
+        if self.claims is not None:
+            self._hand_over()
         for key in list(self._workers):
             await self.abort_session(key, "gateway stopping", here_only=True)
         for key in list(self._claim_waits):  # nothing left to claim: stop waiting now
@@ -253,6 +255,18 @@ class RunManager:
         for task in list(self._workers.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    def _hand_over(self) -> None:
+        """A clean stop in a cluster: turns accepted but not started stay `queued` in the
+        store for a survivor (or the next start) to run (D27); only local waiters end."""
+        for key in list(self._queues):
+            queue = self._queues[key]
+            while queue:
+                pending = queue.popleft()
+                self._pending.pop(pending.run.id, None)
+                if not pending.done.done():
+                    pending.done.set_result(RunOutcome(pending.run.id, "aborted",
+                                                       "gateway stopping"))
 
     async def _drain(self, session_key: str) -> None:
         queue = self._queues[session_key]

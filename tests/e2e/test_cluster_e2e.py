@@ -256,3 +256,30 @@ async def test_one_announce_per_sub_agent_while_another_process_starts(
         assert sum(last_user_text(r) == step for r in fake_model.requests) == 4
         # C's start aborted none of the turns A and B were running (D27)
         assert await sql(dsn, "SELECT id FROM runs WHERE status <> 'ok'") == []
+
+
+async def test_a_clean_stop_hands_its_queued_turns_over(tmp_path: Path,
+                                                        fake_model: FakeModelServer) -> None:
+    held = Held("in progress")
+    fake_model.set_responder(held)
+    async with two_gateways(tmp_path, fake_model, lease=10.0) as (dsn, (a, b)):
+        async with Chat(a) as on_a:
+            await on_a.send("in progress")
+            await asyncio.wait_for(held.reached.wait(), 30)
+            await on_a.send("waiting one")
+            await on_a.send("waiting two")
+
+            async def queued() -> bool:
+                rows = await sql(dsn, "SELECT count(*) FROM runs WHERE status = 'queued'")
+                return int(rows[0][0]) == 2
+            await eventually(queued, timeout=20, what="two turns queued on A")
+        async with Chat(b) as on_b:
+            await a.__aexit__(None, None, None)  # SIGTERM: a rolling restart, say
+            # well within the 10 s lease: the stopped process marked itself gone
+            await on_b.wait_for(lambda f: f.get("type") == "message"
+                                and f.get("text") == "echo: waiting two", timeout=8)
+            assert [t for t in on_b.texts() if t.startswith("echo:")] == [
+                "echo: waiting one", "echo: waiting two"]
+        rows = await sql(dsn, "SELECT status, owner = $1 FROM runs ORDER BY created_at",
+                         (await b.request("GET", "/healthz"))[1]["process"]["id"])
+        assert [(r[0], r[1]) for r in rows] == [("aborted", False), ("ok", True), ("ok", True)]
