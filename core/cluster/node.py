@@ -76,7 +76,8 @@ class ClusterNode:
         self._loop = asyncio.get_running_loop().create_task(self._watch(), name="cluster")
 
     async def stop(self) -> None:
-        """A clean stop: no more heartbeats, leave the register, release every lease."""
+        """A clean stop: no more heartbeats, release every lease, and leave the register (on
+        PostgreSQL: mark this row dead, so a survivor runs the turns left queued, D27)."""
         if self._loop is not None:
             self._loop.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
