@@ -60,15 +60,6 @@ class Runtime:
         self.state_dir = config.resolve_state_dir()
         self.store = store or Store(config.database_url(), self.state_dir)
         self.channels = ChannelRegistry()
-        from core.cluster import Leases, ProcessIdentity  # D36: one receiver per connection
-
-        self.process = ProcessIdentity()
-        self.leases = Leases(self.store, self.process.id,
-                             ttl_ms=int(config.cluster.lease_seconds * 1000))
-        from core.channels.supervisor import SoleProcessLease
-
-        self.channel_lease = self.leases if self.store.url.startswith("postgresql") else \
-            SoleProcessLease(self.process.id, self.leases.ttl_ms)
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
         self.gate = OutboundGate(self.store, self.channels, policy)
         self.access = Admission(config, self.store, self.gate)
@@ -102,6 +93,24 @@ class Runtime:
         self.metrics = Metrics()
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
+        from core.channels.supervisor import SoleProcessLease
+        from core.cluster.node import ClusterNode
+
+        self.cluster = ClusterNode(self)  # D27: owner of this process's runs, session FIFO
+        self.process = self.cluster.identity
+        self.leases = self.cluster.leases
+        # D36: one receiver per connection; on SQLite the one process holds every lease
+        self.subagents.live_ids = self.cron.live_ids = self.cluster.live_ids
+        if not self.cluster.alone:
+            self.subagents.sweep_lease = self.cluster.leases.acquire
+        if not self.cluster.alone:  # D29: the send rate counts across processes
+            from functools import partial
+
+            from core.cluster.rate import check_send_rate
+
+            self.send_limiter.counter = partial(check_send_rate, self.store, self.send_limiter)
+        self.channel_lease = SoleProcessLease(self.process.id, self.leases.ttl_ms) \
+            if self.cluster.alone else self.leases
         self._adapters: list[ChannelAdapter] = []
         self.state: LifecycleState = "created"
         self.plugins: list[str] = []
@@ -131,7 +140,7 @@ class Runtime:
         self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
         started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
-        aborted = await self.runs.recover()
+        aborted = await self.cluster.begin()
         if aborted:
             log.warning("marked %d interrupted run(s) as aborted", len(aborted))
         self.runs.add_listener(self.live.on_run_finished)  # typing stops before the reply
@@ -149,6 +158,7 @@ class Runtime:
         from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
         self.spawn(watchdog.run(self, started_ms))
+        self.cluster.start()
         self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
         self.state = "running"
 
@@ -179,6 +189,7 @@ class Runtime:
                 log.exception("adapter %s failed to stop", adapter.channel)
         await self.subagents.stop()
         await self.runs.close()
+        await self.cluster.stop()
         await self.mcp.close()
         await self.background.cancel_all()
         await self.store.close()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import WSMsgType, web
 
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from core.attachments import text_with_placeholders
 from core.channels.registry import ChannelEnv
@@ -59,6 +60,7 @@ class WebchatAdapter(ChannelAdapter):
         self.account_id = account_id
         self._sink: InboundSink | None = None
         self._sockets: dict[str, set[web.WebSocketResponse]] = {}
+        self._relay = ClusterRelay(self, self.rt.cluster.bus)  # D28: turns run elsewhere
 
     @classmethod
     def for_runtime(cls, rt: Runtime) -> WebchatAdapter:
@@ -72,8 +74,10 @@ class WebchatAdapter(ChannelAdapter):
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
+        self._relay.start()
 
     async def stop(self) -> None:
+        await self._relay.stop()
         for sockets in list(self._sockets.values()):
             for ws in list(sockets):
                 await ws.close()
@@ -87,7 +91,7 @@ class WebchatAdapter(ChannelAdapter):
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         sockets = self._sockets.get(target.to or "")
-        if not sockets:
+        if not sockets and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
         await self._broadcast(target.to or "", {"type": "message", "role": "assistant",
                                                 "text": text})
@@ -98,7 +102,7 @@ class WebchatAdapter(ChannelAdapter):
 
     async def send_final(self, target: DeliveryContext, run_id: str, text: str) -> SendReceipt:
         """The reply of run `run_id`: the page puts it in that run's bubble, wherever it is."""
-        if not self._sockets.get(target.to or ""):
+        if not self._sockets.get(target.to or "") and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
         await self._broadcast(target.to or "", {"type": "message", "role": "assistant",
                                                 "runId": run_id, "text": text})
@@ -109,6 +113,11 @@ class WebchatAdapter(ChannelAdapter):
                                                 "status": status})
 
     async def _broadcast(self, peer: str, payload: dict[str, Any]) -> None:
+        await self.send_local(peer, payload)
+        await self._relay.publish(peer, payload)
+
+    async def send_local(self, peer: str, payload: dict[str, Any]) -> None:
+        """To the sockets of `peer` connected to this process."""
         data = json.dumps(payload, ensure_ascii=False)
         for ws in list(self._sockets.get(peer, ())):
             if not ws.closed:

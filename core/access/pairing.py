@@ -57,24 +57,18 @@ class PairingService:
         """Handle a DM of a sender nobody approved; returns the refusal reason to log."""
         async with self._lock:
             now = self.clock()
-            existing = await ps.open_request(self.store, msg.channel, msg.account_id,
-                                             msg.sender_id, now)
-            if existing is not None:
-                return ("pairing request pending" if existing.status == "pending"
-                        else "pairing request denied")
-            pending = await ps.pending_requests(self.store, now, channel=msg.channel,
-                                                account_id=msg.account_id)
-            if len(pending) >= MAX_PENDING:
-                return f"pairing queue full ({MAX_PENDING} pending)"
             code = new_code()
             while await ps.code_exists(self.store, code):
                 code = new_code()
-            await ps.add_request(self.store, PairingRequest(
+            # checked and added atomically: other gateway processes share these rows (D29)
+            refused = await ps.add_request_once(self.store, PairingRequest(
                 code=code, channel=msg.channel, account_id=msg.account_id,
                 user_id=msg.sender_id, user_name=msg.sender_name, chat_id=msg.chat_id,
                 thread_id=None if msg.thread_id is None else str(msg.thread_id),
                 deliver_to=msg.reply_to.to or msg.chat_id, preview=msg.text[:PREVIEW_CHARS],
-                status="pending", created_at=now, expires_at=now + REQUEST_TTL_MS))
+                status="pending", created_at=now, expires_at=now + REQUEST_TTL_MS), MAX_PENDING)
+            if refused is not None:
+                return refused
         await self.gate.deliver(Outbound(pairing_text(code), "notice", None,
                                          target=msg.reply_to))
         return "not paired: pairing code sent"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, insert, select, update
+from sqlalchemy import Connection, and_, delete, insert, select, text, update
 
 from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow
 from core.store.store import Store
@@ -90,6 +90,37 @@ async def pending_requests(store: Store, now: int, *, channel: str | None = None
 async def code_exists(store: Store, code: str) -> bool:
     q = select(Q.c.code).where(Q.c.code == code).limit(1)
     return await store.read(lambda c: c.execute(q).first() is not None)
+
+
+async def add_request_once(store: Store, req: PairingRequest, max_pending: int) -> str | None:
+    """Check and insert in one transaction, serialised per channel account across gateway
+    processes (an advisory lock on PostgreSQL, D29): one open request per sender, at most
+    `max_pending` per account. Returns the refusal reason, or None when `req` was added."""
+    def op(c: Connection) -> str | None:
+        if c.dialect.name == "postgresql":
+            c.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                      {"k": f"pairing:{req.channel}:{req.account_id}"})
+        mine = _requests(c, Q.c.channel == req.channel, Q.c.account_id == req.account_id,
+                         Q.c.user_id == req.user_id, Q.c.status.in_(("pending", "denied")),
+                         Q.c.expires_at > req.created_at)
+        if mine:
+            return ("pairing request pending" if mine[-1].status == "pending"
+                    else "pairing request denied")
+        pending = _requests(c, Q.c.status == "pending", Q.c.expires_at > req.created_at,
+                            Q.c.channel == req.channel, Q.c.account_id == req.account_id)
+        if len(pending) >= max_pending:
+            return f"pairing queue full ({max_pending} pending)"
+        _insert_request(c, req)
+        return None
+    return await store.write(op)
+
+
+def _insert_request(c: Connection, req: PairingRequest) -> None:
+    c.execute(insert(Q).values(
+        code=req.code, channel=req.channel, account_id=req.account_id, user_id=req.user_id,
+        user_name=req.user_name, chat_id=req.chat_id, thread_id=req.thread_id,
+        deliver_to=req.deliver_to, preview=req.preview, status=req.status,
+        created_at=req.created_at, expires_at=req.expires_at))
 
 
 async def add_request(store: Store, req: PairingRequest) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from core.services import Services
 
 log = logging.getLogger(__name__)
+
+
+async def _no_cluster() -> list[str] | None:
+    return None
 
 Source = Literal["config", "api", "agent"]
 
@@ -58,6 +63,8 @@ def spec_of(rec: CronJobRecord) -> CronJobConfig:
 class CronService:
     def __init__(self, services: Services) -> None:
         self.services = services
+        self.live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster
+        """The live processes whose firing claims stay at a start (D29); set by the runtime."""
         self.clock: Clock = SystemClock()
         self.run_loop = True  # tests drive `tick()` themselves with a manual clock
         self._loop_task: asyncio.Task[None] | None = None
@@ -72,7 +79,7 @@ class CronService:
     # ---- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        released = await cs.release_claims(self.store)
+        released = await cs.release_claims(self.store, await self.live_ids())
         if released:
             log.warning("released %d cron claim(s) left by a stopped gateway", released)
         await self.sync_config()
@@ -210,7 +217,7 @@ class CronService:
         if due is None or due > ms:
             return []
         fired = []
-        for rec in await cs.claim_due(self.store, ms):
+        for rec in await cs.claim_due(self.store, ms, self.services.runs.owner):
             started = await self._fire(rec, now, manual=False)
             if started is not None:
                 fired.append(started[1])
@@ -220,7 +227,7 @@ class CronService:
         """`cron run ID`: fire now whatever the schedule; refused while the job is running."""
         await self.get(job_id)
         now = self.clock.now()
-        rec = await cs.claim_now(self.store, job_id, to_ms(now))
+        rec = await cs.claim_now(self.store, job_id, to_ms(now), self.services.runs.owner)
         if rec is None:
             raise CronConflict(f"cron job {job_id} is already running")
         started = await self._fire(rec, now, manual=True)

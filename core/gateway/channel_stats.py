@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.cluster.status import lease_holders
 from core.store.ledger import failed_counts
 
 if TYPE_CHECKING:
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
     """Each adapter's status plus redeliveries dropped, failed deliveries, last receive (ms)."""
     failed = await failed_counts(rt.store)
+    holders = await lease_holders(rt.cluster)  # D27: which process holds each connection
     out: list[dict[str, Any]] = []
     for adapter in rt.channels:
         wire = adapter.status().to_wire()
@@ -21,6 +23,9 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
                                                                adapter.account_id)
         wire["deliveriesFailed"] = failed.get((adapter.channel, adapter.account_id), 0)
         wire["lastReceiveAt"] = adapter.last_receive_ms
+        holder = holders.get(f"channel:{adapter.channel}:{adapter.account_id}")
+        if holder is not None:
+            wire["holder"] = holder
         out.append(wire)
     return out
 
@@ -35,4 +40,6 @@ def status_suffix(entry: dict[str, Any]) -> str:
 
         at = dt.datetime.fromtimestamp(int(entry["lastReceiveAt"]) / 1000, dt.UTC)
         suffix += f" lastReceive={at.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    if entry.get("holder"):
+        suffix += f" holder={entry['holder']}"
     return suffix

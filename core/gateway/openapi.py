@@ -69,7 +69,9 @@ def _model_schema(config: CrosstalkConfig) -> dict[str, Any]:
 def _meta_paths() -> dict[str, Any]:
     health = {"type": "object", "required": ["ok", "channels"], "properties": {
         "ok": {"type": "boolean"}, "channels": {"type": "array"},
-        "model": {"type": ["string", "null"]}}}
+        "model": {"type": ["string", "null"]},
+        "process": {"type": "object", "required": ["id", "leases"], "properties": {
+            "id": {"type": "string"}, "leases": {"type": "array", "items": {"type": "string"}}}}}}
     return {
         "/healthz": {"get": {"summary": "Liveness and channel states", "responses": {
             "200": json_content(health, "healthy"),
@@ -192,6 +194,24 @@ _SETTLED = json_content({"type": "object", "properties": {"ok": {"type": "boolea
                         "settled")
 
 
+def _cluster_paths() -> dict[str, Any]:
+    lease = {"type": "object", "required": ["name", "acquiredAt", "expiresAt"], "properties": {
+        "name": {"type": "string"}, "acquiredAt": {"type": "integer"},
+        "expiresAt": {"type": "integer"}}}
+    process = {"type": "object", "required": ["id", "pid", "host", "startedAt", "heartbeatAt",
+                                              "leases"], "properties": {
+        "id": {"type": "string"}, "pid": {"type": "integer"}, "host": {"type": "string"},
+        "startedAt": {"type": "integer"}, "heartbeatAt": {"type": "integer"},
+        "self": {"type": "boolean"}, "leases": {"type": "array", "items": lease}}}
+    body = {"type": "object", "required": ["processes"], "properties": {
+        "processes": {"type": "array", "items": process}}}
+    return {"/api/cluster": {"get": {
+        "summary": "Live gateway processes and the leases each holds (D26, D27)",
+        "security": _AUTH,
+        "responses": {"200": json_content(body, "live processes, oldest first"),
+                      **errors(401, 408)}}}}
+
+
 def _pairing_paths() -> dict[str, Any]:
     code = [_CHANNEL, {"name": "code", "in": "path", "required": True,
                        "schema": {"type": "string"}}]
@@ -306,6 +326,7 @@ def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
             **_chat_paths(config),
             **_session_paths(config),
             **_pairing_paths(),
+            **_cluster_paths(),
             **_openai_paths(config),
             **_metrics_paths(),
             **_cron_and_hook_paths(),

@@ -14,9 +14,11 @@ from aiohttp import web
 from core.access.policy import dm_scope_warnings
 from core.channels.protocol import ChannelAdapter, HttpMounted
 from core.channels.registry import ChannelEnv, build_adapters
+from core.cluster.status import held_leases
 from core.config import CrosstalkConfig
 from core.gateway import (
     http_api,
+    http_cluster,
     http_cron,
     http_hooks,
     http_metrics,
@@ -40,8 +42,10 @@ async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     channels = await channel_entries(rt)
     ok = rt.started and all(c["state"] != "failed" for c in channels)
+    process = {"id": rt.cluster.id, "leases": await held_leases(rt.cluster)}  # D27
     return web.json_response({"ok": ok, "channels": channels,
-                              "model": rt.models.default_ref(rt.config.default_agent_id())},
+                              "model": rt.models.default_ref(rt.config.default_agent_id()),
+                              "process": process},
                              status=200 if ok else 503)
 
 
@@ -61,6 +65,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
     app.add_routes(http_pairing.routes())
+    app.add_routes(http_cluster.routes())
     http_metrics.install(app)
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])
     openai_routes.register(app)

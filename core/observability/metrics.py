@@ -44,6 +44,8 @@ class _LiveState(Collector):
         self.process = process
         self.load: Callable[[], tuple[int, int]] = lambda: (0, 0)
         self.channels: Callable[[], Iterable[AdapterStatus]] = list
+        self.leases: Callable[[], Iterable[str]] = list
+        """Names of the cluster leases this process holds (D27), as of its last heartbeat."""
 
     def collect(self) -> Iterable[Metric]:
         queued, running = self.load()
@@ -62,7 +64,12 @@ class _LiveState(Collector):
             for name in ADAPTER_STATES:
                 state.add_metric([self.process, status.channel, status.account_id, name],
                                  1 if status.state == name else 0)
-        yield from (depth, active, state)
+        held = GaugeMetricFamily("crosstalk_lease_held",
+                                 "1 for each cluster lease this process holds",
+                                 labels=["process", "name"])
+        for name in self.leases():
+            held.add_metric([self.process, name], 1)
+        yield from (depth, active, state, held)
 
 
 class Metrics:

@@ -14,7 +14,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import UnknownRun
 from core.observability.logs import bind_turn
@@ -23,6 +23,9 @@ from core.runs.lanes import Lanes
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
 from core.store.ledger import Claim, enqueue_claimed
 from core.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from core.cluster.claim import TurnClaims
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +95,10 @@ class _Pending:
 
 class RunManager:
     metrics: Metrics = DISCARD  # the runtime sets its own
+    owner: str | None = None
+    """The process id stored on the runs it accepts (D27); set by the cluster node."""
+    claims: TurnClaims | None = None
+    """Session FIFO across processes (D27); None: this process alone decides (tests)."""
 
     def __init__(self, store: Store, executor: TurnExecutor, lanes: Lanes) -> None:
         self.store = store
@@ -105,6 +112,8 @@ class RunManager:
         self._listeners: list[RunListener] = []
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
         self._closing = False
+        self._claim_waits: set[str] = set()  # sessions whose next turn waits for its claim
+        self._aborts: set[asyncio.Future[int]] = set()
 
     def add_listener(self, listener: RunListener) -> None:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
@@ -127,7 +136,7 @@ class RunManager:
                         lane=request.lane, deliver=request.deliver, created_at=now_ms(),
                         input_message_id=request.input_message_id,
                         meta={"traceId": request.context.trace_id, "hops": request.context.hops,
-                              **request.meta})
+                              **request.meta, **_extras(request)}, owner=self.owner)
         if request.input_message_id is None:
             msg = request.input_message or TranscriptMessage.text(
                 "user", request.message, now_ms(), meta=request.message_meta)
@@ -137,13 +146,27 @@ class RunManager:
                 else self.store.enqueue_message(entry, msg, run))
         else:
             await self.store.create_run(run)
+        self._enqueue(run, request)
+        return run
+
+    def adopt(self, run: RunRecord, request: RunRequest) -> None:
+        """Queue a stored run this process now owns (taken over from a dead process, D27)."""
+        request.input_message_id = run.input_message_id
+        self._enqueue(run, request)
+
+    def _enqueue(self, run: RunRecord, request: RunRequest) -> None:
         pending = _Pending(run, request, asyncio.get_running_loop().create_future())
-        self._pending[run_id] = pending
-        self._queues.setdefault(request.session_key, deque()).append(pending)
+        self._pending[run.id] = pending
+        queue = self._queues.setdefault(request.session_key, deque())
+        queue.append(pending)
+        if len(queue) > 1 and _order(queue[-2].run) > _order(run):
+            # stored out of order (concurrent commits): the session's turns go by arrival (D27)
+            ordered = sorted(queue, key=lambda p: _order(p.run))
+            queue.clear()
+            queue.extend(ordered)
         if request.session_key not in self._workers:
             self._workers[request.session_key] = asyncio.create_task(
                 self._drain(request.session_key), name=f"runs:{request.session_key}")
-        return run
 
     async def wait(self, run_id: str, timeout: float | None) -> RunOutcome:
         """Wait for a run to end; `status: "timeout"` when it is still going at the deadline."""
@@ -156,8 +179,27 @@ class RunManager:
         run = await self.store.get_run(run_id)
         if run is None:
             raise UnknownRun(f"Unknown run: {run_id}")
+        if self.claims is not None and run.status not in FINAL_RUN_STATUSES:
+            run = await self._wait_elsewhere(run, timeout)
         return RunOutcome(run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout",
                           run.error)
+
+    async def _wait_elsewhere(self, run: RunRecord, timeout: float | None) -> RunRecord:
+        """A run another process executes (D27): woken by its `run` events (D28)."""
+        assert self.claims is not None
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while run.status not in FINAL_RUN_STATUSES:
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                break
+            since = self.claims.generation(run.session_key)
+            fresh = await self.store.get_run(run.id)
+            if fresh is None or fresh.status in FINAL_RUN_STATUSES:
+                return fresh or run
+            await self.claims.wait(run.session_key, since, left)
+            run = await self.store.get_run(run.id) or run
+        return run
 
     def load(self) -> tuple[int, int]:
         """(queued, running) turns in this process, for `/metrics`."""
@@ -171,8 +213,12 @@ class RunManager:
         return (session_key in self._active or session_key in self._admitting
                 or bool(self._queues.get(session_key)))
 
-    async def abort_session(self, session_key: str, reason: str = "aborted") -> int:
-        """Abort the running turn and drop the queued ones; returns how many were stopped."""
+    async def abort_session(self, session_key: str, reason: str = "aborted", *,
+                            here_only: bool = False) -> int:
+        """Abort the running turn and drop the queued ones; returns how many were stopped.
+
+        In a cluster the turns other processes run for the session are stopped too (D27),
+        unless `here_only` (this process stopping)."""
         stopped = 0
         queue = self._queues.get(session_key)
         while queue:
@@ -187,15 +233,40 @@ class RunManager:
         if active is not None:
             active[1].cancel()
             stopped += 1
+        if self.claims is not None and not here_only:
+            stopped += await self.claims.abort_elsewhere(session_key, reason)
         return stopped
+
+    def abort_here(self, session_key: str, reason: str) -> None:
+        """Another process asked to stop this session's turns (its `/stop`, D27)."""
+        task = asyncio.ensure_future(self.abort_session(session_key, reason, here_only=True))
+        self._aborts.add(task)
+        task.add_done_callback(self._aborts.discard)
 
     async def close(self) -> None:
         self._closing = True
+        if self.claims is not None:
+            self._hand_over()
         for key in list(self._workers):
-            await self.abort_session(key, "gateway stopping")
+            await self.abort_session(key, "gateway stopping", here_only=True)
+        for key in list(self._claim_waits):  # nothing left to claim: stop waiting now
+            if (worker := self._workers.get(key)) is not None:
+                worker.cancel()
         for task in list(self._workers.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    def _hand_over(self) -> None:
+        """A clean stop in a cluster: turns accepted but not started stay `queued` in the
+        store for a survivor (or the next start) to run (D27); only local waiters end."""
+        for key in list(self._queues):
+            queue = self._queues[key]
+            while queue:
+                pending = queue.popleft()
+                self._pending.pop(pending.run.id, None)
+                if not pending.done.done():
+                    pending.done.set_result(RunOutcome(pending.run.id, "aborted",
+                                                       "gateway stopping"))
 
     async def _drain(self, session_key: str) -> None:
         queue = self._queues[session_key]
@@ -204,6 +275,7 @@ class RunManager:
                 pending = queue.popleft()
                 bind_turn(pending.run.id, session_key)  # every log line of the turn names it
                 self._admitting[session_key] = pending
+                since = self.claims.generation(session_key) if self.claims else 0
                 try:
                     async with self.lanes.slot(pending.request.lane):
                         self._admitting.pop(session_key, None)
@@ -212,22 +284,40 @@ class RunManager:
                         outcome = await self._execute(pending)
                 finally:
                     self._admitting.pop(session_key, None)
+                if outcome is None:  # another process runs a turn of this session first
+                    queue.appendleft(pending)
+                    assert self.claims is not None
+                    self._claim_waits.add(session_key)
+                    try:
+                        await self.claims.wait(session_key, since)
+                    finally:
+                        self._claim_waits.discard(session_key)
+                    continue
                 await self._finish(pending, outcome)
         finally:
             self._workers.pop(session_key, None)
             if not queue:
                 self._queues.pop(session_key, None)
 
-    async def _execute(self, pending: _Pending) -> RunOutcome:
+    async def _execute(self, pending: _Pending) -> RunOutcome | None:
+        """The turn's outcome; None when the session is busy on another process (D27)."""
         run, request = pending.run, pending.request
         entry = await self.store.get_session(run.session_key)
         if entry is None:
             return RunOutcome(run.id, "error", "session was deleted")
         pending.session_was_aborted = bool(entry.aborted_last_run)
         run.started_at = now_ms()
-        run.status = "running"
         # the input takes its place in the transcript now, after the earlier turns' replies (D13)
-        await self.store.start_run(run, entry)
+        if self.claims is None:
+            await self.store.start_run(run, entry)
+        else:
+            claimed = await self.claims.claim(run, entry)
+            if claimed != "started":
+                run.started_at = None
+                if claimed == "busy":
+                    return None
+                return RunOutcome(run.id, "aborted", "taken over by another process")
+        run.status = "running"
         self.metrics.turn_started(run)
         sink = request.on_delta or next(
             (s for f in self._delta_sinks if (s := f(run, request))), None)
@@ -253,10 +343,21 @@ class RunManager:
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
         run = pending.run
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
-        await self.store.update_run(
-            run.id, status=run.status, error=run.error, ended_at=run.ended_at,
-            input_tokens=run.input_tokens, output_tokens=run.output_tokens,
-            total_tokens=run.total_tokens)
+        fields = dict(status=run.status, error=run.error, ended_at=run.ended_at,
+                      input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+                      total_tokens=run.total_tokens)
+        if self.claims is None:
+            await self.store.update_run(run.id, **fields)
+        elif not await self.claims.settle(run, fields):
+            # another process took this run over while we were presumed dead (D27): its
+            # outcome is theirs to record and deliver
+            log.error("run %s was taken over by another process; its outcome here is dropped",
+                      run.id)
+            self._pending.pop(run.id, None)
+            if not pending.done.done():
+                pending.done.set_result(RunOutcome(run.id, "aborted",
+                                                   "taken over by another process"))
+            return
         if pending.session_was_aborted and run.status != "aborted":
             # a later turn finished: the session's last run is no longer the aborted one
             await self.store.clear_aborted_last_run(run.session_key)
@@ -265,6 +366,8 @@ class RunManager:
             if entry is not None:  # never started (aborted in the queue): still kept, in order
                 await self.store.place_message(entry, run.input_message_id)
         self.metrics.turn_finished(run)
+        if self.claims is not None:
+            await self.claims.ended(run)
         if not pending.done.done():
             pending.done.set_result(outcome)
         self._pending.pop(run.id, None)
@@ -273,3 +376,18 @@ class RunManager:
                 await listener(run, pending.request, outcome)
             except Exception:
                 log.exception("run listener failed for %s", run.id)
+
+
+def _extras(request: RunRequest) -> dict[str, Any]:
+    """What a process that adopts this run needs beyond its row and input (D27)."""
+    extras = {k: v for k, v in (("extraSystemPrompt", request.extra_system_prompt),
+                                ("model", request.model), ("thinking", request.thinking),
+                                ("timeoutSeconds", request.timeout_seconds)) if v is not None}
+    if request.context.owner:
+        extras["ownerTurn"] = True
+    return {"request": extras} if extras else {}
+
+
+def _order(run: RunRecord) -> tuple[int, int]:
+    """A session's turns go by their input message's id (the arrival order), then creation."""
+    return (run.input_message_id if run.input_message_id is not None else 2**62, run.created_at)

@@ -21,6 +21,8 @@ class ClusterProcessRow(SQLModel, table=True):
     host: str = Field(max_length=255)
     started_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     heartbeat_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+    pid_space: str | None = Field(default=None, max_length=128)
+    """Kernel boot and PID namespace: where `pid` can be checked directly (D27)."""
 
 
 class ClusterLeaseRow(SQLModel, table=True):
@@ -31,3 +33,14 @@ class ClusterLeaseRow(SQLModel, table=True):
     holder: str = Field(max_length=64)
     acquired_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     expires_at: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
+class ClusterSendEventRow(SQLModel, table=True):
+    """One cross-session send (D8), so the per-minute rate counts across processes (D29)."""
+
+    __tablename__ = "cluster_send_events"
+    __table_args__ = (Index("ix_cluster_send_events_source", "source_key", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    source_key: str = Field(max_length=512)
+    at: int = Field(sa_column=Column(BigInteger, nullable=False))

@@ -6,10 +6,11 @@ firing, so a job never overlaps itself, even with several schedulers on one data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.store.cron_tables import CronJobRow
@@ -89,19 +90,20 @@ async def delete_job(store: Store, job_id: str) -> bool:
                                   .rowcount))
 
 
-async def claim_due(store: Store, now: int) -> list[CronJobRecord]:
+async def claim_due(store: Store, now: int, owner: str | None = None) -> list[CronJobRecord]:
     """Claim every enabled, idle job whose time has come, in one statement."""
     stmt = (update(J).where(and_(J.c.enabled.is_(True), J.c.running_since.is_(None),
                                  J.c.next_run_at.is_not(None), J.c.next_run_at <= now))
-            .values(running_since=now, last_run_at=now).returning(*J.c))
+            .values(running_since=now, last_run_at=now, claimed_by=owner).returning(*J.c))
     rows = await store.write(lambda c: c.execute(stmt).mappings().all())
     return [_record(r) for r in rows]
 
 
-async def claim_now(store: Store, job_id: str, now: int) -> CronJobRecord | None:
+async def claim_now(store: Store, job_id: str, now: int, owner: str | None = None
+                    ) -> CronJobRecord | None:
     """Claim one job for a manual run whatever its schedule; None when it is running."""
     stmt = (update(J).where(and_(J.c.id == job_id, J.c.running_since.is_(None)))
-            .values(running_since=now, last_run_at=now).returning(*J.c))
+            .values(running_since=now, last_run_at=now, claimed_by=owner).returning(*J.c))
     row = await store.write(lambda c: c.execute(stmt).mappings().first())
     return _record(row) if row else None
 
@@ -131,7 +133,12 @@ async def finish_firing(store: Store, job_id: str, *, entry: dict[str, Any], sta
     await store.write(op)
 
 
-async def release_claims(store: Store) -> int:
-    """Claims left by a process that died: the jobs become due again (called at start)."""
-    stmt = update(J).where(J.c.running_since.is_not(None)).values(running_since=None)
+async def release_claims(store: Store, live: Sequence[str] | None = None) -> int:
+    """Claims left by a process that died: the jobs become due again (called at start).
+
+    `live`: the processes still alive (D29), whose claims stay; None: release every claim."""
+    cond = J.c.running_since.is_not(None)
+    if live is not None:
+        cond = and_(cond, or_(J.c.claimed_by.is_(None), J.c.claimed_by.not_in(live)))
+    stmt = update(J).where(cond).values(running_since=None, claimed_by=None)
     return int(await store.write(lambda c: c.execute(stmt).rowcount) or 0)

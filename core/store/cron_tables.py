@@ -29,6 +29,8 @@ class CronJobRow(SQLModel, table=True):
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     next_run_at: int | None = Field(default=None, sa_column=Column(BigInteger))
     running_since: int | None = Field(default=None, sa_column=Column(BigInteger))
+    claimed_by: str | None = Field(default=None, max_length=64)
+    """The process firing the job; its claim is released only if it died (D29)."""
     last_run_at: int | None = Field(default=None, sa_column=Column(BigInteger))
     last_status: str | None = Field(default=None, max_length=16)
     last_error: str | None = Field(default=None, sa_column=Column(Text))

@@ -102,6 +102,7 @@ class RunRecord:
     output_tokens: int | None = None
     total_tokens: int | None = None
     meta: dict[str, Any] | None = None
+    owner: str | None = None
 
 
 @dataclass(slots=True)

@@ -487,7 +487,7 @@ class Store:
         c.execute(insert(R).values(
             id=run.id, session_key=run.session_key, status=run.status, lane=run.lane,
             deliver=run.deliver, input_message_id=run.input_message_id,
-            created_at=run.created_at, meta=run.meta,
+            created_at=run.created_at, meta=run.meta, owner=run.owner,
         ))
 
     async def create_run(self, run: RunRecord) -> None:

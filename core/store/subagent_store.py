@@ -7,10 +7,11 @@ paths and across a restart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy import and_, delete, insert, or_, select, update
 
 from core.delivery_context import DeliveryContext, normalize_delivery_context
 from core.store.store import Store
@@ -114,9 +115,14 @@ async def transition_announce(store: Store, run_id: str, from_states: tuple[str,
     return bool(await store.write(lambda c: c.execute(stmt).rowcount))
 
 
-async def release_stale_claims(store: Store) -> int:
-    """Announces claimed by a process that died become pending again (called at start)."""
-    stmt = update(T).where(T.c.announce_state == "running").values(announce_state="pending")
+async def release_stale_claims(store: Store, live: Sequence[str] | None = None) -> int:
+    """Announces claimed by a process that died become pending again (called at start).
+
+    `live`: the processes still alive (D29), whose claims stay; None: release every claim."""
+    cond = T.c.announce_state == "running"
+    if live is not None:
+        cond = and_(cond, or_(T.c.announce_owner.is_(None), T.c.announce_owner.not_in(live)))
+    stmt = update(T).where(cond).values(announce_state="pending")
     return int(await store.write(lambda c: c.execute(stmt).rowcount) or 0)
 
 

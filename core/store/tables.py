@@ -84,6 +84,8 @@ class RunRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_runs_session", "session_key", "created_at"),
         Index("ix_runs_status", "status"),
+        Index("ix_runs_owner", "owner", "status"),
+        Index("ix_runs_session_status", "session_key", "status"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -100,6 +102,8 @@ class RunRow(SQLModel, table=True):
     output_tokens: int | None = None
     total_tokens: int | None = None
     meta: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    owner: str | None = Field(default=None, max_length=64)
+    """The process that accepted the run and executes it (D27); adopted on takeover."""
 
 
 class DeliveryRow(SQLModel, table=True):
@@ -161,6 +165,8 @@ class SubagentRunRow(SQLModel, table=True):
     total_tokens: int | None = None
     archive_at: int | None = Field(default=None, sa_column=Column(BigInteger))
     announce_state: str = Field(default="pending", max_length=16)
+    announce_owner: str | None = Field(default=None, max_length=64)
+    """The process that claimed the announce (`running`); released only if it died (D29)."""
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
 
 

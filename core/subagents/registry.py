@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from core.background import BackgroundTasks
@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+async def _no_cluster() -> list[str] | None:
+    return None
+
+
+async def _sole_process(_name: str) -> bool:
+    return True
+
 STOPPED_REASON = "stopped by the requester"
 
 
@@ -47,6 +55,11 @@ class SubagentRegistry:
         self.sweeper = SubagentSweeper(self, sweep_interval)
         self._closing = False
         self._listening = False
+        self.live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster
+        """The live processes whose announce claims stay at a start (D29); the runtime sets
+        its cluster node's. None: every claim was left by a previous process."""
+        self.sweep_lease: Callable[[str], Awaitable[bool]] = _sole_process
+        """Takes the `sweeper` lease, so one process of a cluster sweeps (D29)."""
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -56,11 +69,15 @@ class SubagentRegistry:
         if not self._listening:
             self.services.runs.add_listener(self._on_run_finished)
             self._listening = True
-        released = await release_stale_claims(self.services.store)
+        released = await release_stale_claims(self.services.store, await self.live_ids())
         if released:
             log.info("resuming %d interrupted sub-agent announce(s)", released)
         await self._resume()
         self.sweeper.start()
+
+    async def resume(self) -> None:
+        """Finish and announce what ended elsewhere (a dead process's sub-agents, D29)."""
+        await self._resume()
 
     async def stop(self) -> None:
         """Called before the run manager closes, so no announce mistakes that for an outcome."""
@@ -120,7 +137,8 @@ class SubagentRegistry:
         if rec.announce_state == "stopped":
             await self._cleanup(rec)
             return
-        if not await transition_announce(self.services.store, run_id, ("pending",), "running"):
+        if not await transition_announce(self.services.store, run_id, ("pending",), "running",
+                                         announce_owner=self.services.runs.owner):  # D29
             return
         try:
             state = await announce(self.services, rec, lambda: self._closing)

@@ -68,6 +68,8 @@ class SubagentSweeper:
         """Archive every due record whose child is idle; returns how many were archived."""
         rt = self.registry.services
         archived = 0
+        if not await self.registry.sweep_lease("sweeper"):
+            return 0  # another gateway process sweeps now (D29)
         for rec in await due_for_archive(rt.store, now if now is not None else now_ms()):
             if rt.runs.is_active(rec.child_key):
                 continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 from core.tools.context import ToolContext
 
@@ -18,6 +19,15 @@ class SendRateLimiter:
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
         self._events: dict[str, deque[float]] = {}
+        self.counter: Callable[[str], Awaitable[str | None]] | None = None
+        """Set by the runtime on PostgreSQL: the count kept in the database, shared by every
+        gateway process (D29); without it this process's own window counts."""
+
+    async def acheck(self, source_key: str) -> str | None:
+        """:meth:`check`, counted across processes when a shared counter is set."""
+        if self.counter is not None:
+            return await self.counter(source_key)
+        return self.check(source_key)
 
     def check(self, source_key: str, now: float | None = None) -> str | None:
         """Record one send; return the error text when over the limit (nothing recorded)."""

@@ -137,10 +137,11 @@ async def _target(env: ToolEnv, vis: Visibility, args: SessionsSendArgs) -> Reso
     return target
 
 
-def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
-    """Decision D8: hop budget of the chain, then the source session's rolling-minute rate."""
+async def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
+    """Decision D8: hop budget of the chain, then the source session's rolling-minute rate
+    (counted across gateway processes, D29)."""
     limits = env.config.tools.sessions
-    return hop_error(ctx, limits.hop_budget) or env.send_limiter.check(ctx.session_key)
+    return hop_error(ctx, limits.hop_budget) or await env.send_limiter.acheck(ctx.session_key)
 
 
 async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
@@ -153,7 +154,7 @@ async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
         target = await _target(env, vis, args)
     except ToolRefused as refusal:  # every sessions_send result names its runId
         raise refusal.with_run_id(run_id) from None
-    if (limited := _limit_error(env, ctx)) is not None:
+    if (limited := await _limit_error(env, ctx)) is not None:
         log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
                     limited)
         raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from core.cluster import Leases, ProcessIdentity, ProcessRegister
 from core.store import Store
@@ -68,3 +69,24 @@ async def test_dead_process_is_claimed_once(store: Store) -> None:
     assert sorted(p.id for c in claimed for p in c) == ["C"]
     await regs[1].leave()
     assert {p.id for p in await regs[0].live()} == {"A"}
+
+
+def test_a_vanished_pid_of_this_pid_space_is_dead_at_once() -> None:
+    import subprocess
+    import sys
+
+    from core.cluster.processes import ProcessInfo, gone_here
+
+    me = ProcessIdentity(pid_space="boot-1:ns-1")
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # its pid no longer exists
+
+    def info(pid_id: str, pid: int, space: str | None) -> ProcessInfo:
+        return ProcessInfo(pid_id, pid, "host", 1, 1, space)
+    rows = [info("gone", child.pid, "boot-1:ns-1"),
+            info("restarted-as-me", me.pid, "boot-1:ns-1"),
+            info("alive", os.getppid(), "boot-1:ns-1"),
+            info("elsewhere", child.pid, "boot-1:ns-2"),  # another container: cannot tell
+            info("unknown", child.pid, None),
+            info(me.id, me.pid, "boot-1:ns-1")]
+    assert gone_here(rows, me) == ["gone", "restarted-as-me"]
