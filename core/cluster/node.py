@@ -23,13 +23,13 @@ from core.cluster.leases import Leases
 from core.cluster.processes import ProcessRegister, gone_here
 from core.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
 from core.delivery_context import normalize_delivery_context
+from core.services import Services
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from core.observability.metrics import Metrics
-    from core.services import Services
     from core.subagents.registry import SubagentRegistry
 
 
