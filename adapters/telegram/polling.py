@@ -21,6 +21,7 @@ from telegram.error import InvalidToken
 log = logging.getLogger(__name__)
 
 Route = Callable[[Update], Awaitable[None]]
+CONFIRM_TIMEOUT = 2.0  # seconds the confirming call at stop may take
 POISON_AFTER = 5  # a message that fails to route this often is logged and skipped
 
 
@@ -37,6 +38,7 @@ class ConfirmingPoller:
         self.retry = (retry_initial, retry_max)
         self.on_error, self.on_fatal = on_error, on_fatal
         self.offset = 0
+        self._confirmed = 0  # the offset the last getUpdates sent (Telegram forgot below it)
         self._task: asyncio.Task[None] | None = None
         self._failed: tuple[int, int] = (0, 0)  # (update id, failures): a poison update ends
 
@@ -53,19 +55,33 @@ class ConfirmingPoller:
             self._task = asyncio.create_task(self._loop(), name=f"{self.name}-poll")
 
     async def stop(self) -> None:
-        """Cancel the loop, the held request included (a hung poll ends here)."""
+        """Cancel the loop, the held request included (a hung poll ends here), then confirm
+        what was routed since the last `getUpdates`: otherwise Telegram sends those updates
+        again to the next poller, which would take a refused one for a new message."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        if self.offset > self._confirmed:
+            try:  # one short call; a failure only means a redelivery the router recognises
+                async with asyncio.timeout(CONFIRM_TIMEOUT):
+                    await self.bot.get_updates(offset=self.offset, limit=1, timeout=0,
+                                               read_timeout=CONFIRM_TIMEOUT,
+                                               allowed_updates=self.allowed_updates)
+                self._confirmed = self.offset
+            except Exception as exc:
+                log.info("%s: could not confirm updates below %d at stop: %s", self.name,
+                         self.offset, exc)
 
     async def _loop(self) -> None:
         delay = self.retry[0]
         while True:
             try:
+                asked = self.offset
                 updates = await self.bot.get_updates(
                     offset=self.offset or None, timeout=dtm.timedelta(seconds=self.timeout),
                     read_timeout=self.read_timeout, allowed_updates=self.allowed_updates)
+                self._confirmed = max(self._confirmed, asked)
                 for update in updates:
                     await self._route_one(update)  # stored (or dropped) before it is confirmed
                     self.offset = update.update_id + 1

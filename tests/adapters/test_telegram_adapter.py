@@ -25,6 +25,7 @@ from core.errors import (
 )
 from core.inbound import InboundMessage
 from tests.fakes.telegram import FakeTelegram
+from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
@@ -246,3 +247,22 @@ async def test_factory_builds_one_adapter_per_account(fake_telegram: FakeTelegra
                                                              ("telegram", "work")]
     assert all(isinstance(a, TelegramAdapter) and a.text_limit == 4096 for a in adapters)
     assert [a.status().extra["mode"] for a in adapters] == ["polling", "webhook"]
+
+
+async def test_stop_confirms_what_was_routed(make_adapter: MakeAdapter,
+                                             fake_telegram: FakeTelegram) -> None:
+    """An update routed just before a stop is confirmed by the stop itself: the next poller
+    (a restart, or another process taking the connection over) must not get it again."""
+    adapter = make_adapter()
+    inbox = Inbox()
+    await adapter.start(inbox)
+
+    async def polling() -> bool:
+        return fake_telegram.pollers() == 1  # the first long poll is held open
+
+    await eventually(polling, 5.0, "a held long poll")
+    fake_telegram.hang_next_poll()  # the poll that would confirm it never answers
+    update = fake_telegram.user_message(42, "refused, or answered: either way, seen")
+    await inbox.next()
+    await adapter.stop()
+    assert [u for u in fake_telegram.updates if u["update_id"] == update["update_id"]] == []
