@@ -1,9 +1,11 @@
 """Who may talk to the bot (D11): the effective policy of a channel account, and its verdict.
 
-Pure functions of the config and the message, so every rule is testable without I/O. Only the
-public platforms (`channels.telegram|discord|slack`) are guarded: the web chat's user holds the
-gateway token (the owner), and a channel the config does not know is an in-process adapter
-registered by code, not a place strangers can reach.
+Pure functions of the config and the message, so every rule is testable without I/O. The
+public platforms (`channels.telegram|discord|slack`) and every installed channel that does not
+declare otherwise are guarded (D39): the web chat's user holds the gateway token (the owner),
+and a channel no registry knows is an in-process adapter registered by code, not a place
+strangers can reach. A third-party channel whose section lacks D11's fields gets their safe
+defaults (pairing for DMs), with its `owners` if it has them.
 """
 
 from __future__ import annotations
@@ -62,25 +64,36 @@ def access_policy(config: CrosstalkConfig, channel: str, account_id: str = "defa
 
     A platform without a config section still gets the defaults (pairing): safe by default.
     """
-    if channel not in GUARDED_CHANNELS:
+    if channel not in GUARDED_CHANNELS and not _installed_and_guarded(channel):
         return None
-    section = getattr(config.channels, channel, None)
-    if section is None:
-        section = TelegramConfig()  # only the shared fields are read: the defaults
-    account = section.accounts.get(account_id) if account_id != "default" else None
-    if account is None:  # the default account is the channel's top level
+    defaults = TelegramConfig()  # only the shared fields are read: the defaults
+    section = getattr(config.channels, channel, None) or defaults
+    accounts = getattr(section, "accounts", None) or {}
+    account = accounts.get(account_id) if account_id != "default" else None
+    if not isinstance(account, AccountConfig):  # the default account is the top level
         account = AccountConfig()
-    groups = section.groups
+    groups = getattr(section, "groups", None)
+    if not isinstance(groups, type(defaults.groups)):
+        groups = defaults.groups
     acc_groups = account.groups or AccountGroupsConfig()
     return AccessPolicy(
         channel=channel, account_id=account_id,
-        dm_policy=_inherit(account.dm_policy, section.dm_policy),
-        allow_from=tuple(_inherit(account.allow_from, section.allow_from)),
-        group_policy=_inherit(account.group_policy, section.group_policy),
+        dm_policy=_inherit(account.dm_policy, getattr(section, "dm_policy", defaults.dm_policy)),
+        allow_from=tuple(_inherit(account.allow_from,
+                                  getattr(section, "allow_from", defaults.allow_from))),
+        group_policy=_inherit(account.group_policy,
+                              getattr(section, "group_policy", defaults.group_policy)),
         groups_allow=tuple(_inherit(acc_groups.allow, groups.allow)),
-        owners=tuple(section.owners),
+        owners=tuple(getattr(section, "owners", None) or ()),
         require_mention=_inherit(acc_groups.require_mention, groups.require_mention),
     )
+
+
+def _installed_and_guarded(channel: str) -> bool:
+    from core.channels.registry import installed_channels
+
+    spec = installed_channels().get(channel)
+    return spec is not None and spec.guarded
 
 
 def _inherit(own: T | None, inherited: T) -> T:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,9 @@ class ChannelSpec:
     ``iter_accounts()`` when it has one, else the section itself as ``default``."""
     order: int = 100
     dist: str | None = field(default=None, compare=False)
+    guarded: bool = True
+    """Who may talk is decided by D11 (owners, allowlist, pairing, group policy; D39). Only a
+    channel whose every user already holds the gateway token (the web chat) says False."""
 
     def adapter_class(self) -> Callable[..., ChannelAdapter]:
         if not isinstance(self.adapter, str):
@@ -90,8 +93,7 @@ def installed_channels() -> dict[str, ChannelSpec]:
         dist = ep.dist.name if ep.dist is not None else None
         if ep.name in found and found[ep.name].adapter != spec.adapter:
             raise ChannelRegistryError(f"two channels are named {ep.name!r}")
-        found[ep.name] = ChannelSpec(spec.name, spec.config_model, spec.adapter, spec.accounts,
-                                     spec.order, dist)
+        found[ep.name] = replace(spec, dist=dist)
     return dict(sorted(found.items(), key=lambda kv: (kv[1].dist != DIST, kv[1].order, kv[0])))
 
 

@@ -53,6 +53,26 @@ async def test_message_in_and_reply_out_through_the_plugin_channel(
         assert any(":loopback:" in s["key"] for s in listed["sessions"])  # its own DM session
 
 
+async def test_a_stranger_on_a_plugin_channel_gets_a_pairing_code_not_the_agent(
+        tmp_path: Path, fake_model: FakeModelServer, example_plugin_path: str  # noqa: F811
+) -> None:
+    """Safe by default (D39): a third-party channel is guarded like the platforms, so someone
+    who is not an owner gets the D11 pairing reply and never reaches the model."""
+    async with GatewayProcess(config(tmp_path, fake_model),
+                              env={"PYTHONPATH": example_plugin_path}) as gw:
+        status, _ = await gw.request("POST", "/loopback/in",
+                                     {"from": "mallory", "text": "let me in"})
+        assert status == 202
+        [sent] = await eventually(lambda: _sent(gw), timeout=30)
+        assert sent["to"] == "mallory"
+        assert sent["text"].startswith("🔐 This bot only talks to people its owner approved.")
+        [pending] = (await gw.request("GET", "/api/pairing"))[1]["requests"]
+        assert pending["channel"] == "loopback" and pending["userId"] == "mallory"
+        listed = await gw.invoke("sessions_list", {})
+        assert not any(":loopback:" in s["key"] for s in listed["sessions"])
+        assert fake_model.requests == []
+
+
 async def test_disabled_plugin_removes_its_channel(
         tmp_path: Path, fake_model: FakeModelServer, example_plugin_path: str  # noqa: F811
 ) -> None:
