@@ -110,6 +110,11 @@ class ConnectionSupervisor:
     def renew_every(self) -> float | None:
         return None if self.lease is None else self.lease.ttl_ms / 3000
 
+    @property
+    def retry_every(self) -> float | None:
+        """How often a standby asks for the lease: a sixth of the lease time (D36)."""
+        return None if self.lease is None else self.lease.ttl_ms / 6000
+
     async def start(self) -> None:
         """First attempt inline (a fatal error raises ChannelUnavailable); then supervise in
         the background: transient errors never block the start."""
@@ -172,7 +177,8 @@ class ConnectionSupervisor:
                     self._delay = self.backoff.after(self._delay)
                     retry = False
                     await self._step()
-                ended = await self._hold_for(self.renew_every)
+                ended = await self._hold_for(
+                    self.renew_every if self.receiving else self.retry_every)
                 if ended is not None:
                     raise ended
                 await self._step()  # renew the lease (or take it over from a dead holder)

@@ -33,20 +33,27 @@ class LeaseInfo:
 
 
 class Leases:
-    """Leases held on behalf of one process (``holder``), each for ``ttl_ms``."""
+    """Leases held on behalf of one process (``holder``).
+
+    ``ttl_ms`` (``cluster.leaseSeconds``) bounds a takeover: a row is granted for five sixths
+    of it, and whoever waits for a lease asks again every sixth of it (:attr:`retry_ms`), so
+    a dead holder's lease changes hands within the lease time. Holders renew every third.
+    """
 
     def __init__(self, store: Store, holder: str, *, ttl_ms: int = 30_000,
                  clock: Clock = now_ms) -> None:
         self.store = store
         self.holder = holder
         self.ttl_ms = ttl_ms
+        self.valid_ms = ttl_ms * 5 // 6
+        self.retry_ms = ttl_ms - self.valid_ms
         self.clock = clock
 
     async def acquire(self, name: str) -> bool:
         """Take or renew `name`; True when this process holds it until now + ttl."""
         now = self.clock()
         values = {"name": name, "holder": self.holder, "acquired_at": now,
-                  "expires_at": now + self.ttl_ms}
+                  "expires_at": now + self.valid_ms}
 
         def op(c: Connection) -> bool:
             ins: Any = (pg_insert(L) if c.dialect.name == "postgresql" else sqlite_insert(L))
@@ -69,6 +76,13 @@ class Leases:
 
     async def release_all(self) -> None:
         await self.store.write(lambda c: c.execute(delete(L).where(L.c.holder == self.holder)))
+
+    async def release_dead(self, holders: list[str]) -> int:
+        """Free the leases of processes found dead, so a waiting one takes them at once."""
+        if not holders:
+            return 0
+        stmt = delete(L).where(L.c.holder.in_(holders))
+        return int(await self.store.write(lambda c: c.execute(stmt).rowcount) or 0)
 
     async def holder_of(self, name: str) -> str | None:
         """The live holder of `name`, or None when it is free or expired."""

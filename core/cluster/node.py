@@ -146,7 +146,8 @@ class ClusterNode:
         dead += await self.register.claim(await self._gone_here())
         if self.alone:
             return 0
-        if dead:
+        if dead:  # their channel connections and singleton jobs are free at once (D36)
+            await self.leases.release_dead([d.id for d in dead])
             log.warning("taking over from dead process(es): %s",
                         ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead))
         aborted, adopted = await take_runs(self.rt.store, self.id, Orphans(

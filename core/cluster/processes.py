@@ -38,6 +38,10 @@ class ProcessRegister:
         self.me = me
         self.ttl_ms = ttl_ms
         self.clock = clock
+        self.dead_after_ms = ttl_ms * 3 // 4
+        """Silence after which a process counts as dead: heartbeats and checks run every
+        quarter of the lease time, so a death is acted on within the lease time (D26) while
+        a live process, beating every quarter, keeps half of it as a margin."""
 
     async def heartbeat(self) -> bool:
         """Refresh this process's row, inserting it when missing; False when it was missing
@@ -68,7 +72,7 @@ class ProcessRegister:
             P.update().where(P.c.id == self.me.id).values(heartbeat_at=0)))
 
     async def live(self) -> list[ProcessInfo]:
-        cutoff = self.clock() - self.ttl_ms
+        cutoff = self.clock() - self.dead_after_ms
         rows = await self.store.read(lambda c: c.execute(
             select(*_COLS)
             .where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)).all())
@@ -80,7 +84,7 @@ class ProcessRegister:
         Exactly one caller gets each dead process (the DELETE decides), and that caller
         takes over its work: aborts its running turns, runs its queued ones.
         """
-        cutoff = self.clock() - self.ttl_ms
+        cutoff = self.clock() - self.dead_after_ms
         rows = await self.store.write(lambda c: c.execute(
             delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id)
             .returning(*_COLS)).all())

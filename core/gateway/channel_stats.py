@@ -24,8 +24,10 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
         wire["deliveriesFailed"] = failed.get((adapter.channel, adapter.account_id), 0)
         wire["lastReceiveAt"] = adapter.last_receive_ms
         holder = holders.get(f"channel:{adapter.channel}:{adapter.account_id}")
-        if holder is not None:
+        if holder is not None:  # one name for a process on every line: `host:pid`
             wire["holder"] = holder
+            if str(wire.get("detail") or "").startswith("held by "):
+                wire["detail"] = f"held by {holder}"
         out.append(wire)
     return out
 
@@ -40,6 +42,4 @@ def status_suffix(entry: dict[str, Any]) -> str:
 
         at = dt.datetime.fromtimestamp(int(entry["lastReceiveAt"]) / 1000, dt.UTC)
         suffix += f" lastReceive={at.strftime('%Y-%m-%dT%H:%M:%SZ')}"
-    if entry.get("holder"):
-        suffix += f" holder={entry['holder']}"
     return suffix

@@ -185,7 +185,7 @@ async def test_standby_without_the_lease_then_takeover(make: Make) -> None:
     sup, conn, sleeper = await make(lease=lease)
     assert (sup.state, sup.detail, sup.holder, conn.opened) == \
         ("standby", "held by other", "other", 0)
-    assert await sleeper.release() == 1.0  # renews every ttl/3
+    assert await sleeper.release() == 0.5  # a standby asks every ttl/6 (D36)
     assert sup.state == "standby"
     lease.owner = None  # the holder died and its lease expired
     await sleeper.release()
