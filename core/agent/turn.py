@@ -18,6 +18,7 @@ from core.agent.providers import ANSWERED
 from core.errors import ToolError
 from core.runs.manager import DeltaSink, RunRequest, TurnResult
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+from core.store.entries import TurnWrite
 from core.text import clean_text
 from core.tools.context import ToolContext
 
@@ -78,11 +79,11 @@ class PydanticAITurnExecutor:
             await asyncio.wait({warm})
         refs = rt.models.refs_for(entry.agent_id, request.model or entry.model)
         if not refs:
-            return await self._store_reply(entry, run, NO_MODEL_TEXT)
+            return self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
             model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
         except ModelNotAvailable as exc:
-            return await self._store_reply(entry, run, f"⚠️ {exc}")
+            return self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset
 
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
@@ -128,19 +129,18 @@ class PydanticAITurnExecutor:
         cost = run_cost(rt.config, result.new_messages(), answered, ref)
         run.meta = {**(run.meta or {}), "model": ref,
                     **({"costUsd": cost} if cost is not None else {})}
-        await rt.store.update_run(run.id, meta=run.meta)
         session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
-        await rt.store.append_messages(
-            entry, new, input_tokens=tin, output_tokens=tout, context_tokens=tin,
-            total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0),
-            cost_usd=session_cost)
+        write = TurnWrite(entry, new, {
+            "input_tokens": tin, "output_tokens": tout, "context_tokens": tin,
+            "total_tokens": (entry.total_tokens or 0) + (tin or 0) + (tout or 0),
+            "cost_usd": session_cost}, run_meta=run.meta)
         return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
-                          context_tokens=tin)
+                          context_tokens=tin, write=write)  # stored with the run's end (D41)
 
-    async def _store_reply(self, entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
+    @staticmethod
+    def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
         msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
-        await self.rt.store.append_messages(entry, [msg])
-        return TurnResult(text)
+        return TurnResult(text, write=TurnWrite(entry, [msg]))
 
 
 def context_messages(history: list[TranscriptMessage], input_id: int | None

@@ -41,6 +41,7 @@ from core.store.entries import (
     SessionEntry,
     SessionQuery,
     TranscriptMessage,
+    TurnWrite,
 )
 from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
@@ -214,6 +215,9 @@ class Store:
     async def ensure_session(self, key: str, *, agent_id: str, kind: str, **fields: Any
                              ) -> SessionEntry:
         """Return the session, creating it with `fields` when it does not exist yet."""
+        found = await self.read(lambda c: _session(c, key))
+        if found is not None:  # the common case: a read, no transaction to commit
+            return found
         now = now_ms()
         values = {"key": key, "agent_id": agent_id, "kind": kind, "session_id": str(uuid.uuid4()),
                   "created_at": now, "updated_at": now, **fields}
@@ -494,6 +498,26 @@ class Store:
 
     async def update_run(self, run_id: str, **fields: Any) -> None:
         await self.write(lambda c: c.execute(update(R).where(R.c.id == run_id).values(**fields)))
+
+    async def finish_run(self, run: RunRecord, write: TurnWrite | None, **fields: Any) -> None:
+        """End a run: its final fields and, for a turn that answered, its reply rows, session
+        fields and run meta, in one transaction (D41); the transcript mirror follows it."""
+        if write is None:
+            await self.update_run(run.id, **fields)
+            return
+        if write.run_meta is not None:
+            fields["meta"] = write.run_meta
+        _check_fields(write.session_fields)
+        entry, messages = write.entry, write.messages
+
+        def op(c: Connection) -> None:
+            self._insert_messages(c, entry, messages, False)
+            c.execute(update(S).where(S.c.key == entry.key).values(
+                updated_at=now_ms(), **write.session_fields))
+            c.execute(update(R).where(R.c.id == run.id).values(**fields))
+        await self.write(op)
+        if messages:
+            await self._mirror_placed(entry, messages)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         def op(c: Connection) -> RunRecord | None:

@@ -1,0 +1,85 @@
+"""A cheaper request-body transform for the openai SDK's `chat.completions.create` (D40).
+
+The SDK walks every request body against its TypedDict annotations to apply key aliases and
+value formats (`PropertyInfo(alias=…, format=…)`). The chat-completion parameters declare
+none, so for them the walk only drops omitted values and turns iterables into lists, yet it
+cost a quarter of the gateway's CPU per turn (it recurses through the whole history and every
+tool schema, importing a module at each step). This module installs, once per process, a
+transform that does exactly that for the chat-completion parameter types and defers to the
+SDK's own for everything else. It installs only after checking that the annotations of those
+types still declare no alias or format, so an SDK version that adds one keeps the SDK's walk.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, get_args, get_type_hints
+
+log = logging.getLogger(__name__)
+
+_installed = False
+
+
+def _declares_transform(tp: Any, seen: set[int]) -> bool:
+    """True when `tp` (or any type inside it) carries a `PropertyInfo` alias or format."""
+    from openai._utils._transform import PropertyInfo
+    from openai._utils._compat import is_typeddict
+
+    if id(tp) in seen:
+        return False
+    seen.add(id(tp))
+    for meta in getattr(tp, "__metadata__", ()):
+        if isinstance(meta, PropertyInfo) and (meta.alias is not None or meta.format is not None):
+            return True
+    if is_typeddict(tp):
+        hints = get_type_hints(tp, include_extras=True)
+        return any(_declares_transform(h, seen) for h in hints.values())
+    return any(_declares_transform(a, seen) for a in get_args(tp) if not isinstance(a, str))
+
+
+def plain(data: Any) -> Any:
+    """What the SDK's transform makes of a body whose types declare no alias or format."""
+    from openai._utils import is_given
+    from pydantic import BaseModel
+
+    if isinstance(data, Mapping):
+        return {k: plain(v) for k, v in data.items() if is_given(v)}
+    if isinstance(data, list | tuple):
+        return [plain(v) for v in data]
+    if isinstance(data, BaseModel):
+        return data.model_dump(exclude_unset=True, mode="json",
+                               exclude=getattr(data, "__api_exclude__", None))
+    if isinstance(data, Iterable) and not isinstance(data, str | bytes | bytearray):
+        return [plain(v) for v in data]
+    return data
+
+
+def install() -> bool:
+    """Install the cheaper transform for chat completions; False when the check refuses."""
+    global _installed
+    if _installed:
+        return True
+    from openai.resources.chat.completions import completions as module
+    from openai.types.chat import completion_create_params as params
+
+    targets = (params.CompletionCreateParamsStreaming, params.CompletionCreateParamsNonStreaming,
+               params.CompletionCreateParamsBase)
+    try:
+        declared = any(_declares_transform(t, set()) for t in targets)
+    except Exception as exc:  # an SDK whose types we cannot read keeps its own transform
+        log.debug("openai chat transform left as is: %s", exc)
+        return False
+    if declared:
+        log.debug("openai chat params declare aliases or formats: SDK transform kept")
+        return False
+    original: Callable[[object, object], Awaitable[Any]] = module.async_maybe_transform
+
+    async def transform(data: object, expected_type: object) -> Any:
+        if expected_type in targets and data is not None:
+            return plain(data)
+        return await original(data, expected_type)
+
+    module.async_maybe_transform = transform  # type: ignore[assignment]
+    _installed = True
+    return True
