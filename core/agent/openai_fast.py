@@ -23,8 +23,8 @@ _installed = False
 
 def _declares_transform(tp: Any, seen: set[int]) -> bool:
     """True when `tp` (or any type inside it) carries a `PropertyInfo` alias or format."""
-    from openai._utils._transform import PropertyInfo
     from openai._utils._compat import is_typeddict
+    from openai._utils._transform import PropertyInfo
 
     if id(tp) in seen:
         return False
@@ -80,6 +80,6 @@ def install() -> bool:
             return plain(data)
         return await original(data, expected_type)
 
-    module.async_maybe_transform = transform  # type: ignore[assignment]
+    setattr(module, "async_maybe_transform", transform)  # noqa: B010  (not re-exported)
     _installed = True
     return True

@@ -68,6 +68,6 @@ def memoize_tool_schemas(model: Model) -> Model:
         except Exception:  # pydantic-ai's own path words the error (which tool, what to do)
             return original(params)
 
-    model.customize_request_parameters = customize  # type: ignore[method-assign]
+    model.customize_request_parameters = customize  # type: ignore[method-assign,assignment]
     model.schema_memo = memo  # type: ignore[attr-defined]
     return model

@@ -15,7 +15,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +23,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from core.store import statements as st
 from core.store.engine import (
     create_and_stamp,
     head_revision,
@@ -55,17 +55,14 @@ M = MessageRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
 D = DeliveryRow.__table__  # type: ignore[attr-defined]
 
-_SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
-_MSG_COLS = (
-    M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
-    M.c.is_error, M.c.run_id, M.c.meta, M.c.id, M.c.seq,
-)
+_SESSION_COLS = st.SESSION_COLS
+_MSG_COLS = st.MSG_COLS
 # Transcript order (D13): placed messages by their place (`seq`), then those still waiting for
 # their turn, in arrival order. Waiting messages carry `seq = WAITING` rather than NULL so that one
 # index (session_id, seq, id) serves the order on SQLite and PostgreSQL alike (they sort NULLs
 # differently); the value types show them as `seq=None`.
-WAITING = 2**62
-_NEWEST_FIRST = (M.c.seq.desc(), M.c.id.desc())
+WAITING = st.WAITING
+_NEWEST_FIRST = st.NEWEST_FIRST
 
 
 def now_ms() -> int:
@@ -91,20 +88,12 @@ def _message(row: Any) -> TranscriptMessage:
     return msg
 
 
-def _next_seq(session_id: str) -> Any:
-    """The session's next place, as a subquery evaluated inside the INSERT/UPDATE itself."""
-    inner = M.alias("placed")
-    return select(func.coalesce(func.max(inner.c.seq), 0) + 1).where(
-        and_(inner.c.session_id == session_id, inner.c.seq < WAITING)).scalar_subquery()
-
-
 def _place(c: Connection, session_id: str, message_id: int) -> TranscriptMessage | None:
     """Give a waiting message the next place of its transcript; None if it already has one."""
-    done = c.execute(update(M).where(and_(M.c.id == message_id, M.c.seq == WAITING))
-                     .values(seq=_next_seq(session_id))).rowcount
+    done = c.execute(st.PLACE, {"b_mid": message_id, "b_next_sid": session_id}).rowcount
     if not done:
         return None
-    row = c.execute(select(*_MSG_COLS).where(M.c.id == message_id)).first()
+    row = c.execute(st.MESSAGE_BY_ID, {"b_mid": message_id}).first()
     return _message(row) if row else None
 
 
@@ -115,7 +104,7 @@ def _insert_ignore(c: Connection, table: Any, values: dict[str, Any], keys: list
 
 
 def _session(conn: Connection, key: str) -> SessionEntry | None:
-    row = conn.execute(select(*_SESSION_COLS).where(S.c.key == key)).first()
+    row = conn.execute(st.SESSION_BY_KEY, {"b_key": key}).first()
     return SessionEntry(*row) if row else None
 
 
@@ -332,18 +321,16 @@ class Store:
                          messages: Sequence[TranscriptMessage], touch: bool,
                          placed: bool = True) -> list[int]:
         ids = []
-        seq = _next_seq(entry.session_id) if placed else WAITING
+        stmt = st.INSERT_PLACED if placed else st.INSERT_WAITING
         for m in messages:
-            res = c.execute(insert(M).values(
-                session_key=entry.key, session_id=entry.session_id, role=m.role,
-                content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
-                tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
-                seq=seq,
-            ))
+            values = st.message_params(m, entry.key, entry.session_id)
+            if not placed:
+                del values["b_next_sid"]
+            res = c.execute(stmt, values)
             m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
             ids.append(m.id)
         if touch:
-            c.execute(update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
+            st.update_session(c, entry.key, {"updated_at": now_ms()})
         return ids
 
     # The JSONL transcript is a mirror of committed, placed rows: the database is the record.
@@ -429,8 +416,7 @@ class Store:
     async def start_run(self, run: RunRecord, entry: SessionEntry) -> None:
         """Mark a run running and place its input message in the transcript, in one commit."""
         def op(c: Connection) -> TranscriptMessage | None:
-            c.execute(update(R).where(R.c.id == run.id).values(
-                status="running", started_at=run.started_at))
+            st.update_run(c, run.id, {"status": "running", "started_at": run.started_at})
             if run.input_message_id is None:
                 return None
             return _place(c, entry.session_id, run.input_message_id)
@@ -452,19 +438,10 @@ class Store:
 
         Messages still waiting for their turn come last, in arrival order (D13); `placed_only`
         leaves them out (a turn's model context)."""
-        q = select(*_MSG_COLS).where(M.c.session_id == session_id)
-        if placed_only:
-            q = q.where(M.c.seq < WAITING)
-        if not include_tools:
-            q = q.where(M.c.role != "toolResult")
-        if up_to_id is not None:
-            q = q.where(M.c.id <= up_to_id)
-        if run_id is not None:
-            q = q.where(M.c.run_id == run_id)
-        q = q.order_by(*_NEWEST_FIRST)
-        if limit is not None:
-            q = q.limit(limit)
-        rows = await self.read(lambda c: c.execute(q).all())
+        q = st.HISTORY[placed_only, include_tools, up_to_id is not None, run_id is not None,
+                       limit is not None]
+        params = {"b_sid": session_id, "b_up_to": up_to_id, "b_run": run_id, "b_limit": limit}
+        rows = await self.read(lambda c: c.execute(q, params).all())
         return [_message(r) for r in reversed(rows)]
 
     async def recent_messages(self, session_ids: Iterable[str], per_session: int
@@ -497,7 +474,8 @@ class Store:
         await self.write(lambda c: self._insert_run(c, run))
 
     async def update_run(self, run_id: str, **fields: Any) -> None:
-        await self.write(lambda c: c.execute(update(R).where(R.c.id == run_id).values(**fields)))
+        if fields:
+            await self.write(lambda c: st.update_run(c, run_id, fields))
 
     async def finish_run(self, run: RunRecord, write: TurnWrite | None, **fields: Any) -> None:
         """End a run: its final fields and, for a turn that answered, its reply rows, session
@@ -512,16 +490,16 @@ class Store:
 
         def op(c: Connection) -> None:
             self._insert_messages(c, entry, messages, False)
-            c.execute(update(S).where(S.c.key == entry.key).values(
-                updated_at=now_ms(), **write.session_fields))
-            c.execute(update(R).where(R.c.id == run.id).values(**fields))
+            st.update_session(c, entry.key, {"updated_at": now_ms(), **write.session_fields})
+            if fields:
+                st.update_run(c, run.id, fields)
         await self.write(op)
         if messages:
             await self._mirror_placed(entry, messages)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         def op(c: Connection) -> RunRecord | None:
-            row = c.execute(select(R).where(R.c.id == run_id)).mappings().first()
+            row = c.execute(st.RUN_BY_ID, {"b_rid": run_id}).mappings().first()
             return RunRecord(**row) if row else None
         return await self.read(op)
 
