@@ -38,20 +38,36 @@ def _declares_transform(tp: Any, seen: set[int]) -> bool:
     return any(_declares_transform(a, seen) for a in get_args(tp) if not isinstance(a, str))
 
 
+_ATOMS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_OMITTED: tuple[type, ...] = ()
+
+
 def plain(data: Any) -> Any:
-    """What the SDK's transform makes of a body whose types declare no alias or format."""
-    from openai._utils import is_given
+    """What the SDK's transform makes of a body whose types declare no alias or format: the
+    same data without omitted values, iterables as lists, pydantic models dumped."""
+    global _OMITTED
+    if not _OMITTED:
+        from openai._types import NotGiven, Omit
+
+        _OMITTED = (NotGiven, Omit)
+    return _plain(data, _OMITTED)
+
+
+def _plain(data: Any, omitted: tuple[type, ...]) -> Any:
+    kind = type(data)
+    if kind in _ATOMS:
+        return data
+    if kind is dict or isinstance(data, Mapping):
+        return {k: _plain(v, omitted) for k, v in data.items() if not isinstance(v, omitted)}
+    if kind is list or kind is tuple:
+        return [_plain(v, omitted) for v in data]
     from pydantic import BaseModel
 
-    if isinstance(data, Mapping):
-        return {k: plain(v) for k, v in data.items() if is_given(v)}
-    if isinstance(data, list | tuple):
-        return [plain(v) for v in data]
     if isinstance(data, BaseModel):
         return data.model_dump(exclude_unset=True, mode="json",
                                exclude=getattr(data, "__api_exclude__", None))
     if isinstance(data, Iterable) and not isinstance(data, str | bytes | bytearray):
-        return [plain(v) for v in data]
+        return [_plain(v, omitted) for v in data]
     return data
 
 

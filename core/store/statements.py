@@ -46,6 +46,7 @@ PLACE = update(M).where(and_(M.c.id == bindparam("b_mid"), M.c.seq == WAITING)).
 MESSAGE_BY_ID = select(*MSG_COLS).where(M.c.id == bindparam("b_mid"))
 UPDATE_SESSION = update(S).where(S.c.key == bindparam("b_key"))
 UPDATE_RUN = update(R).where(R.c.id == bindparam("b_rid"))
+INSERT_RUN = insert(R)
 RUN_BY_ID = select(R).where(R.c.id == bindparam("b_rid"))
 
 

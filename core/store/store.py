@@ -464,11 +464,10 @@ class Store:
 
     @staticmethod
     def _insert_run(c: Connection, run: RunRecord) -> None:
-        c.execute(insert(R).values(
-            id=run.id, session_key=run.session_key, status=run.status, lane=run.lane,
-            deliver=run.deliver, input_message_id=run.input_message_id,
-            created_at=run.created_at, meta=run.meta,
-        ))
+        c.execute(st.INSERT_RUN, {
+            "id": run.id, "session_key": run.session_key, "status": run.status,
+            "lane": run.lane, "deliver": run.deliver, "input_message_id": run.input_message_id,
+            "created_at": run.created_at, "meta": run.meta})
 
     async def create_run(self, run: RunRecord) -> None:
         await self.write(lambda c: self._insert_run(c, run))
