@@ -35,20 +35,31 @@ class Deps:
     context: ToolContext
 
 
+MAX_AGENTS = 64
+"""pydantic-ai Agents kept, one per distinct tool-name list (a handful in any configuration)."""
+
+
 class PydanticAITurnExecutor:
-    """Runs turns for every agent; one pydantic-ai Agent object is reused for all of them."""
+    """Runs turns for every agent. A pydantic-ai Agent is built once per distinct list of tool
+    names, with those tools in it, and reused (D40): building the toolset per turn, and passing
+    it per run, cost a toolset walk at every request."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
-        self._agent: Any = None
+        self._agents: dict[tuple[str, ...], Any] = {}
         self._tools: dict[str, Any] = {}
 
-    def _pai_agent(self) -> Any:
-        if self._agent is None:
+    def _pai_agent(self, names: tuple[str, ...]) -> Any:
+        agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
+        if agent is None:
             from pydantic_ai import Agent
 
-            self._agent = Agent(deps_type=Deps, output_type=str)
-        return self._agent
+            agent = Agent(deps_type=Deps, output_type=str,
+                          tools=[self._tool(n) for n in names])
+            if len(self._agents) >= MAX_AGENTS:
+                self._agents.pop(next(iter(self._agents)))
+        self._agents[names] = agent
+        return agent
 
     def _tool(self, name: str) -> Any:
         cached = self._tools.get(name)
@@ -94,9 +105,9 @@ class PydanticAITurnExecutor:
         from core.agent.media import user_prompt
 
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
-        names = rt.tool_names_for(entry.key, entry.agent_id)
+        names = tuple(rt.tool_names_for(entry.key, entry.agent_id))
         mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
-        toolset = FunctionToolset([self._tool(n) for n in names] + mcp_tools)
+        toolsets = [FunctionToolset(mcp_tools)] if mcp_tools else None
         instructions = base_system_prompt(rt.config, entry)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
@@ -106,10 +117,10 @@ class PydanticAITurnExecutor:
         from pydantic_ai.exceptions import ModelAPIError
 
         try:
-            result = await self._pai_agent().run(
+            result = await self._pai_agent(names).run(
                 prompt, message_history=to_model_messages(history), model=model,
                 instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
-                toolsets=[toolset], event_stream_handler=handler,
+                toolsets=toolsets, event_stream_handler=handler,
             )
         except ModelAPIError as exc:  # the provider's body stays in the log (D12)
             raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
