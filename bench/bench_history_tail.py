@@ -37,7 +37,8 @@ INSERT INTO messages (session_key, session_id, role, content, timestamp, tool_ca
                       tool_name, seq)
 SELECT :key, :sid, CASE i % 4 WHEN 0 THEN 'toolResult' WHEN 1 THEN 'user' ELSE 'assistant' END,
        json_build_array(json_build_object('type', 'text', 'text', 'message ' || i)),
-       CAST(:ts AS BIGINT) + i, CASE i % 4 WHEN 0 THEN 'call' || i END, CASE i % 4 WHEN 0 THEN 'lookup' END, i
+       CAST(:ts AS BIGINT) + i, CASE i % 4 WHEN 0 THEN 'call' || i END,
+       CASE i % 4 WHEN 0 THEN 'lookup' END, i
 FROM generate_series(1, :count) AS i
 """
 KEY = "agent:main:dm:bulk"

@@ -89,7 +89,7 @@ def install() -> bool:
     if declared:
         log.debug("openai chat params declare aliases or formats: SDK transform kept")
         return False
-    original: Callable[[object, object], Awaitable[Any]] = module.async_maybe_transform
+    original: Callable[[object, object], Awaitable[Any]] = vars(module)["async_maybe_transform"]
 
     async def transform(data: object, expected_type: object) -> Any:
         if expected_type in targets and data is not None:
