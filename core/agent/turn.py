@@ -100,7 +100,7 @@ class PydanticAITurnExecutor:
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
 
         history = context_messages(
-            await rt.store.history(entry.session_id, limit=HISTORY_LIMIT + 1, placed_only=True),
+            await rt.store.context_tail(entry.session_id, HISTORY_LIMIT + 1),
             request.input_message_id)[-HISTORY_LIMIT:]
         from core.agent.media import user_prompt
 

@@ -45,6 +45,7 @@ from core.store.entries import (
 )
 from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
+from core.store.tail_cache import TailCache
 from core.text import clean_json, clean_text
 
 T = TypeVar("T")
@@ -136,6 +137,7 @@ class Store:
         self._async: AsyncEngine | None = None if self._sync else make_engine(url)
         self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
         self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
+        self._tails = TailCache() if self._sync is not None else None  # D43: SQLite only
 
     async def open(self, *, migrate: bool = True) -> None:
         """Bring the schema to the newest migration.
@@ -257,6 +259,8 @@ class Store:
         entry = await self.write(op)
         if entry is None:
             return False
+        if self._tails is not None:
+            self._tails.forget(entry.session_id)
         path = self.transcript_path(entry.session_id)
         if path.exists():
             stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
@@ -443,6 +447,13 @@ class Store:
         params = {"b_sid": session_id, "b_up_to": up_to_id, "b_run": run_id, "b_limit": limit}
         rows = await self.read(lambda c: c.execute(q, params).all())
         return [_message(r) for r in reversed(rows)]
+
+    async def context_tail(self, session_id: str, limit: int) -> list[TranscriptMessage]:
+        """A turn's model context: the last `limit` placed messages, oldest first, kept warm
+        between turns on SQLite (D43). The messages are shared: read them, never mutate them."""
+        if self._tails is None:
+            return await self.history(session_id, limit=limit, placed_only=True)
+        return await self._tails.tail(session_id, limit, self.read, _message)
 
     async def recent_messages(self, session_ids: Iterable[str], per_session: int
                               ) -> dict[str, list[TranscriptMessage]]:
