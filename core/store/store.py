@@ -135,6 +135,10 @@ class Store:
         self.transcripts_dir = state_dir / "transcripts"
         self._sync: Engine | None = make_sync_sqlite_engine(url) if is_sqlite(url) else None
         self._async: AsyncEngine | None = None if self._sync else make_engine(url)
+        # reads run outside a transaction (D44): READ COMMITTED gives each statement its own
+        # snapshot either way, and a read is then one round trip instead of BEGIN/…/ROLLBACK
+        self._reads: AsyncEngine | None = (
+            self._async.execution_options(isolation_level="AUTOCOMMIT") if self._async else None)
         self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
         self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
         self._tails = TailCache() if self._sync is not None else None  # D43: SQLite only
@@ -172,12 +176,13 @@ class Store:
         return "sqlite" if self._sync is not None else "postgresql"
 
     async def read(self, op: Callable[[Connection], T]) -> T:
-        """Run a query function; extensions (e.g. the sub-agent registry) use this too."""
+        """Run a read-only query function; extensions (e.g. the sub-agent registry) use this
+        too. On PostgreSQL it runs outside a transaction (D44): never write from it."""
         if self._sync is not None:
             with self._sync.connect() as conn:
                 return op(conn)
-        assert self._async is not None
-        async with self._async.connect() as aconn:
+        assert self._reads is not None
+        async with self._reads.connect() as aconn:
             return await aconn.run_sync(op)
 
     async def write(self, op: Callable[[Connection], T]) -> T:
