@@ -67,3 +67,25 @@ async def test_run_end_commits_reply_session_fields_and_meta_together(store: Sto
     assert _texts(await store.history(entry.session_id)) == ["hi", "hello"]
     lines = store.transcript_path(entry.session_id).read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2  # the mirror follows the commit
+
+
+async def test_context_tail_cache_stays_within_its_byte_budget(tmp_path: Path) -> None:
+    from core.store.tail_cache import TailCache
+
+    store = Store(f"sqlite+aiosqlite:///{tmp_path}/ct.db", tmp_path)
+    await store.open()
+    try:
+        cache = store._tails = TailCache(budget=64 << 10)
+        big = "x" * (20 << 10)
+        for n in range(8):
+            entry = await store.ensure_session(f"agent:main:s{n}", agent_id="main", kind="other")
+            await _append(store, entry, big, f"last{n}")
+            assert _texts(await store.context_tail(entry.session_id, 2)) == [big, f"last{n}"]
+            assert cache.total <= cache.budget
+        assert 0 < len(cache) < 8  # the oldest sessions were dropped, the newest kept
+        huge = await store.ensure_session("agent:main:huge", agent_id="main", kind="other")
+        await _append(store, huge, "y" * (80 << 10))
+        assert len((await store.context_tail(huge.session_id, 1))[0].plain_text()) == 80 << 10
+        assert cache.total <= cache.budget  # too big to keep: read each turn instead
+    finally:
+        await store.close()
