@@ -27,7 +27,7 @@ KEEP = 48
 """Messages kept per session (a turn uses HISTORY_LIMIT + 1 = 41)."""
 SESSIONS = 1024
 """Sessions kept at most, least recently used dropped first."""
-BUDGET = 8 << 20
+BUDGET = 4 << 20
 """Bytes kept at most (estimated: ~600 per message plus its text), so long messages cannot
 make the cache grow past it; a session whose tail alone exceeds it is read each turn."""
 
