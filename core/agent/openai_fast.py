@@ -40,6 +40,9 @@ def _declares_transform(tp: Any, seen: set[int]) -> bool:
 
 _ATOMS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _OMITTED: tuple[type, ...] = ()
+KNOWN_PLAIN: dict[int, object] = {}
+"""Objects known to be plain JSON already (tool schemas adapted by `schema_cache`), by id; the
+holder removes an entry before it lets the object go, so an id is never reused here."""
 
 
 def plain(data: Any) -> Any:
@@ -56,6 +59,8 @@ def plain(data: Any) -> Any:
 def _plain(data: Any, omitted: tuple[type, ...]) -> Any:
     kind = type(data)
     if kind in _ATOMS:
+        return data
+    if kind is dict and KNOWN_PLAIN.get(id(data)) is data:
         return data
     if kind is dict or isinstance(data, Mapping):
         return {k: _plain(v, omitted) for k, v in data.items() if not isinstance(v, omitted)}

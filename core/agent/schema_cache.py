@@ -13,6 +13,8 @@ import dataclasses
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from core.agent.openai_fast import KNOWN_PLAIN
+
 if TYPE_CHECKING:
     from pydantic_ai.models import Model, ModelRequestParameters
     from pydantic_ai.tools import ToolDefinition
@@ -36,9 +38,11 @@ class SchemaMemo:
         if hit is None or hit[0] is not schema:
             walker = self.transformer(schema, strict=tool_def.strict)
             hit = (schema, walker.walk(), walker.is_strict_compatible)
+            self._forget(self._memo.pop(key, None))
             self._memo[key] = hit
+            KNOWN_PLAIN[id(hit[1])] = hit[1]  # the request body walk may skip it (D40)
             if len(self._memo) > self.limit:
-                self._memo.popitem(last=False)
+                self._forget(self._memo.popitem(last=False)[1])
         else:
             self._memo.move_to_end(key)
         return dataclasses.replace(
@@ -47,6 +51,11 @@ class SchemaMemo:
 
     def __len__(self) -> int:
         return len(self._memo)
+
+    @staticmethod
+    def _forget(entry: tuple[dict[str, Any], dict[str, Any], bool] | None) -> None:
+        if entry is not None and KNOWN_PLAIN.get(id(entry[1])) is entry[1]:
+            del KNOWN_PLAIN[id(entry[1])]
 
 
 def memoize_tool_schemas(model: Model) -> Model:

@@ -48,3 +48,17 @@ def test_memo_is_bounded_and_never_serves_another_schema() -> None:
         out = memo.tool(ToolDefinition(name=f"t{i}", parameters_json_schema=schema))
         assert list(out.parameters_json_schema["properties"]) == [f"p{i}"]
     assert len(memo) == 4
+
+
+def test_adapted_schemas_are_known_plain_while_memoized_only() -> None:
+    from core.agent.openai_fast import KNOWN_PLAIN, plain
+
+    memo: SchemaMemo = model().schema_memo  # type: ignore[attr-defined]
+    memo.limit = 2
+    first = memo.tool(ToolDefinition(name="a", parameters_json_schema=dict(SCHEMA)))
+    walked = first.parameters_json_schema
+    assert KNOWN_PLAIN.get(id(walked)) is walked
+    assert plain({"parameters": walked})["parameters"] == walked
+    for i in range(2):  # evicts the first
+        memo.tool(ToolDefinition(name=f"t{i}", parameters_json_schema={"type": "object"}))
+    assert id(walked) not in KNOWN_PLAIN or KNOWN_PLAIN[id(walked)] is not walked
