@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -52,6 +53,13 @@ async def _load(gw: GatewayProcess, clients: int, turns: int) -> tuple[float, li
     return len(samples) / elapsed, samples
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc): the load-independent
+    figure, since wall-clock turns/s moves with whatever else shares the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _model_p50(fake: FakeModelServer, n: int = 200) -> float:
     samples = []
     async with aiohttp.ClientSession() as http:
@@ -77,13 +85,18 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
             config.write_text(text, encoding="utf-8")
         async with GatewayProcess(config) as gw:
             await _load(gw, clients, min(200, turns))  # warm-up: model stack, caches
+            assert gw.proc is not None
+            cpu0 = cpu_seconds(gw.proc.pid)
             rate, samples = await _load(gw, clients, turns)
+            cpu = cpu_seconds(gw.proc.pid) - cpu0
             _, single = await _load(gw, 1, 200)
             model = await _model_p50(fake)
         s = sorted(samples)
         where = "postgresql" if db_url else "sqlite"
         print(f"{where}: {clients} clients, {len(s)} turns: {rate:.0f} turns/s, "
               f"p50 {statistics.median(s):.1f} ms, p95 {s[int(len(s) * 0.95)]:.1f} ms")
+        print(f"{where}: gateway CPU {cpu / len(s) * 1000:.2f} ms/turn "
+              f"(process user+system time over the {len(s)} turns; load-independent)")
         print(f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
               f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms")
 

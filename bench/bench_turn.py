@@ -42,7 +42,10 @@ async def bench(turns: int, fn: Any, label: str) -> None:
         entry = await rt.ensure_session("agent:main:main")
         ctx = rt.context_for(entry)
         samples = []
+        cpu0 = 0.0
         for i in range(turns + 20):
+            if i == 20:
+                cpu0 = time.process_time()
             t0 = time.perf_counter()
             run = await rt.runs.submit(RunRequest(session_key=entry.key, message=f"m{i}",
                                                   context=ctx))
@@ -50,7 +53,8 @@ async def bench(turns: int, fn: Any, label: str) -> None:
             if i >= 20:
                 samples.append((time.perf_counter() - t0) * 1000)
             assert out.status == "ok", out
-        print(summary(f"{rt.store.dialect} turn {label}", samples))
+        cpu = (time.process_time() - cpu0) / turns * 1000
+        print(summary(f"{rt.store.dialect} turn {label}", samples) + f" cpu={cpu:.2f} ms/turn")
     finally:
         await rt.stop()
 

@@ -75,6 +75,7 @@ def _package(filename: str) -> str:
 
 HOT_SPOTS = {
     "openai SDK request-body transform": r"_transform.py:\d+\(async_maybe_transform\)",
+    "openai chat body, plain walk (D40)": r"core/agent/openai_fast.py:\d+\(transform\)",
     "store writes (one commit each)": r"core/store/store.py:\d+\(write\)",
     "store reads": r"core/store/store.py:\d+\(read\)",
     "pydantic-ai request preparation (tool schemas)":
@@ -91,7 +92,9 @@ def report(path: Path, turns: int, top: int = 15) -> None:
     by_pkg: collections.Counter[str] = collections.Counter()
     for (filename, _, _), (_, _, tottime, _, _) in raw.items():
         by_pkg[_package(filename)] += tottime
-    print(f"profiled CPU {total / turns * 1000:.1f} ms/turn (inflated by cProfile); by package:")
+    calls = stats.total_calls  # type: ignore[attr-defined]
+    print(f"profiled CPU {total / turns * 1000:.1f} ms/turn (inflated by cProfile); "
+          f"{calls / turns:,.0f} Python function calls per turn (load-independent); by package:")
     for name, t in by_pkg.most_common(top):
         print(f"  {t / total * 100:5.1f}%  {name}")
     print("known hot spots (cumulative share of profiled CPU, calls per turn):")

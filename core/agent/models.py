@@ -150,6 +150,10 @@ def warm_up_imports(config: CrosstalkConfig | None = None) -> None:
     import pydantic_ai.models.wrapper
     import pydantic_ai.providers.openai  # noqa: F401
 
+    from core.agent import openai_fast
+
+    openai_fast.install()
+
     apis = {p.api for p in config.models.providers.values()} if config else set()
     for api, module in (("anthropic-messages", "pydantic_ai.models.anthropic"),
                         ("google-gemini", "pydantic_ai.models.google"),

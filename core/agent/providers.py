@@ -37,8 +37,10 @@ def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None, *,
     `fail_fast` (a model in a fallback chain): no SDK retries, so an error or a timeout moves
     the chain on at once instead of after the SDK's backoff.
     """
+    from core.agent.schema_cache import memoize_tool_schemas
+
     try:
-        return _build(model_id, cfg, api_key, 0 if fail_fast else None)
+        return memoize_tool_schemas(_build(model_id, cfg, api_key, 0 if fail_fast else None))
     except ImportError as exc:
         extra = EXTRA_OF_API.get(cfg.api)
         if extra is None:
@@ -95,6 +97,9 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None,
 def _openai_client(base_url: str | None, api_key: str, max_retries: int | None) -> Any:
     from openai import AsyncOpenAI
 
+    from core.agent import openai_fast
+
+    openai_fast.install()
     if max_retries is None:
         return AsyncOpenAI(base_url=base_url, api_key=api_key)
     return AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries)

@@ -18,6 +18,7 @@ from core.agent.providers import ANSWERED
 from core.errors import ToolError
 from core.runs.manager import DeltaSink, RunRequest, TurnResult
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+from core.store.entries import TurnWrite
 from core.text import clean_text
 from core.tools.context import ToolContext
 
@@ -34,20 +35,31 @@ class Deps:
     context: ToolContext
 
 
+MAX_AGENTS = 64
+"""pydantic-ai Agents kept, one per distinct tool-name list (a handful in any configuration)."""
+
+
 class PydanticAITurnExecutor:
-    """Runs turns for every agent; one pydantic-ai Agent object is reused for all of them."""
+    """Runs turns for every agent. A pydantic-ai Agent is built once per distinct list of tool
+    names, with those tools in it, and reused (D40): building the toolset per turn, and passing
+    it per run, cost a toolset walk at every request."""
 
     def __init__(self, env: TurnEnv) -> None:
         self.rt = env  # D30: typed against a narrow protocol, not the Runtime class
-        self._agent: Any = None
+        self._agents: dict[tuple[str, ...], Any] = {}
         self._tools: dict[str, Any] = {}
 
-    def _pai_agent(self) -> Any:
-        if self._agent is None:
+    def _pai_agent(self, names: tuple[str, ...]) -> Any:
+        agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
+        if agent is None:
             from pydantic_ai import Agent
 
-            self._agent = Agent(deps_type=Deps, output_type=str)
-        return self._agent
+            agent = Agent(deps_type=Deps, output_type=str,
+                          tools=[self._tool(n) for n in names])
+            if len(self._agents) >= MAX_AGENTS:
+                self._agents.pop(next(iter(self._agents)))
+        self._agents[names] = agent
+        return agent
 
     def _tool(self, name: str) -> Any:
         cached = self._tools.get(name)
@@ -78,24 +90,24 @@ class PydanticAITurnExecutor:
             await asyncio.wait({warm})
         refs = rt.models.refs_for(entry.agent_id, request.model or entry.model)
         if not refs:
-            return await self._store_reply(entry, run, NO_MODEL_TEXT)
+            return self._store_reply(entry, run, NO_MODEL_TEXT)
         try:
             model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
         except ModelNotAvailable as exc:
-            return await self._store_reply(entry, run, f"⚠️ {exc}")
+            return self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset
 
         from core.agent.transcript import final_text, from_model_messages, to_model_messages
 
         history = context_messages(
-            await rt.store.history(entry.session_id, limit=HISTORY_LIMIT + 1, placed_only=True),
+            await rt.store.context_tail(entry.session_id, HISTORY_LIMIT + 1),
             request.input_message_id)[-HISTORY_LIMIT:]
         from core.agent.media import user_prompt
 
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
-        names = rt.tool_names_for(entry.key, entry.agent_id)
+        names = tuple(rt.tool_names_for(entry.key, entry.agent_id))
         mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
-        toolset = FunctionToolset([self._tool(n) for n in names] + mcp_tools)
+        toolsets = [FunctionToolset(mcp_tools)] if mcp_tools else None
         instructions = base_system_prompt(rt.config, entry)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
@@ -105,10 +117,10 @@ class PydanticAITurnExecutor:
         from pydantic_ai.exceptions import ModelAPIError
 
         try:
-            result = await self._pai_agent().run(
+            result = await self._pai_agent(names).run(
                 prompt, message_history=to_model_messages(history), model=model,
                 instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
-                toolsets=[toolset], event_stream_handler=handler,
+                toolsets=toolsets, event_stream_handler=handler,
             )
         except ModelAPIError as exc:  # the provider's body stays in the log (D12)
             raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
@@ -128,19 +140,18 @@ class PydanticAITurnExecutor:
         cost = run_cost(rt.config, result.new_messages(), answered, ref)
         run.meta = {**(run.meta or {}), "model": ref,
                     **({"costUsd": cost} if cost is not None else {})}
-        await rt.store.update_run(run.id, meta=run.meta)
         session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
-        await rt.store.append_messages(
-            entry, new, input_tokens=tin, output_tokens=tout, context_tokens=tin,
-            total_tokens=(entry.total_tokens or 0) + (tin or 0) + (tout or 0),
-            cost_usd=session_cost)
+        write = TurnWrite(entry, new, {
+            "input_tokens": tin, "output_tokens": tout, "context_tokens": tin,
+            "total_tokens": (entry.total_tokens or 0) + (tin or 0) + (tout or 0),
+            "cost_usd": session_cost}, run_meta=run.meta)
         return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
-                          context_tokens=tin)
+                          context_tokens=tin, write=write)  # stored with the run's end (D41)
 
-    async def _store_reply(self, entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
+    @staticmethod
+    def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
         msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
-        await self.rt.store.append_messages(entry, [msg])
-        return TurnResult(text)
+        return TurnResult(text, write=TurnWrite(entry, [msg]))
 
 
 def context_messages(history: list[TranscriptMessage], input_id: int | None

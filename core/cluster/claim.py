@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy import Connection, and_, func, or_, select, update
 
@@ -81,15 +81,6 @@ class TurnClaims:
         if placed is not None:
             await self.store._mirror_placed(entry, [placed])
         return result
-
-    async def settle(self, run: RunRecord, fields: dict[str, Any]) -> bool:
-        """Record how a run ended, only while it is still ours and in flight (a fence: a
-        survivor that took it over owns it now). False when it was not ours any more."""
-        me = self.owner
-        done = await self.store.write(lambda c: c.execute(update(R).where(and_(
-            R.c.id == run.id, R.c.owner == me, R.c.status.in_(("queued", "running"))))
-            .values(**fields)).rowcount)
-        return bool(done)
 
     async def wait(self, session_key: str, since: int, timeout: float | None = None) -> None:
         """Return once a turn of the session ended after `since` (a generation), or after the

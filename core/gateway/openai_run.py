@@ -40,9 +40,12 @@ class Turn:
     rt: Runtime
     run_id: str
     deltas: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
+    final: RunOutcome | None = None
 
     async def outcome(self) -> RunOutcome:
-        return await self.rt.runs.wait(self.run_id, None)
+        if self.final is None:
+            self.final = await self.rt.runs.wait(self.run_id, None)
+        return self.final
 
     async def pieces(self) -> AsyncIterator[str]:
         """New text as it streams, then whatever the final reply adds; ends with the run."""
@@ -68,6 +71,10 @@ class Turn:
             waiter.cancel()
 
     async def usage(self) -> Usage:
+        """The run's token counts: from its outcome when this process ran it, else the store."""
+        outcome = self.final
+        if outcome is not None and outcome.status == "ok" and outcome.input_tokens is not None:
+            return Usage(outcome.input_tokens or 0, outcome.output_tokens or 0)
         rec = await self.rt.store.get_run(self.run_id)
         if rec is None:
             return Usage()

@@ -21,6 +21,7 @@ from core.observability.logs import bind_turn
 from core.observability.metrics import DISCARD, Metrics
 from core.runs.lanes import Lanes
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
+from core.store.entries import TurnWrite
 from core.store.ledger import Claim, enqueue_claimed
 from core.tools.context import ToolContext
 
@@ -63,6 +64,9 @@ class TurnResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     context_tokens: int | None = None
+    write: TurnWrite | None = None
+    """The turn's new transcript rows and session fields: committed with the run's end, in
+    one transaction (D41), before anyone waiting on the run is told."""
 
 
 @dataclass(slots=True)
@@ -71,6 +75,8 @@ class RunOutcome:
     status: str
     error: str | None = None
     reply: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
 
     @property
     def final(self) -> bool:
@@ -91,6 +97,7 @@ class _Pending:
     request: RunRequest
     done: asyncio.Future[RunOutcome]
     session_was_aborted: bool = False  # its session's previous run died with the process
+    write: TurnWrite | None = None  # what the turn stores with its end (D41)
 
 
 class RunManager:
@@ -338,7 +345,9 @@ class RunManager:
             self._active.pop(run.session_key, None)
         run.input_tokens, run.output_tokens = result.input_tokens, result.output_tokens
         run.total_tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
-        return RunOutcome(run.id, "ok", reply=result.reply)
+        pending.write = result.write
+        return RunOutcome(run.id, "ok", reply=result.reply, input_tokens=result.input_tokens,
+                          output_tokens=result.output_tokens)
 
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
         run = pending.run
@@ -346,9 +355,9 @@ class RunManager:
         fields = dict(status=run.status, error=run.error, ended_at=run.ended_at,
                       input_tokens=run.input_tokens, output_tokens=run.output_tokens,
                       total_tokens=run.total_tokens)
-        if self.claims is None:
-            await self.store.update_run(run.id, **fields)
-        elif not await self.claims.settle(run, fields):
+        write = pending.write if outcome.status == "ok" else None
+        fence = self.owner if self.claims is not None else None
+        if not await self.store.finish_run(run, write, fence_owner=fence, **fields):
             # another process took this run over while we were presumed dead (D27): its
             # outcome is theirs to record and deliver
             log.error("run %s was taken over by another process; its outcome here is dropped",

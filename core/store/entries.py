@@ -106,6 +106,17 @@ class RunRecord:
 
 
 @dataclass(slots=True)
+class TurnWrite:
+    """What a finished turn stores: its new transcript rows (placed in order), session fields
+    (token counts, cost) and run meta, all committed with the run's final status (D41)."""
+
+    entry: SessionEntry
+    messages: list[TranscriptMessage]
+    session_fields: dict[str, Any] = field(default_factory=dict)
+    run_meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
 class DeliveryRecord:
     kind: str
     outcome: str

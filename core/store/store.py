@@ -15,7 +15,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from core.errors import CrosstalkError
+from core.store import statements as st
 from core.store.engine import (
     create_and_stamp,
     head_revision,
@@ -42,9 +42,11 @@ from core.store.entries import (
     SessionEntry,
     SessionQuery,
     TranscriptMessage,
+    TurnWrite,
 )
 from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
+from core.store.tail_cache import TailCache
 from core.text import clean_json, clean_text
 
 T = TypeVar("T")
@@ -55,17 +57,14 @@ M = MessageRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
 D = DeliveryRow.__table__  # type: ignore[attr-defined]
 
-_SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
-_MSG_COLS = (
-    M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
-    M.c.is_error, M.c.run_id, M.c.meta, M.c.id, M.c.seq,
-)
+_SESSION_COLS = st.SESSION_COLS
+_MSG_COLS = st.MSG_COLS
 # Transcript order (D13): placed messages by their place (`seq`), then those still waiting for
 # their turn, in arrival order. Waiting messages carry `seq = WAITING` rather than NULL so that one
 # index (session_id, seq, id) serves the order on SQLite and PostgreSQL alike (they sort NULLs
 # differently); the value types show them as `seq=None`.
-WAITING = 2**62
-_NEWEST_FIRST = (M.c.seq.desc(), M.c.id.desc())
+WAITING = st.WAITING
+_NEWEST_FIRST = st.NEWEST_FIRST
 
 
 def now_ms() -> int:
@@ -91,20 +90,12 @@ def _message(row: Any) -> TranscriptMessage:
     return msg
 
 
-def _next_seq(session_id: str) -> Any:
-    """The session's next place, as a subquery evaluated inside the INSERT/UPDATE itself."""
-    inner = M.alias("placed")
-    return select(func.coalesce(func.max(inner.c.seq), 0) + 1).where(
-        and_(inner.c.session_id == session_id, inner.c.seq < WAITING)).scalar_subquery()
-
-
 def _place(c: Connection, session_id: str, message_id: int) -> TranscriptMessage | None:
     """Give a waiting message the next place of its transcript; None if it already has one."""
-    done = c.execute(update(M).where(and_(M.c.id == message_id, M.c.seq == WAITING))
-                     .values(seq=_next_seq(session_id))).rowcount
+    done = c.execute(st.PLACE, {"b_mid": message_id, "b_next_sid": session_id}).rowcount
     if not done:
         return None
-    row = c.execute(select(*_MSG_COLS).where(M.c.id == message_id)).first()
+    row = c.execute(st.MESSAGE_BY_ID, {"b_mid": message_id}).first()
     return _message(row) if row else None
 
 
@@ -115,7 +106,7 @@ def _insert_ignore(c: Connection, table: Any, values: dict[str, Any], keys: list
 
 
 def _session(conn: Connection, key: str) -> SessionEntry | None:
-    row = conn.execute(select(*_SESSION_COLS).where(S.c.key == key)).first()
+    row = conn.execute(st.SESSION_BY_KEY, {"b_key": key}).first()
     return SessionEntry(*row) if row else None
 
 
@@ -145,8 +136,13 @@ class Store:
         self.transcripts_dir = state_dir / "transcripts"
         self._sync: Engine | None = make_sync_sqlite_engine(url) if is_sqlite(url) else None
         self._async: AsyncEngine | None = None if self._sync else make_engine(url)
+        # reads run outside a transaction (D44): READ COMMITTED gives each statement its own
+        # snapshot either way, and a read is then one round trip instead of BEGIN/…/ROLLBACK
+        self._reads: AsyncEngine | None = (
+            self._async.execution_options(isolation_level="AUTOCOMMIT") if self._async else None)
         self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
         self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
+        self._tails = TailCache() if self._sync is not None else None  # D43: SQLite only
 
     async def open(self, *, migrate: bool = True) -> None:
         """Bring the schema to the newest migration.
@@ -181,12 +177,13 @@ class Store:
         return "sqlite" if self._sync is not None else "postgresql"
 
     async def read(self, op: Callable[[Connection], T]) -> T:
-        """Run a query function; extensions (e.g. the sub-agent registry) use this too."""
+        """Run a read-only query function; extensions (e.g. the sub-agent registry) use this
+        too. On PostgreSQL it runs outside a transaction (D44): never write from it."""
         if self._sync is not None:
             with self._sync.connect() as conn:
                 return op(conn)
-        assert self._async is not None
-        async with self._async.connect() as aconn:
+        assert self._reads is not None
+        async with self._reads.connect() as aconn:
             return await aconn.run_sync(op)
 
     async def write(self, op: Callable[[Connection], T]) -> T:
@@ -215,6 +212,9 @@ class Store:
     async def ensure_session(self, key: str, *, agent_id: str, kind: str, **fields: Any
                              ) -> SessionEntry:
         """Return the session, creating it with `fields` when it does not exist yet."""
+        found = await self.read(lambda c: _session(c, key))
+        if found is not None:  # the common case: a read, no transaction to commit
+            return found
         now = now_ms()
         values = {"key": key, "agent_id": agent_id, "kind": kind, "session_id": str(uuid.uuid4()),
                   "created_at": now, "updated_at": now, **fields}
@@ -265,6 +265,8 @@ class Store:
         entry = await self.write(op)
         if entry is None:
             return False
+        if self._tails is not None:
+            self._tails.forget(entry.session_id)
         path = self.transcript_path(entry.session_id)
         if path.exists():
             stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
@@ -329,18 +331,16 @@ class Store:
                          messages: Sequence[TranscriptMessage], touch: bool,
                          placed: bool = True) -> list[int]:
         ids = []
-        seq = _next_seq(entry.session_id) if placed else WAITING
+        stmt = st.INSERT_PLACED if placed else st.INSERT_WAITING
         for m in messages:
-            res = c.execute(insert(M).values(
-                session_key=entry.key, session_id=entry.session_id, role=m.role,
-                content=m.content, timestamp=m.timestamp, tool_call_id=m.tool_call_id,
-                tool_name=m.tool_name, is_error=m.is_error, run_id=m.run_id, meta=m.meta,
-                seq=seq,
-            ))
+            values = st.message_params(m, entry.key, entry.session_id)
+            if not placed:
+                del values["b_next_sid"]
+            res = c.execute(stmt, values)
             m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
             ids.append(m.id)
         if touch:
-            c.execute(update(S).where(S.c.key == entry.key).values(updated_at=now_ms()))
+            st.update_session(c, entry.key, {"updated_at": now_ms()})
         return ids
 
     # The JSONL transcript is a mirror of committed, placed rows: the database is the record.
@@ -426,8 +426,7 @@ class Store:
     async def start_run(self, run: RunRecord, entry: SessionEntry) -> None:
         """Mark a run running and place its input message in the transcript, in one commit."""
         def op(c: Connection) -> TranscriptMessage | None:
-            c.execute(update(R).where(R.c.id == run.id).values(
-                status="running", started_at=run.started_at))
+            st.update_run(c, run.id, {"status": "running", "started_at": run.started_at})
             if run.input_message_id is None:
                 return None
             return _place(c, entry.session_id, run.input_message_id)
@@ -449,20 +448,18 @@ class Store:
 
         Messages still waiting for their turn come last, in arrival order (D13); `placed_only`
         leaves them out (a turn's model context)."""
-        q = select(*_MSG_COLS).where(M.c.session_id == session_id)
-        if placed_only:
-            q = q.where(M.c.seq < WAITING)
-        if not include_tools:
-            q = q.where(M.c.role != "toolResult")
-        if up_to_id is not None:
-            q = q.where(M.c.id <= up_to_id)
-        if run_id is not None:
-            q = q.where(M.c.run_id == run_id)
-        q = q.order_by(*_NEWEST_FIRST)
-        if limit is not None:
-            q = q.limit(limit)
-        rows = await self.read(lambda c: c.execute(q).all())
+        q = st.HISTORY[placed_only, include_tools, up_to_id is not None, run_id is not None,
+                       limit is not None]
+        params = {"b_sid": session_id, "b_up_to": up_to_id, "b_run": run_id, "b_limit": limit}
+        rows = await self.read(lambda c: c.execute(q, params).all())
         return [_message(r) for r in reversed(rows)]
+
+    async def context_tail(self, session_id: str, limit: int) -> list[TranscriptMessage]:
+        """A turn's model context: the last `limit` placed messages, oldest first, kept warm
+        between turns on SQLite (D43). The messages are shared: read them, never mutate them."""
+        if self._tails is None:
+            return await self.history(session_id, limit=limit, placed_only=True)
+        return await self._tails.tail(session_id, limit, self.read, _message)
 
     async def recent_messages(self, session_ids: Iterable[str], per_session: int
                               ) -> dict[str, list[TranscriptMessage]]:
@@ -484,21 +481,54 @@ class Store:
 
     @staticmethod
     def _insert_run(c: Connection, run: RunRecord) -> None:
-        c.execute(insert(R).values(
-            id=run.id, session_key=run.session_key, status=run.status, lane=run.lane,
-            deliver=run.deliver, input_message_id=run.input_message_id,
-            created_at=run.created_at, meta=run.meta, owner=run.owner,
-        ))
+        c.execute(st.INSERT_RUN, {
+            "id": run.id, "session_key": run.session_key, "status": run.status,
+            "lane": run.lane, "deliver": run.deliver, "input_message_id": run.input_message_id,
+            "created_at": run.created_at, "meta": run.meta, "owner": run.owner})
 
     async def create_run(self, run: RunRecord) -> None:
         await self.write(lambda c: self._insert_run(c, run))
 
     async def update_run(self, run_id: str, **fields: Any) -> None:
-        await self.write(lambda c: c.execute(update(R).where(R.c.id == run_id).values(**fields)))
+        if fields:
+            await self.write(lambda c: st.update_run(c, run_id, fields))
+
+    async def finish_run(self, run: RunRecord, write: TurnWrite | None, *,
+                         fence_owner: str | None = None, **fields: Any) -> bool:
+        """End a run: its final fields and, for a turn that answered, its reply rows, session
+        fields and run meta, in one transaction (D41); the transcript mirror follows it.
+
+        `fence_owner` (a cluster, D27): record it only while that process still owns the run
+        and it is in flight; False, with nothing written, when a survivor took it over."""
+        if write is not None and write.run_meta is not None:
+            fields["meta"] = write.run_meta
+        if write is not None:
+            _check_fields(write.session_fields)
+
+        def op(c: Connection) -> bool:
+            if fence_owner is not None:
+                fenced = update(R).where(and_(
+                    R.c.id == run.id, R.c.owner == fence_owner,
+                    R.c.status.in_(("queued", "running")))).values(**fields)
+                if not c.execute(fenced).rowcount:
+                    return False
+            elif fields:
+                st.update_run(c, run.id, fields)
+            if write is not None:
+                self._insert_messages(c, write.entry, write.messages, False)
+                st.update_session(c, write.entry.key,
+                                  {"updated_at": now_ms(), **write.session_fields})
+            return True
+
+        if not await self.write(op):
+            return False
+        if write is not None and write.messages:
+            await self._mirror_placed(write.entry, write.messages)
+        return True
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         def op(c: Connection) -> RunRecord | None:
-            row = c.execute(select(R).where(R.c.id == run_id)).mappings().first()
+            row = c.execute(st.RUN_BY_ID, {"b_rid": run_id}).mappings().first()
             return RunRecord(**row) if row else None
         return await self.read(op)
 
