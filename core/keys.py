@@ -83,7 +83,7 @@ class ParsedKey:
 
 @dataclass(frozen=True, slots=True)
 class AnnounceTarget:
-    """Where an A2A announce for a group/channel session goes, derived from its key ([3.6])."""
+    """Where an A2A announce for a group/channel session goes, derived from its key (R3.6)."""
 
     channel: str
     to: str
@@ -103,12 +103,12 @@ def _normalize_id(value: str | None, fallback: str) -> str:
 
 
 def normalize_agent_id(value: str | None) -> str:
-    """[1.2]: `"My Agent!"` → `my-agent`; blank → `main`."""
+    """R1.2: `"My Agent!"` → `my-agent`; blank → `main`."""
     return _normalize_id(value, DEFAULT_AGENT_ID)
 
 
 def normalize_account_id(value: str | None) -> str:
-    """[1.2] account id inside session keys; blank → `default`."""
+    """R1.2 account id inside session keys; blank → `default`."""
     return _normalize_id(value, DEFAULT_ACCOUNT_ID)
 
 
@@ -127,7 +127,7 @@ def _segments(value: str) -> list[str]:
 
 
 def is_uuid(value: str | None) -> bool:
-    """sessionId-shaped: 8-4-4-4-12 hex, any case ([1.7])."""
+    """sessionId-shaped: 8-4-4-4-12 hex, any case (R1.7)."""
     return bool(value) and _UUID.match((value or "").strip()) is not None
 
 
@@ -140,7 +140,7 @@ def parse_agent_key(key: str | None) -> ParsedKey | None:
 
 
 def agent_id_of(key: str | None) -> str:
-    """The key's agent id; a bare key counts as `main`, as in the reference ([1.8])."""
+    """The key's agent id; a bare key counts as `main`, as in the reference (R1.8)."""
     parsed = parse_agent_key(key)
     return parsed.agent_id if parsed else DEFAULT_AGENT_ID
 
@@ -151,12 +151,12 @@ def _rest_of(key: str) -> str:
 
 
 def is_subagent_key(key: str | None) -> bool:
-    """Sessions created by `sessions_spawn` ([1.9]); these may not spawn again."""
+    """Sessions created by `sessions_spawn` (R1.9); these may not spawn again."""
     return _rest_of(key or "").startswith("subagent:")
 
 
 def is_key_shaped(value: str | None) -> bool:
-    """Looks like a session key rather than a sessionId or label, so needs no lookup ([1.7])."""
+    """Looks like a session key rather than a sessionId or label, so needs no lookup (R1.7)."""
     raw = _clean(value or "")
     if not raw:
         return False
@@ -199,7 +199,7 @@ def route_of_key(session_key: str | None
 
 
 def parse_announce_target(key: str | None) -> AnnounceTarget | None:
-    """`[agent:<id>:]<channel>:group|channel:<id>[:topic|thread:<n>]` → announce target ([3.6]).
+    """`[agent:<id>:]<channel>:group|channel:<id>[:topic|thread:<n>]` → announce target (R3.6).
 
     Thread ids may be Slack timestamps (`1700000000.123456`) as well as plain digits.
     """
@@ -283,7 +283,7 @@ class KeyModel:
         )
 
     def main_session_key(self, agent_id: str | None = None) -> str:
-        """The agent's main DM bucket; `global` under global scope ([1.3], [1.4])."""
+        """The agent's main DM bucket; `global` under global scope (R1.3, R1.4)."""
         if self.scope == "global":
             return "global"
         return f"agent:{self._agent(agent_id)}:{self.main_key}"
@@ -320,7 +320,7 @@ class KeyModel:
         return self.canonical(raw, requester_agent_id)
 
     def display(self, key: str, requester_agent_id: str) -> str:
-        """How a tool shows `key`: the requester's own main session is `"main"` ([1.3])."""
+        """How a tool shows `key`: the requester's own main session is `"main"` (R1.3)."""
         try:
             own_main = self.canonical(key, requester_agent_id) == self.main_session_key(
                 requester_agent_id
@@ -335,7 +335,7 @@ class KeyModel:
         return parsed.agent_id if parsed else self.default_agent_id
 
     def kind(self, key: str) -> SessionKind:
-        """D1 / [1.5] classification on the rest after `agent:<id>:`; bare keys work too."""
+        """D1 / R1.5 classification on the rest after `agent:<id>:`; bare keys work too."""
         parts = _segments(_clean(key))
         if len(parts) == 1 and parts[0] in RESERVED_KEYS:
             return "main" if parts[0] == "global" and self.scope == "global" else "other"
@@ -376,7 +376,7 @@ class KeyModel:
         peer_id: str,
         account_id: str | None = None,
     ) -> str:
-        """A direct chat's session per `session.dmScope` and `identityLinks` ([1.1])."""
+        """A direct chat's session per `session.dmScope` and `identityLinks` (R1.1)."""
         if self.dm_scope == "main":
             return self.main_session_key(agent_id)
         agent = self._agent(agent_id)
@@ -398,7 +398,7 @@ class KeyModel:
         *,
         topic: bool = False,
     ) -> str:
-        """A group or room session, with a `:thread:`/`:topic:` suffix for threads ([1.1])."""
+        """A group or room session, with a `:thread:`/`:topic:` suffix for threads (R1.1)."""
         if chat_type not in ("group", "channel"):
             raise InvalidSessionKey(f"chat_type must be group or channel, not {chat_type!r}")
         ch = _id_segment(normalize_channel(channel))

@@ -131,7 +131,7 @@ class GatewayConfig(ConfigModel):
 
 
 class SendPolicyMatch(ConfigModel):
-    """Conditions of a send-policy rule ([5.1]); all set conditions must hold."""
+    """Conditions of a send-policy rule (R5.1); all set conditions must hold."""
 
     channel: str | None = None
     chat_type: Literal["direct", "group", "channel"] | None = None
@@ -140,7 +140,7 @@ class SendPolicyMatch(ConfigModel):
     @model_validator(mode="before")
     @classmethod
     def _migrate_provider(cls, data: Any) -> Any:
-        """Older configs said ``provider`` for what is now ``channel`` ([5.1])."""
+        """Older configs said ``provider`` for what is now ``channel`` (R5.1)."""
         if not isinstance(data, dict) or "provider" not in data:
             return data
         data = dict(data)
@@ -159,7 +159,7 @@ class SendPolicyMatch(ConfigModel):
     @field_validator("channel", "key_prefix")
     @classmethod
     def _trim_lower(cls, value: str | None) -> str | None:
-        """Resolution compares trimmed, lowercased values ([5.2]); blank means unset."""
+        """Resolution compares trimmed, lowercased values (R5.2); blank means unset."""
         if value is None:
             return None
         return value.strip().lower() or None
@@ -173,7 +173,7 @@ class SendPolicyRule(ConfigModel):
 
 
 class SendPolicyConfig(ConfigModel):
-    """``session.sendPolicy`` ([5.1]); resolution order is in D5 / [5.2]."""
+    """``session.sendPolicy`` (R5.1); resolution order is in D5 / R5.2."""
 
     default: Literal["allow", "deny"] | None = None
     rules: list[SendPolicyRule] = Field(default_factory=list)
@@ -186,7 +186,7 @@ class AgentToAgentSessionConfig(ConfigModel):
 
 
 class SessionConfig(ConfigModel):
-    """``session``: how session keys are built (D1, [1.1]) and the send policy."""
+    """``session``: how session keys are built (D1, R1.1) and the send policy."""
 
     scope: Literal["per-sender", "global"] = "per-sender"
     main_key: str = "main"
@@ -198,7 +198,7 @@ class SessionConfig(ConfigModel):
     @field_validator("main_key")
     @classmethod
     def _normalise_main_key(cls, value: str) -> str:
-        """[1.2]: trimmed and lowercased; empty gives ``main``."""
+        """R1.2: trimmed and lowercased; empty gives ``main``."""
         return value.strip().lower() or "main"
 
 
@@ -206,14 +206,14 @@ class SessionConfig(ConfigModel):
 
 
 class ToolsAgentToAgentConfig(ConfigModel):
-    """``tools.agentToAgent`` ([1.8]): cross-agent session access, off by default."""
+    """``tools.agentToAgent`` (R1.8): cross-agent session access, off by default."""
 
     enabled: bool = False
     allow: list[str] = Field(default_factory=list)
 
 
 class SubagentToolsConfig(ConfigModel):
-    """``tools.subagents``: extra restrictions on sub-agent sessions ([4.7])."""
+    """``tools.subagents``: extra restrictions on sub-agent sessions (R4.7)."""
 
     tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
 
@@ -288,7 +288,7 @@ class CrosstalkConfig(ConfigModel):
         return self
 
     def default_agent_id(self) -> str:
-        """The ``default: true`` entry, else the first entry, else ``"main"`` ([1.3])."""
+        """The ``default: true`` entry, else the first entry, else ``"main"`` (R1.3)."""
         for entry in self.agents.list:
             if entry.default:
                 return entry.id

@@ -100,14 +100,14 @@ class ModelsConfig(ConfigModel):
 
 
 class SandboxConfig(ConfigModel):
-    """Which sessions are sandboxed (D10) and what sandboxed session tools may see ([2.0])."""
+    """Which sessions are sandboxed (D10) and what sandboxed session tools may see (R2.0)."""
 
     mode: Literal["off", "non-main", "all"] = "off"
     session_tools_visibility: Literal["spawned", "all"] = "spawned"
 
 
 class DefaultSubagentsConfig(ConfigModel):
-    """``agents.defaults.subagents``: model fallback for spawns ([4.4]) and the sweeper (D7)."""
+    """``agents.defaults.subagents``: model fallback for spawns (R4.4) and the sweeper (D7)."""
 
     model: ModelRef | None = None
     archive_after_minutes: int = Field(default=60, ge=1)
@@ -133,7 +133,7 @@ class AgentDefaultsConfig(ConfigModel):
 
 
 class AgentSubagentsConfig(ConfigModel):
-    """Per-agent spawn settings: which agents it may spawn as, and their model ([4.4])."""
+    """Per-agent spawn settings: which agents it may spawn as, and their model (R4.4)."""
 
     allow_agents: list[str] = Field(default_factory=list)
     model: ModelRef | None = None
@@ -147,7 +147,7 @@ class ToolPolicyConfig(ConfigModel):
 
 
 class AgentConfig(ConfigModel):
-    """One ``agents.list[]`` entry. ``id`` is normalised as in spec [1.2]."""
+    """One ``agents.list[]`` entry. ``id`` is normalised as in spec R1.2."""
 
     id: str
     name: str | None = None

@@ -105,7 +105,7 @@ SYNTHETIC_LOC_TAGS = frozenset({_TAG_STR, _TAG_OBJ})
 
 
 class ModelRefSpec(ConfigModel):
-    """Object form of a model reference; only ``primary`` is used for sub-agents ([4.4])."""
+    """Object form of a model reference; only ``primary`` is used for sub-agents (R4.4)."""
 
     primary: ModelName
     fallbacks: list[ModelName] = Field(default_factory=list)

@@ -153,7 +153,7 @@ _A = TypeVar("_A", bound=AccountConfig)
 
 
 def _normalize_accounts(value: Any) -> Any:
-    """Account ids are normalised ([1.2]); ``default`` is reserved for the top-level fields."""
+    """Account ids are normalised (R1.2); ``default`` is reserved for the top-level fields."""
     if not isinstance(value, dict):
         return value
     out: dict[Any, Any] = {}

@@ -1,4 +1,4 @@
-"""Send-policy resolution ([5.2], D5): pure functions over immutable values.
+"""Send-policy resolution (R5.2, D5): pure functions over immutable values.
 
 One function decides whether a session may be sent to, and says why, so the outbound gate,
 the delivery log and the ``/send`` status reply (D4) all agree on the same answer.
@@ -55,7 +55,7 @@ def _clean(value: str | None) -> str | None:
 
 
 def normalize_chat_type(value: str | None) -> ChatType | None:
-    """``dm`` and ``direct`` are one chat type; unknown values count as unset ([5.2] step 4)."""
+    """``dm`` and ``direct`` are one chat type; unknown values count as unset (R5.2 step 4)."""
     cleaned = _clean(value)
     return None if cleaned is None else _CHAT_TYPES.get(cleaned)
 

@@ -1,4 +1,4 @@
-"""Store functions for the persisted sub-agent registry (table `subagent_runs`, reference [4.8]).
+"""Store functions for the persisted sub-agent registry (table `subagent_runs`, R4.8).
 
 Kept beside the main store API rather than inside it: only core.subagents uses these. The
 announce guard is a conditional UPDATE, so "announce exactly once" holds across completion

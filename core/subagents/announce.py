@@ -1,4 +1,4 @@
-"""The sub-agent announce (decision D6, contract A of reference [4.9]).
+"""The sub-agent announce (decision D6, contract A of reference R4.9).
 
 An announce step runs in the child session and asks for `Result:`/`Notes:`. Its reply is
 normalised to `Status:` (from the run outcome, never from model text) / `Result:` / `Notes:` plus

@@ -1,4 +1,4 @@
-"""Prompts of a sub-agent: its system prompt ([4.6]) and the announce step ([4.9] contract A)."""
+"""Prompts of a sub-agent: its system prompt (R4.6) and the announce step (R4.9 contract A)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""core.keys: every key rule of D1 and reference [1], [3.6], plus property tests."""
+"""core.keys: every key rule of D1 and reference R1, R3.6, plus property tests."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_defaults() -> None:
     assert (DEFAULT_AGENT_ID, DEFAULT_MAIN_KEY, DEFAULT_ACCOUNT_ID) == ("main", "main", "default")
 
 
-# --- normalisation [1.2] --------------------------------------------------------------------
+# --- normalisation R1.2 --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_normalize_main_key(raw: str | None, expected: str) -> None:
     assert normalize_main_key(raw) == expected
 
 
-# --- shapes [1.7], [1.9] ----------------------------------------------------------------------
+# --- shapes R1.7, R1.9 ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -205,7 +205,7 @@ def test_agent_of_uses_configured_default_for_bare_keys() -> None:
     assert agent_id_of("cron:job") == "main"
 
 
-# --- main key, canonical, resolve, display [1.2]–[1.4] ------------------------------------------
+# --- main key, canonical, resolve, display R1.2–R1.4 ------------------------------------------
 
 
 def test_main_session_key() -> None:
@@ -369,7 +369,7 @@ def test_display_global_scope_hides_global_case_3() -> None:
     assert model.kind("global") == "main"
 
 
-# --- kind [1.5], D1 ---------------------------------------------------------------------------
+# --- kind R1.5, D1 ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -438,7 +438,7 @@ def test_kind_global_scope() -> None:
     assert KeyModel(scope="global").kind("unknown") == "other"
 
 
-# --- channel_of [1.6] -------------------------------------------------------------------------
+# --- channel_of R1.6 -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -465,7 +465,7 @@ def test_channel_of(key: str, expected: str | None) -> None:
     assert KeyModel().channel_of(key) == expected
 
 
-# --- builders [1.1] ---------------------------------------------------------------------------
+# --- builders R1.1 ---------------------------------------------------------------------------
 
 
 def test_dm_key_main_scope_collapses_to_main() -> None:
@@ -585,7 +585,7 @@ def test_cron_and_node_keys_need_an_id(call: str) -> None:
             model.node_key("main", "")
 
 
-# --- announce target [3.6] --------------------------------------------------------------------
+# --- announce target R3.6 --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -640,7 +640,7 @@ def test_announce_target_round_trips_group_keys() -> None:
     assert parse_announce_target(key) == AnnounceTarget("telegram", "group:-100", "12")
 
 
-# --- error texts [1.7] ------------------------------------------------------------------------
+# --- error texts R1.7 ------------------------------------------------------------------------
 
 
 def test_error_texts() -> None:

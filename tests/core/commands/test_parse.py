@@ -1,4 +1,4 @@
-"""Command parsing and ``/send`` tokens: [5.4], D4, cases 133–140."""
+"""Command parsing and ``/send`` tokens: R5.4, D4, cases 133–140."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Send-policy resolution: [5.2], D4 status text, D5 precedence, cases 121–130."""
+"""Send-policy resolution: R5.2, D4 status text, D5 precedence, cases 121–130."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spawn → child run → announce step → post to the requester's chat (D6, [4.8]–[4.10]).
+"""Spawn → child run → announce step → post to the requester's chat (D6, R4.8–R4.10).
 
 The requester is driven through a recording chat adapter, so the whole path is real: router,
 agent turn with the `sessions_spawn` tool call, the `subagent` lane, the announce step in the

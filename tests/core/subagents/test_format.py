@@ -1,4 +1,4 @@
-"""Announce normalisation, the stats line and the sub-agent prompt ([4.6], [4.9])."""
+"""Announce normalisation, the stats line and the sub-agent prompt (R4.6, R4.9)."""
 
 from __future__ import annotations
 

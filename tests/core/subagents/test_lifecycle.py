@@ -1,4 +1,4 @@
-"""Restart, archive, lane limits and stopping ([4.8], [4.10], D7; acceptance 113, 114)."""
+"""Restart, archive, lane limits and stopping (R4.8, R4.10, D7; acceptance 113, 114)."""
 
 from __future__ import annotations
 

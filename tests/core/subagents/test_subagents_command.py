@@ -1,4 +1,4 @@
-"""`/subagents list|stop|log|info|send|help` in the requester's chat ([4.10])."""
+"""`/subagents list|stop|log|info|send|help` in the requester's chat (R4.10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""subagent runs: the persisted sub-agent registry (sessions_spawn, reference [4.8])
+"""subagent runs: the persisted sub-agent registry (sessions_spawn, reference R4.8)
 
 Revision ID: 0002
 Revises: 0001
