@@ -29,7 +29,7 @@ from core.store import TranscriptMessage, now_ms
 from core.text import clean_text
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from adapters.webchat.env import WebchatEnv
 
 log = logging.getLogger(__name__)
 PAGE = Path(__file__).parent / "static" / "index.html"
@@ -55,7 +55,7 @@ class WebchatAdapter(ChannelAdapter):
                  env: ChannelEnv | None = None) -> None:
         if env is None or env.runtime is None:
             raise ChannelUnavailable("the web chat needs the runtime (ChannelEnv.runtime)")
-        self.rt: Runtime = env.runtime
+        self.rt: WebchatEnv = env.runtime  # D30: what the web chat reads, no more
         self.config = config
         self.account_id = account_id
         self._sink: InboundSink | None = None
@@ -63,7 +63,7 @@ class WebchatAdapter(ChannelAdapter):
         self._relay = ClusterRelay(self, self.rt.cluster.bus)  # D28: turns run elsewhere
 
     @classmethod
-    def for_runtime(cls, rt: Runtime) -> WebchatAdapter:
+    def for_runtime(cls, rt: WebchatEnv) -> WebchatAdapter:
         """The web chat of `rt`, as the channel registry builds it (tests)."""
         return cls(rt.config.channels.webchat, "default", ChannelEnv(rt.state_dir, rt))
 

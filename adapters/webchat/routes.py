@@ -17,7 +17,7 @@ from core.gateway.appkeys import SECRET
 from core.gateway.auth import is_authorized
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from adapters.webchat.env import WebchatEnv
 
 VENDOR = Path(__file__).parent / "static" / "vendor"
 _FILES = {"marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}
@@ -30,7 +30,7 @@ HOW_TO_ADD_A_MODEL = (
     "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine.")
 
 
-def mount_routes(app: web.Application, rt: Runtime) -> None:
+def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
     async def static(request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in _FILES:
