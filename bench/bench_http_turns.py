@@ -86,9 +86,10 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
         async with GatewayProcess(config) as gw:
             await _load(gw, clients, min(200, turns))  # warm-up: model stack, caches
             assert gw.proc is not None
-            cpu0 = cpu_seconds(gw.proc.pid)
+            cpu0, own0 = cpu_seconds(gw.proc.pid), time.process_time()
             rate, samples = await _load(gw, clients, turns)
             cpu = cpu_seconds(gw.proc.pid) - cpu0
+            own = time.process_time() - own0
             _, single = await _load(gw, 1, 200)
             model = await _model_p50(fake)
         s = sorted(samples)
@@ -96,7 +97,8 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
         print(f"{where}: {clients} clients, {len(s)} turns: {rate:.0f} turns/s, "
               f"p50 {statistics.median(s):.1f} ms, p95 {s[int(len(s) * 0.95)]:.1f} ms")
         print(f"{where}: gateway CPU {cpu / len(s) * 1000:.2f} ms/turn "
-              f"(process user+system time over the {len(s)} turns; load-independent)")
+              f"(process user+system time over the {len(s)} turns; load-independent); "
+              f"this bench process (clients + fake model) {own / len(s) * 1000:.2f} ms/turn")
         print(f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
               f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms")
 
