@@ -90,7 +90,9 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
             rate, samples = await _load(gw, clients, turns)
             cpu = cpu_seconds(gw.proc.pid) - cpu0
             own = time.process_time() - own0
+            cpu1 = cpu_seconds(gw.proc.pid)
             _, single = await _load(gw, 1, 200)
+            cpu1 = cpu_seconds(gw.proc.pid) - cpu1
             model = await _model_p50(fake)
         s = sorted(samples)
         where = "postgresql" if db_url else "sqlite"
@@ -100,7 +102,8 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
               f"(process user+system time over the {len(s)} turns; load-independent); "
               f"this bench process (clients + fake model) {own / len(s) * 1000:.2f} ms/turn")
         print(f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
-              f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms")
+              f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms, "
+              f"gateway CPU {cpu1 / len(single) * 1000:.2f} ms/turn")
 
 
 def main() -> None:
