@@ -5,6 +5,10 @@ OpenAI-compatible model (instant echo over HTTP) and N concurrent clients postin
 `/v1/chat/completions`, each into its own sessions. Gateway overhead is the client-side p50
 latency at one client minus the p50 of calling the fake model directly.
 
+The load generator is plain aiohttp (not the openai SDK) and the fake model runs in this
+process too; it prints its own CPU per turn (~0.5 ms, a tenth of the gateway's), so on two
+cores it is not what limits the figure. The gateway's path is the production one.
+
     .venv/bin/python -m bench.bench_http_turns [--clients 16] [--turns 2000] [--pg]
 """
 
