@@ -5,7 +5,7 @@ Profiling covers only the measured load (not start-up or warm-up): the child pro
 cProfile on SIGUSR1 and writes the stats on SIGUSR2. Prints the share of profiled CPU by
 package and the top functions; cProfile inflates absolute times, so compare shares.
 
-    .venv/bin/python -m bench.profile_http_turns [--clients 16] [--turns 600] [--out FILE]
+    .venv/bin/python -m bench.profile_http_turns [--clients 16] [--turns 600] [--out FILE] [--pg]
 """
 
 from __future__ import annotations
@@ -108,10 +108,14 @@ def report(path: Path, turns: int, top: int = 15) -> None:
     stats.sort_stats("tottime").print_stats(top)
 
 
-async def profile(clients: int, turns: int, out: Path) -> None:
+async def profile(clients: int, turns: int, out: Path, db_url: str | None = None) -> None:
     async with FakeModelServer() as fake:
         state = Path(tempfile.mkdtemp(prefix="crosstalk-prof-"))
         config = write_config(state / "crosstalk.yaml", state / "state", fake)
+        if db_url:
+            text = config.read_text(encoding="utf-8").replace(
+                "gateway:\n", f"gateway:\n  database:\n    url: {db_url}\n", 1)
+            config.write_text(text, encoding="utf-8")
         async with ProfiledGateway(config, out) as gw:
             assert gw.proc is not None
             await _load(gw, clients, min(200, turns))  # warm-up
@@ -134,9 +138,21 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--turns", type=int, default=600)
     ap.add_argument("--out", type=Path, default=None, help="keep the pstats file here")
+    ap.add_argument("--pg", action="store_true",
+                    help="use a fresh database on the local PostgreSQL server")
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="crosstalk-prof-")) / "gateway.prof"
-    asyncio.run(profile(args.clients, args.turns, out))
+    if not args.pg:
+        asyncio.run(profile(args.clients, args.turns, out))
+        return
+
+    async def on_pg() -> None:
+        from tests.pg import fresh_pg_database
+
+        async with fresh_pg_database() as url:
+            await profile(args.clients, args.turns, out, url)
+
+    asyncio.run(on_pg())
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ class ModelResolver:
     def __init__(self, config: CrosstalkConfig) -> None:
         self.config = config
         self._cache: dict[str, Model] = {}
+        self._clients: list[Any] = []  # the SDK clients of the cached models, closed at the end
         self.probed: ProbedProvider | None = None
 
     def _spec(self, agent_id: str) -> str | ModelRefSpec | None:
@@ -99,11 +100,23 @@ class ModelResolver:
             cfg = self.config.models.providers[provider_id]
             api_key = _secret(cfg.api_key)
         try:
-            model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast), ref)
+            model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast,
+                                       clients=self._clients), ref)
         except MissingExtra as exc:
             raise ModelNotAvailable(str(exc)) from exc
         self._cache[key] = model
         return model
+
+    async def aclose(self) -> None:
+        """Close the models' HTTP clients (their connection pools); the models are dropped,
+        so a later turn builds new ones."""
+        clients, self._clients = self._clients, []
+        self._cache.clear()
+        for client in clients:
+            try:
+                await client.close()
+            except Exception:  # a pool that fails to close must not stop the shutdown
+                log.exception("closing a model client failed")
 
     async def probe_loopback(self, timeout: float = 0.4) -> ProbedProvider | None:
         """Look for a local OpenAI-compatible server when no provider is configured."""
@@ -163,3 +176,6 @@ def warm_up_imports(config: CrosstalkConfig | None = None) -> None:
                 __import__(module)
             except ImportError:
                 log.warning("provider api %s: its optional extra is not installed", api)
+    from core.agent import heap
+
+    heap.settle()  # D50: the gateway's start-up objects leave the collector's walk

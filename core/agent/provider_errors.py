@@ -25,11 +25,31 @@ def provider_failure(exc: Any, model_ref: str) -> ProviderFailed:
     from pydantic_ai.exceptions import ModelRequestTimeout, ModelTimeoutError
 
     status = getattr(exc, "status_code", None)
+    transport = _transport_error(exc)
     if isinstance(status, int):
         what = f"HTTP {status}"
+    elif transport is not None:
+        what = "timeout" if isinstance(transport, TimeoutError) else "connection error"
     elif isinstance(exc, ModelTimeoutError | ModelRequestTimeout):
         what = "timeout"
     else:  # ModelConnectionError, or a failure inside a stream that named no status
         what = "connection error"
-    log.warning("model provider %s failed (%s): %s", model_ref, what, exc)
+    detail = f"{exc} ({transport!r})" if transport is not None else exc
+    log.warning("model provider %s failed (%s): %s", model_ref, what, detail)
     return ProviderFailed(PUBLIC_TEXT.format(what=what))
+
+
+def _transport_error(exc: BaseException) -> BaseException | None:
+    """The aiohttp error under a provider failure, if any: the OpenAI SDK's aiohttp transport
+    (D51) reports every failed connection, refused or dropped, as a connect timeout, so the
+    cause says which it was (aiohttp's timeouts are `TimeoutError`s)."""
+    import aiohttp
+
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, aiohttp.ClientError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None

@@ -82,6 +82,10 @@ class PydanticAITurnExecutor:
         self._tools[name] = tool
         return tool
 
+    async def aclose(self) -> None:
+        """After the last turn: the model clients' connections are closed (D51)."""
+        await self.rt.models.aclose()
+
     async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
                        on_delta: DeltaSink | None) -> TurnResult:
         rt = self.rt

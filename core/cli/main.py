@@ -46,6 +46,9 @@ def _gateway(args: argparse.Namespace) -> int:
     config = _load(args)
     _private_umask()
     configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
+    from core.agent import heap
+
+    heap.freeze_after_warm_up()  # D50: this process owns its heap
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:

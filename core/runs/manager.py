@@ -262,6 +262,9 @@ class RunManager:
         for task in list(self._workers.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        closer = getattr(self.executor, "aclose", None)  # its model connections (D51)
+        if closer is not None:
+            await closer()
 
     def _hand_over(self) -> None:
         """A clean stop in a cluster: turns accepted but not started stay `queued` in the

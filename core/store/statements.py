@@ -46,6 +46,10 @@ PLACE = update(M).where(and_(M.c.id == bindparam("b_mid"), M.c.seq == WAITING)).
 MESSAGE_BY_ID = select(*MSG_COLS).where(M.c.id == bindparam("b_mid"))
 UPDATE_SESSION = update(S).where(S.c.key == bindparam("b_key"))
 UPDATE_RUN = update(R).where(R.c.id == bindparam("b_rid"))
+UPDATE_RUN_FENCED = update(R).where(and_(
+    R.c.id == bindparam("b_rid"), R.c.owner == bindparam("b_owner"),
+    R.c.status.in_(("queued", "running"))))
+"""A run's end in a cluster (D27): only while `b_owner` still owns it and it is in flight."""
 INSERT_RUN = insert(R)
 RUN_BY_ID = select(R).where(R.c.id == bindparam("b_rid"))
 
@@ -84,3 +88,8 @@ def update_session(c: Connection, key: str, values: dict[str, Any]) -> int:
 
 def update_run(c: Connection, run_id: str, values: dict[str, Any]) -> int:
     return int(c.execute(UPDATE_RUN, {"b_rid": run_id, **values}).rowcount)
+
+
+def update_run_fenced(c: Connection, run_id: str, owner: str, values: dict[str, Any]) -> int:
+    return int(c.execute(UPDATE_RUN_FENCED, {"b_rid": run_id, "b_owner": owner, **values}
+                         ).rowcount)

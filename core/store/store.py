@@ -507,10 +507,7 @@ class Store:
 
         def op(c: Connection) -> bool:
             if fence_owner is not None:
-                fenced = update(R).where(and_(
-                    R.c.id == run.id, R.c.owner == fence_owner,
-                    R.c.status.in_(("queued", "running")))).values(**fields)
-                if not c.execute(fenced).rowcount:
+                if not st.update_run_fenced(c, run.id, fence_owner, fields):
                     return False
             elif fields:
                 st.update_run(c, run.id, fields)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -12,7 +13,7 @@ from core.gateway.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.model_script import error
+from tests.fakes.model_script import delay, error, text
 from tests.fakes.recording_adapter import RecordingAdapter
 from tests.gateway_process import free_port
 
@@ -63,6 +64,39 @@ async def test_unreachable_provider_is_a_connection_error(make_runtime: RuntimeF
     await adapter.inject(adapter.message("hello"))
     assert await adapter.wait_sent(1, timeout=60) == [
         "⚠️ The model provider failed (connection error). Details are in the gateway log."]
+
+
+async def test_slow_provider_is_a_timeout(make_runtime: RuntimeFactory,
+                                          fake_model: FakeModelServer) -> None:
+    """Over the SDK's aiohttp transport (D51) a read timeout stays a timeout."""
+    adapter = RecordingAdapter()
+    await make_runtime({"models": {"providers": {"fake": {"timeoutSeconds": 0.5}}}},
+                       adapters=[adapter])
+    fake_model.set_responder(lambda _request: delay(30, text("too late")))
+    await adapter.inject(adapter.message("hello"))
+    assert await adapter.wait_sent(1, timeout=60) == [
+        "⚠️ The model provider failed (timeout). Details are in the gateway log."]
+
+
+async def test_dropped_connection_is_a_connection_error(
+        make_runtime: RuntimeFactory) -> None:
+    """A server that closes the connection without answering: not a timeout (D51)."""
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        adapter = RecordingAdapter()
+        await make_runtime({"models": {"providers": {"fake": {
+            "baseUrl": f"http://127.0.0.1:{port}/v1"}}}}, adapters=[adapter])
+        await adapter.inject(adapter.message("hello"))
+        assert await adapter.wait_sent(1, timeout=60) == [
+            "⚠️ The model provider failed (connection error). Details are in the gateway log."]
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 def test_every_kind_of_provider_failure_maps_to_the_public_text(

@@ -1,6 +1,8 @@
 """`Idempotency-Key` (decision D16): a retried HTTP request never runs a second turn.
 
-The official `openai` SDK talks to the real gateway app; the fake model counts the turns.
+The official `openai` SDK talks to the real gateway app; the fake model counts the turns. The
+SDK looks at `sys.modules["httpx"]` on every request, and each runtime's warm-up thread imports
+that module (through pydantic-ai): imported here first, the SDK never sees it half-initialised.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx  # noqa: F401  # whole before any runtime's warm-up thread imports it (below)
 import openai
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
