@@ -114,7 +114,8 @@ class Runtime:
         self._adapters: list[ChannelAdapter] = []
         self.state: LifecycleState = "created"
         self.plugins: list[str] = []
-        self.warmup: asyncio.Task[object] | None = None
+        self._probe: asyncio.Task[object] | None = None
+        self._warmup: asyncio.Task[object] | None = None
 
     @property
     def started(self) -> bool:
@@ -159,14 +160,21 @@ class Runtime:
 
         self.spawn(watchdog.run(self, started_ms))
         self.cluster.start()
-        self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
+        if probe_models:  # find a local model server if none is configured
+            self._probe = self.spawn(self.models.probe_loopback())
         self.state = "running"
 
-    async def _probe_and_warm_up(self, probe: bool) -> None:
-        """Find a local model server if none is configured; import the model stack only when
-        there is a model to talk to (it costs ~40 MiB and ~1 s)."""
-        if probe:
-            await self.models.probe_loopback()
+    @property
+    def warmup(self) -> asyncio.Task[object] | None:
+        """The model-stack import, started by the first turn that asks (D54): it costs ~40 MiB
+        and ~0.5 s, so an idle gateway never pays it. Turns wait for it rather than race it."""
+        if self._warmup is None and self.state == "running":
+            self._warmup = self.spawn(self._warm_up())
+        return self._warmup
+
+    async def _warm_up(self) -> None:
+        if self._probe is not None:
+            await asyncio.wait({self._probe})
         if self.models.default_ref(self.config.default_agent_id()) is not None:
             await asyncio.to_thread(warm_up_imports, self.config)
 

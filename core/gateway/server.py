@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -126,6 +127,8 @@ async def serve(config: CrosstalkConfig) -> None:
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr, flush=True)
     print(gw.web_chat_line(), flush=True)
+    gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
+    gc.enable()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
