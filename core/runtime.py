@@ -166,11 +166,20 @@ class Runtime:
 
     @property
     def warmup(self) -> asyncio.Task[object] | None:
-        """The model-stack import, started by the first turn that asks (D54): it costs ~40 MiB
-        and ~0.5 s, so an idle gateway never pays it. Turns wait for it rather than race it."""
+        """The model-stack import, started by the first turn (or chat opening) that asks (D54):
+        it costs ~40 MiB and ~0.5 s, so an idle gateway never pays it. Turns wait for it rather
+        than race it. None before the runtime runs."""
         if self._warmup is None and self.state == "running":
             self._warmup = self.spawn(self._warm_up())
         return self._warmup
+
+    @property
+    def warm_up_started(self) -> bool:
+        return self._warmup is not None
+
+    def warm_up_soon(self) -> None:
+        """Someone is about to talk (a chat page or socket opened, D54): start the import now."""
+        _ = self.warmup
 
     async def _warm_up(self) -> None:
         if self._probe is not None:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from core.access.policy import dm_scope_warnings
 from core.channels.protocol import ChannelAdapter, HttpMounted
@@ -54,10 +55,23 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(openapi_spec(request.app[RUNTIME].config))
 
 
+TALK_PATHS = frozenset({"/", "/ws", "/v1/chat/completions"})
+"""Requests that come just before a turn: the web chat page and socket, the OpenAI API (D54)."""
+
+
+@web.middleware
+async def warm_on_talk(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Start the model-stack import when a chat opens, so the first message does not wait."""
+    if request.path in TALK_PATHS:
+        request.app[RUNTIME].warm_up_soon()
+    return await handler(request)
+
+
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
     gw = rt.config.gateway
     app = web.Application(client_max_size=gw.max_body_bytes)
     install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
+    app.middlewares.append(warm_on_talk)
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)
