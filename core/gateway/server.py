@@ -63,7 +63,7 @@ TALK_PATHS = frozenset({"/", "/ws", "/v1/chat/completions"})
 async def warm_on_talk(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Start the model-stack import when a chat opens, so the first message does not wait."""
     if request.path in TALK_PATHS:
-        request.app[RUNTIME].warm_up_soon()
+        request.config_dict[RUNTIME].warm_up_soon()
     return await handler(request)
 
 
