@@ -70,3 +70,16 @@ def test_starting_code_does_not_import_optional_libraries(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[3])
     assert json.loads(out.stdout) == []
+
+
+async def test_the_gateway_process_freezes_the_model_stack_once_imported(
+        make_runtime: RuntimeFactory) -> None:
+    rt = await make_runtime()
+    rt.freeze_heap = True  # what serve() sets in the gateway process (D55)
+    try:
+        frozen = gc.get_freeze_count()
+        assert rt.warmup is not None
+        await rt.warmup
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # the test process keeps collecting what it built
