@@ -54,7 +54,8 @@ def test_a_refused_gateway_start_leaves_gc_on(tmp_path: Path,
     assert gc.isenabled()
 
 
-OPTIONAL = ["jinja2", "json5", "pythonjsonlogger", "pydantic_ai", "openai", "genai_prices"]
+OPTIONAL = ["jinja2", "json5", "pythonjsonlogger", "prometheus_client", "pydantic_ai", "openai",
+            "genai_prices"]
 
 
 def test_starting_code_does_not_import_optional_libraries(tmp_path: Path) -> None:
