@@ -1,21 +1,46 @@
-"""Gateway start time (process spawn → web chat ready) and idle resident memory.
+"""Gateway start time, idle resident memory and first reply after launch.
 
-Targets: start ≤ 1.5 s, idle RSS ≤ 120 MiB. Runs the real `crosstalk gateway` on the embedded
-defaults (SQLite, web chat) in a temporary state directory.
+Targets (the brief): start ≤ 0.6 s (process spawn → web chat ready), idle RSS ≤ 80 MiB with a
+model configured, first reply ≤ 1 s after launch (a message sent the moment the gateway is
+ready gets its reply within 1 s of the launch). Runs the real `crosstalk gateway` on the
+embedded defaults (SQLite, web chat) in a temporary state directory; with a model, the model
+is the loopback fake (tests/fakes/model.py) served from this process.
 
-    .venv/bin/python -m bench.bench_startup [--runs 5]
+    .venv/bin/python -m bench.bench_startup [--runs 5] [--with-model] [--first-reply]
+
+The project's own modules are byte-compiled first (`compileall`, as `pip install` does), since
+this environment may set PYTHONDONTWRITEBYTECODE and an editable checkout would then recompile
+them at every launch (~0.1 s); `--no-compile` measures without that.
+
+`--first-reply` implies a model: one `POST /v1/chat/completions` is sent as soon as the
+`Web chat:` line appears, and the launch → reply time is printed (that run's idle RSS then
+includes one finished turn).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import socket
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import aiohttp
+
+from tests.fakes.model import FakeModelServer
+
+
+@dataclass
+class Result:
+    ready: float
+    rss_ready: float
+    rss_idle: float
+    first_reply: float | None
 
 
 def _port() -> int:
@@ -31,13 +56,24 @@ def _rss_mib(pid: int) -> float:
     return float("nan")
 
 
-async def one(idle_seconds: float, with_model: bool) -> tuple[float, float, float]:
+async def _ask(url: str, token: str) -> None:
+    body = {"model": "main", "messages": [{"role": "user", "content": "hello"}],
+            "user": "bench"}
+    async with aiohttp.ClientSession() as http, http.post(
+            url + "v1/chat/completions", json=body,
+            headers={"Authorization": f"Bearer {token}"}) as resp:
+        data = await resp.json()
+        if resp.status != 200:
+            raise SystemExit(f"first reply failed: {resp.status} {data}")
+
+
+async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> Result:
     state = tempfile.mkdtemp(prefix="crosstalk-start-")
     env = {**os.environ, "CROSSTALK_STATE_DIR": state, "CROSSTALK_GATEWAY_PORT": str(_port())}
-    if with_model:
+    if model_url is not None:
         cfg = Path(state) / "crosstalk.yaml"
-        cfg.write_text("models:\n  providers:\n    local:\n      baseUrl: http://127.0.0.1:9/v1\n"
-                       "agents:\n  defaults:\n    model: local/m\n")
+        cfg.write_text(f"models:\n  providers:\n    local:\n      baseUrl: {model_url}\n"
+                       "      apiKey: t\nagents:\n  defaults:\n    model: local/fake-model\n")
         env["CROSSTALK_CONFIG"] = str(cfg)
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -51,12 +87,30 @@ async def one(idle_seconds: float, with_model: bool) -> tuple[float, float, floa
         if b"Web chat:" in line:
             break
     ready = time.perf_counter() - t0
+    replied: float | None = None
+    if first_reply:
+        url, _, token = line.decode().split("Web chat: ", 1)[1].strip().partition("?token=")
+        await _ask(url, token)
+        replied = time.perf_counter() - t0
     rss_ready = _rss_mib(proc.pid)
     await asyncio.sleep(idle_seconds)  # idle on purpose: this measures memory at rest
     rss_idle = _rss_mib(proc.pid)
     proc.terminate()
     await proc.wait()
-    return ready, rss_ready, rss_idle
+    return Result(ready, rss_ready, rss_idle, replied)
+
+
+async def run_all(args: argparse.Namespace) -> list[Result]:
+    if not (args.with_model or args.first_reply):
+        return [await one(args.idle, None, False) for _ in range(args.runs)]
+    async with FakeModelServer() as fake:
+        return [await one(args.idle, fake.base_url, args.first_reply) for _ in range(args.runs)]
+
+
+def _stats(label: str, values: list[float]) -> str:
+    v = sorted(values)
+    return (f"{label}: min={v[0]:.2f} s median={v[len(v) // 2]:.2f} s max={v[-1]:.2f} s "
+            f"(n={len(v)})")
 
 
 def main() -> None:
@@ -64,14 +118,24 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--idle", type=float, default=5.0)
     ap.add_argument("--with-model", action="store_true",
-                    help="configure a model provider, so the model stack is imported at idle")
+                    help="configure a model provider (the loopback fake)")
+    ap.add_argument("--first-reply", action="store_true",
+                    help="send one chat completion at ready; print launch → reply")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="do not byte-compile core/, adapters/, plugins/ first")
     args = ap.parse_args()
-    results = [asyncio.run(one(args.idle, args.with_model)) for _ in range(args.runs)]
-    starts = sorted(r[0] for r in results)
-    print(f"start to ready: min={starts[0]:.2f} s median={starts[len(starts) // 2]:.2f} s "
-          f"max={starts[-1]:.2f} s (n={len(starts)})")
-    print(f"RSS at ready: {max(r[1] for r in results):.0f} MiB; idle after {args.idle:.0f} s "
-          f"{'(model configured) ' if args.with_model else ''}{max(r[2] for r in results):.0f} MiB")
+    if not args.no_compile:
+        root = Path(__file__).resolve().parents[1]
+        for package in ("core", "adapters", "plugins"):
+            compileall.compile_dir(root / package, quiet=1)
+    results = asyncio.run(run_all(args))
+    print(_stats("start to ready", [r.ready for r in results]))
+    replies = [r.first_reply for r in results if r.first_reply is not None]
+    if replies:
+        print(_stats("launch to first reply", replies))
+    model = " (model configured)" if args.with_model or args.first_reply else ""
+    print(f"RSS at ready: {max(r.rss_ready for r in results):.0f} MiB; idle after "
+          f"{args.idle:.0f} s{model} {max(r.rss_idle for r in results):.0f} MiB")
 
 
 if __name__ == "__main__":

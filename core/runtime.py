@@ -7,6 +7,7 @@ or by tests. Channel SDKs are imported only for channels that are configured.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -114,7 +115,11 @@ class Runtime:
         self._adapters: list[ChannelAdapter] = []
         self.state: LifecycleState = "created"
         self.plugins: list[str] = []
-        self.warmup: asyncio.Task[object] | None = None
+        self._probe: asyncio.Task[object] | None = None
+        self._warmup: asyncio.Task[object] | None = None
+        self.freeze_heap = False
+        """D55: set by the gateway process (not tests): freeze the heap after the model stack's
+        import, so the collector never rescans those ~40 MiB of objects."""
 
     @property
     def started(self) -> bool:
@@ -159,16 +164,34 @@ class Runtime:
 
         self.spawn(watchdog.run(self, started_ms))
         self.cluster.start()
-        self.warmup = self.spawn(self._probe_and_warm_up(probe_models))
+        if probe_models:  # find a local model server if none is configured
+            self._probe = self.spawn(self.models.probe_loopback())
         self.state = "running"
 
-    async def _probe_and_warm_up(self, probe: bool) -> None:
-        """Find a local model server if none is configured; import the model stack only when
-        there is a model to talk to (it costs ~40 MiB and ~1 s)."""
-        if probe:
-            await self.models.probe_loopback()
+    @property
+    def warmup(self) -> asyncio.Task[object] | None:
+        """The model-stack import, started by the first turn (or chat opening) that asks (D54):
+        it costs ~40 MiB and ~0.5 s, so an idle gateway never pays it. Turns wait for it rather
+        than race it. None before the runtime runs."""
+        if self._warmup is None and self.state == "running":
+            self._warmup = self.spawn(self._warm_up())
+        return self._warmup
+
+    @property
+    def warm_up_started(self) -> bool:
+        return self._warmup is not None
+
+    def warm_up_soon(self) -> None:
+        """Someone is about to talk (a chat page or socket opened, D54): start the import now."""
+        _ = self.warmup
+
+    async def _warm_up(self) -> None:
+        if self._probe is not None:
+            await asyncio.wait({self._probe})
         if self.models.default_ref(self.config.default_agent_id()) is not None:
             await asyncio.to_thread(warm_up_imports, self.config)
+            if self.freeze_heap:
+                gc.freeze()
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)

@@ -1,7 +1,7 @@
 """Resolve `provider/model` references to pydantic-ai models, lazily.
 
-pydantic-ai and the OpenAI client take about a second to import, so they are imported on the
-first turn (or by a background warm-up), never at gateway start.
+pydantic-ai and the OpenAI client take about half a second and ~40 MiB to import, so they are
+imported in a thread started by the first turn (D54), never at gateway start.
 """
 
 from __future__ import annotations
@@ -153,19 +153,34 @@ def _secret(value: Any) -> str | None:
 
 
 def warm_up_imports(config: CrosstalkConfig | None = None) -> None:
-    """Import the model stack (run in a thread after start so the first turn is fast).
+    """Import the model stack (in a thread, started by the first turn: D54).
 
     Turns wait for this to finish: two threads importing the same package can see each
     other's half-initialised modules.
     """
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()  # D55: an import only allocates; collections would scan it all again and again
+    try:
+        _import_model_stack(config)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _import_model_stack(config: CrosstalkConfig | None) -> None:
     import pydantic_ai.models.fallback
     import pydantic_ai.models.openai
     import pydantic_ai.models.wrapper
     import pydantic_ai.providers.openai  # noqa: F401
+    from anyio._backends import _asyncio  # noqa: F401  (the first task group would import it)
+    from genai_prices.data_snapshot import get_snapshot
 
     from core.agent import openai_fast
 
     openai_fast.install()
+    get_snapshot()  # the price table (~0.15 s) that the first model built would load on the loop
 
     apis = {p.api for p in config.models.providers.values()} if config else set()
     for api, module in (("anthropic-messages", "pydantic_ai.models.anthropic"),

@@ -6,16 +6,19 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli.pairing import add_pairing_parser
-from core.config import ConfigError, CrosstalkConfig, dump_masked, load_config
 from core.errors import CrosstalkError
+
+if TYPE_CHECKING:
+    from core.config import CrosstalkConfig
 
 
 def _load(args: argparse.Namespace) -> CrosstalkConfig:
     """The config, or exit 2 with one `path: reason` line per problem (also what would only
     fail later: a model naming no configured provider, D12)."""
+    from core.config import ConfigError, load_config  # imported here: D55 (gc is off by then)
     from core.config.checks import model_reference_problems
 
     try:
@@ -37,6 +40,16 @@ def _private_umask() -> None:
 
 
 def _gateway(args: argparse.Namespace) -> int:
+    import gc
+
+    gc.disable()  # D55: start-up only allocates; serve() freezes what it built and re-enables
+    try:
+        return _run_gateway(args)
+    finally:
+        gc.enable()
+
+
+def _run_gateway(args: argparse.Namespace) -> int:
     import logging
 
     from core.gateway.server import serve
@@ -63,6 +76,8 @@ def _config_check(args: argparse.Namespace) -> int:
     from core.access.policy import dm_scope_warnings
 
     config = _load(args)
+    from core.config import dump_masked
+
     print(json.dumps(dump_masked(config), indent=2))
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr)

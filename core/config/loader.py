@@ -11,17 +11,18 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import json5
-import yaml
 from pydantic import SecretStr, ValidationError
 
 from core.config.checks import alias_cycle
 from core.config.schema import CrosstalkConfig
 from core.config.schema_base import SYNTHETIC_LOC_TAGS
 from core.errors import CrosstalkError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["CONFIG_ENV_VAR", "ConfigError", "dump_masked", "load_config", "validate_config"]
 
@@ -85,6 +86,8 @@ def _parse_file(path: Path) -> dict[str, Any]:
 
     data: Any
     if suffix in (".yaml", ".yml"):
+        import yaml  # parsers imported for the format in use (D56)
+
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -94,6 +97,8 @@ def _parse_file(path: Path) -> dict[str, Any]:
             raise ConfigError([f"{cycle}: recursive YAML alias (the value contains itself) "
                                f"in {path}"], path)
     else:
+        import json5
+
         try:
             data = json5.loads(text)
         except ValueError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -10,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from core.access.policy import dm_scope_warnings
 from core.channels.protocol import ChannelAdapter, HttpMounted
@@ -53,10 +55,23 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(openapi_spec(request.app[RUNTIME].config))
 
 
+TALK_PATHS = frozenset({"/", "/ws", "/v1/chat/completions"})
+"""Requests that come just before a turn: the web chat page and socket, the OpenAI API (D54)."""
+
+
+@web.middleware
+async def warm_on_talk(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Start the model-stack import when a chat opens, so the first message does not wait."""
+    if request.path in TALK_PATHS:
+        request.config_dict[RUNTIME].warm_up_soon()
+    return await handler(request)
+
+
 def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
     gw = rt.config.gateway
     app = web.Application(client_max_size=gw.max_body_bytes)
     install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
+    app.middlewares.append(warm_on_talk)
     app[RUNTIME] = rt
     app[SECRET] = secret
     app.router.add_get("/healthz", healthz)
@@ -126,6 +141,9 @@ async def serve(config: CrosstalkConfig) -> None:
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr, flush=True)
     print(gw.web_chat_line(), flush=True)
+    gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
+    gc.enable()
+    gw.runtime.freeze_heap = True  # and so does the model stack, once imported
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -13,8 +13,6 @@ import sys
 from contextvars import ContextVar
 from typing import Literal, TextIO
 
-from pythonjsonlogger.json import JsonFormatter
-
 LogFormat = Literal["text", "json"]
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 JSON_FIELDS = ("asctime", "levelname", "name", "message", "runId", "sessionKey")
@@ -40,6 +38,8 @@ class TurnContextFilter(logging.Filter):
 
 def formatter(fmt: LogFormat) -> logging.Formatter:
     if fmt == "json":
+        from pythonjsonlogger.json import JsonFormatter  # only for JSON logs (D56)
+
         return JsonFormatter(list(JSON_FIELDS), rename_fields={
             "asctime": "time", "levelname": "level", "name": "logger"},
             json_ensure_ascii=False)

@@ -15,13 +15,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, get_args
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
-
 from core.channels.protocol import AdapterState
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry, Counter, Histogram
+    from prometheus_client.core import Metric
     from pydantic_ai.models import Model
 
     from core.channels.protocol import AdapterStatus
@@ -37,8 +35,9 @@ def process_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-class _LiveState(Collector):
-    """Queue depth and channel states, read from their owners when Prometheus scrapes."""
+class _LiveState:
+    """Queue depth and channel states, read from their owners when Prometheus scrapes (a
+    prometheus_client collector by its `collect` method)."""
 
     def __init__(self, process: str) -> None:
         self.process = process
@@ -48,6 +47,8 @@ class _LiveState(Collector):
         """Names of the cluster leases this process holds (D27), as of its last heartbeat."""
 
     def collect(self) -> Iterable[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
         queued, running = self.load()
         depth = GaugeMetricFamily("crosstalk_turn_queue_depth",
                                   "Turns accepted and waiting for their session or lane",
@@ -72,65 +73,88 @@ class _LiveState(Collector):
         yield from (depth, active, state, held)
 
 
+class _Series:
+    """The registry and its series, built by the first sample or scrape (D56): an idle gateway
+    never imports prometheus_client (~2 MiB)."""
+
+    def __init__(self, process: str, started: float, live: _LiveState) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry: CollectorRegistry = CollectorRegistry()
+        r, p = self.registry, ["process"]
+        info = Gauge("crosstalk_process_start_time_seconds",
+                     "Unix time this gateway process started", [*p, "pid", "host"], registry=r)
+        info.labels(process, str(os.getpid()), socket.gethostname()).set(started)
+        self.started: Counter = Counter("crosstalk_turns_started", "Turns that began executing",
+                                        [*p, "lane"], registry=r)
+        self.finished: Counter = Counter(
+            "crosstalk_turns_finished",
+            "Turns that ended, by final status (ok, error, timeout, aborted)",
+            [*p, "lane", "status"], registry=r)
+        self.turn_seconds: Histogram = Histogram(
+            "crosstalk_turn_duration_seconds", "Turn execution time (start to end)",
+            [*p, "status"], buckets=_TURN_BUCKETS, registry=r)
+        self.wait_seconds: Histogram = Histogram(
+            "crosstalk_turn_queue_wait_seconds", "Time from acceptance to start of a turn",
+            p, buckets=_TURN_BUCKETS, registry=r)
+        self.model_seconds: Histogram = Histogram(
+            "crosstalk_model_request_duration_seconds",
+            "One model request (a turn makes one per tool round), by the model that answered",
+            [*p, "model", "outcome"],
+            buckets=_TURN_BUCKETS, registry=r)
+        self.deliveries: Counter = Counter(
+            "crosstalk_deliveries", "Outbound deliveries through the gate, by outcome",
+            [*p, "channel", "kind", "outcome"], registry=r)
+        self.refusals: Counter = Counter(
+            "crosstalk_inbound_refusals", "Inbound messages refused by admission (D11)",
+            [*p, "channel", "account", "reason"], registry=r)
+        r.register(live)  # a collector by its `collect` method
+
+
 class Metrics:
     """The counters and histograms of one runtime; every method is one call at a choke point."""
 
     def __init__(self, process: str | None = None) -> None:
         self.process = process or process_id()
-        self.registry = CollectorRegistry()
-        r, p = self.registry, ["process"]
-        info = Gauge("crosstalk_process_start_time_seconds",
-                     "Unix time this gateway process started", [*p, "pid", "host"], registry=r)
-        info.labels(self.process, str(os.getpid()), socket.gethostname()).set(time.time())
-        self._started = Counter("crosstalk_turns_started", "Turns that began executing",
-                                [*p, "lane"], registry=r)
-        self._finished = Counter(
-            "crosstalk_turns_finished",
-            "Turns that ended, by final status (ok, error, timeout, aborted)",
-            [*p, "lane", "status"], registry=r)
-        self._turn_seconds = Histogram(
-            "crosstalk_turn_duration_seconds", "Turn execution time (start to end)",
-            [*p, "status"], buckets=_TURN_BUCKETS, registry=r)
-        self._wait_seconds = Histogram(
-            "crosstalk_turn_queue_wait_seconds", "Time from acceptance to start of a turn",
-            p, buckets=_TURN_BUCKETS, registry=r)
-        self._model_seconds = Histogram(
-            "crosstalk_model_request_duration_seconds",
-            "One model request (a turn makes one per tool round), by the model that answered",
-            [*p, "model", "outcome"],
-            buckets=_TURN_BUCKETS, registry=r)
-        self._deliveries = Counter(
-            "crosstalk_deliveries", "Outbound deliveries through the gate, by outcome",
-            [*p, "channel", "kind", "outcome"], registry=r)
-        self._refusals = Counter(
-            "crosstalk_inbound_refusals", "Inbound messages refused by admission (D11)",
-            [*p, "channel", "account", "reason"], registry=r)
+        self._started_at = time.time()
+        self._series: _Series | None = None
         self.live = _LiveState(self.process)
-        r.register(self.live)
         self.timed_models: dict[str, Any] = {}  # ref -> TimedModel, see timed_model()
+
+    @property
+    def series(self) -> _Series:
+        if self._series is None:
+            self._series = _Series(self.process, self._started_at, self.live)
+        return self._series
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        return self.series.registry
 
     # ---- choke points -----------------------------------------------------------------------
 
     def turn_started(self, run: RunRecord) -> None:
-        self._started.labels(self.process, run.lane).inc()
+        m = self.series
+        m.started.labels(self.process, run.lane).inc()
         if run.started_at is not None:
-            self._wait_seconds.labels(self.process).observe(
+            m.wait_seconds.labels(self.process).observe(
                 max(run.started_at - run.created_at, 0) / 1000)
 
     def turn_finished(self, run: RunRecord) -> None:
-        self._finished.labels(self.process, run.lane, run.status).inc()
+        m = self.series
+        m.finished.labels(self.process, run.lane, run.status).inc()
         if run.started_at is not None and run.ended_at is not None:
-            self._turn_seconds.labels(self.process, run.status).observe(
+            m.turn_seconds.labels(self.process, run.status).observe(
                 max(run.ended_at - run.started_at, 0) / 1000)
 
     def delivery(self, channel: str | None, kind: str, outcome: str) -> None:
-        self._deliveries.labels(self.process, channel or "none", kind, outcome).inc()
+        self.series.deliveries.labels(self.process, channel or "none", kind, outcome).inc()
 
     def refusal(self, channel: str, account_id: str, reason: str) -> None:
-        self._refusals.labels(self.process, channel, account_id, reason).inc()
+        self.series.refusals.labels(self.process, channel, account_id, reason).inc()
 
     def model_request(self, ref: str, outcome: str, seconds: float) -> None:
-        self._model_seconds.labels(self.process, ref, outcome).observe(seconds)
+        self.series.model_seconds.labels(self.process, ref, outcome).observe(seconds)
 
     def timed_model(self, model: Model, ref: str) -> Model:
         """`model`, wrapped so each request it makes is observed (one wrapper per model)."""
@@ -145,6 +169,8 @@ class Metrics:
         self.live.load, self.live.channels = load, channels
 
     def exposition(self) -> bytes:
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
     def sample(self, name: str, **labels: Any) -> float:
