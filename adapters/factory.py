@@ -10,9 +10,10 @@ from core.channels.registry import build_adapters as _build
 from core.config import CrosstalkConfig
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from adapters.webchat.env import WebchatEnv
 
 
-def build_adapters(config: CrosstalkConfig, runtime: Runtime | None) -> list[ChannelAdapter]:
+def build_adapters(config: CrosstalkConfig, runtime: WebchatEnv | None) -> list[ChannelAdapter]:
+    """`runtime`: what the web chat reads (D30); the platform channels never see it."""
     env = ChannelEnv(runtime.state_dir if runtime is not None else None, runtime)
     return _build(config, env)

@@ -65,9 +65,6 @@ KNOWN_RUNTIME_IMPORTS = {
     "core/gateway/appkeys.py", "core/gateway/channel_stats.py", "core/gateway/http_hooks.py",
     "core/gateway/idempotency.py", "core/gateway/openai_run.py",
     "core/gateway/openai_target.py", "core/mcp/server.py",
-    # Adapters owned by the channel work (adapter factory and constructors).
-    "adapters/factory.py", "adapters/discord/__init__.py", "adapters/slack/__init__.py",
-    "adapters/telegram/__init__.py",
 }
 
 

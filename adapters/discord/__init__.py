@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adapters.base import ChannelAdapter
 from adapters.discord.adapter import DiscordAdapter
 from core.config.schema_channels import DiscordConfig
 
-if TYPE_CHECKING:
-    from core.runtime import Runtime
-
 __all__ = ["DiscordAdapter", "build"]
 
 
-def build(section: DiscordConfig, runtime: Runtime, **options: Any) -> list[ChannelAdapter]:
+def build(section: DiscordConfig, runtime: object = None, **options: Any) -> list[ChannelAdapter]:
     """One adapter per account of `channels.discord`; `options` tune timeouts (tests)."""
     return [DiscordAdapter(account, account_id, **options)
             for account_id, account in section.iter_accounts()]
