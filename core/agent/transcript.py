@@ -46,14 +46,16 @@ def to_model_messages(history: Sequence[TranscriptMessage]) -> list[ModelMessage
     request of a history it is given.
     """
     out: list[ModelMessage] = []
-    last = len(history) - 1
-    for i, m in enumerate(history):
-        if m.id is None or m.seq is None or (i == last and m.role != "assistant"):
-            built = _build(m)
-        else:
-            built = _cached(m)
+    last: TranscriptMessage | None = None  # the message behind out[-1]
+    for m in history:
+        built = _build(m) if m.id is None or m.seq is None else _cached(m)
         if built is not None:
             out.append(built)
+            last = m
+    if last is not None and isinstance(out[-1], ModelRequest):
+        rebuilt = _build(last)
+        assert rebuilt is not None  # a request is always built
+        out[-1] = rebuilt
     return out
 
 

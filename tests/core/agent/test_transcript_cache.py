@@ -35,6 +35,16 @@ def test_placed_messages_are_reused_and_the_trailing_request_is_fresh() -> None:
     assert again[-1] is not first[-1]  # pydantic-ai may add to a history's last request
 
 
+def test_a_request_before_an_empty_reply_is_fresh_too() -> None:
+    msgs = history(ids=600)[:3]  # user, assistant with a tool call, tool result
+    msgs.append(TranscriptMessage(role="assistant", content=[], timestamp=1_700_000_000_250))
+    msgs[-1].id, msgs[-1].seq = 603, 4
+    first = transcript.to_model_messages(msgs)
+    again = transcript.to_model_messages(msgs)
+    assert len(again) == 3 and again == first
+    assert again[-1] is not first[-1] and again[0] is first[0]
+
+
 def test_a_message_of_another_database_with_the_same_id_is_not_taken() -> None:
     first = transcript.to_model_messages(history(ids=900))
     other = history(ids=900)
