@@ -14,12 +14,14 @@ import argparse
 import asyncio
 import collections
 import cProfile
+import gc
 import os
 import pstats
 import re
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench.bench_http_turns import _load
@@ -28,6 +30,7 @@ from tests.gateway_process import GatewayProcess, write_config
 from tests.polling import eventually
 
 WRITTEN = "profile written"
+GC_LINE = "gc collections by generation, ms:"
 
 
 class ProfiledGateway(GatewayProcess):
@@ -52,13 +55,29 @@ def _child(out: str, argv: list[str]) -> int:
     from core.cli.main import main
 
     prof = cProfile.Profile()
+    collections_ = [0, 0, 0]
+    gc_seconds = [0.0, 0.0, 0.0]
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:  # cProfile does not see collections
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            collections_[info["generation"]] += 1
+            gc_seconds[info["generation"]] += time.perf_counter() - started[0]
+
+    def start(*_: object) -> None:
+        gc.callbacks.append(on_gc)
+        prof.enable()
 
     def dump(*_: object) -> None:
         prof.disable()
+        gc.callbacks.remove(on_gc)
         prof.dump_stats(out)
+        print(f"{GC_LINE} {collections_} {[round(s * 1000, 1) for s in gc_seconds]}", flush=True)
         print(WRITTEN, flush=True)
 
-    signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
+    signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, dump)
     return main(argv)
 
@@ -128,6 +147,9 @@ async def profile(clients: int, turns: int, out: Path, db_url: str | None = None
 
             await eventually(written, 60, "the profile written by the gateway")
     print(f"{len(samples)} turns at {rate:.0f} turns/s under the profiler, {clients} clients")
+    for line in gw.output:
+        if GC_LINE in line:
+            print(line.strip(), f"(over {len(samples)} turns; inflated by cProfile too)")
     report(out, len(samples))
 
 
