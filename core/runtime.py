@@ -7,7 +7,6 @@ or by tests. Channel SDKs are imported only for channels that are configured.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -117,9 +116,6 @@ class Runtime:
         self.plugins: list[str] = []
         self._probe: asyncio.Task[object] | None = None
         self._warmup: asyncio.Task[object] | None = None
-        self.freeze_heap = False
-        """D55: set by the gateway process (not tests): freeze the heap after the model stack's
-        import, so the collector never rescans those ~40 MiB of objects."""
 
     @property
     def started(self) -> bool:
@@ -189,9 +185,7 @@ class Runtime:
         if self._probe is not None:
             await asyncio.wait({self._probe})
         if self.models.default_ref(self.config.default_agent_id()) is not None:
-            await asyncio.to_thread(warm_up_imports, self.config)
-            if self.freeze_heap:
-                gc.freeze()
+            await asyncio.to_thread(warm_up_imports, self.config)  # D50: then the heap settles
 
     async def add_adapter(self, adapter: ChannelAdapter) -> None:
         self.channels.add(adapter)

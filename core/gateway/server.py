@@ -143,7 +143,6 @@ async def serve(config: CrosstalkConfig) -> None:
     print(gw.web_chat_line(), flush=True)
     gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
     gc.enable()
-    gw.runtime.freeze_heap = True  # and so does the model stack, once imported
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from core.agent import heap
 from core.cli.main import main
 from core.gateway.server import build_app
 from tests.conftest import RuntimeFactory
@@ -76,7 +77,8 @@ def test_starting_code_does_not_import_optional_libraries(tmp_path: Path) -> Non
 async def test_the_gateway_process_freezes_the_model_stack_once_imported(
         make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
-    rt.freeze_heap = True  # what serve() sets in the gateway process (D55)
+    threshold = gc.get_threshold()
+    heap.freeze_after_warm_up()  # what the gateway's entry point asks for (D50)
     try:
         frozen = gc.get_freeze_count()
         assert rt.warmup is not None
@@ -84,3 +86,4 @@ async def test_the_gateway_process_freezes_the_model_stack_once_imported(
         assert gc.get_freeze_count() > frozen
     finally:
         gc.unfreeze()  # the test process keeps collecting what it built
+        gc.set_threshold(*threshold)
