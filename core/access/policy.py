@@ -89,11 +89,32 @@ def access_policy(config: CrosstalkConfig, channel: str, account_id: str = "defa
     )
 
 
+def guarded_channels() -> tuple[str, ...]:
+    """Every channel D11 guards: the public platforms, then each installed channel whose spec
+    does not opt out (D39, D160), in the registry's order. Pairing, its HTTP routes and the
+    `/pair` command accept exactly these."""
+    from core.channels.registry import installed_channels
+
+    extra = tuple(name for name, spec in installed_channels().items()
+                  if spec.guarded and name not in GUARDED_CHANNELS)
+    return GUARDED_CHANNELS + extra
+
+
 def _installed_and_guarded(channel: str) -> bool:
     from core.channels.registry import installed_channels
 
     spec = installed_channels().get(channel)
     return spec is not None and spec.guarded
+
+
+def _account_ids(channel: str, section: object) -> list[str]:
+    from core.channels.registry import installed_channels
+
+    spec = installed_channels().get(channel)
+    if spec is not None:
+        return [account_id for account_id, _ in spec.account_configs(section)]
+    account_ids = getattr(section, "account_ids", None)
+    return list(account_ids()) if callable(account_ids) else ["default"]
 
 
 def _inherit(own: T | None, inherited: T) -> T:
@@ -142,11 +163,11 @@ def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
     if config.session.dm_scope != "main":
         return []
     out: list[str] = []
-    for channel in GUARDED_CHANNELS:
+    for channel in guarded_channels():
         section = getattr(config.channels, channel, None)
-        if section is None or not section.enabled:
+        if section is None or not getattr(section, "enabled", True):
             continue
-        policies = [access_policy(config, channel, a) for a in section.account_ids()]
+        policies = [access_policy(config, channel, a) for a in _account_ids(channel, section)]
         if any(p is not None and p.lets_others_dm() for p in policies):
             out.append(f'warning: session.dmScope is "main", so everyone allowed to DM '
                        f'{channel} shares one session; set session.dmScope: per-channel-peer')

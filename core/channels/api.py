@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.attachments import Attachment, AttachmentKind, kind_of_mime
 from core.channels.protocol import (
     AdapterState,
     AdapterStatus,
@@ -20,10 +21,23 @@ from core.channels.protocol import (
 )
 from core.channels.registry import ChannelEnv, ChannelSpec
 from core.channels.supervisor import Backoff, Connection, ConnectionSupervisor
-from core.config.schema_base import ConfigModel
+from core.config.schema_base import ConfigModel, IdList, secret_value
+from core.config.schema_channels import (
+    AccountConfig,
+    ChannelCommon,
+    check_url,
+    iter_accounts,
+    normalize_accounts,
+)
 from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable
-from core.inbound import InboundMessage
+from core.errors import (
+    ChannelUnavailable,
+    DeliveryError,
+    RateLimited,
+    TargetForbidden,
+    TargetNotFound,
+)
+from core.inbound import ChatType, InboundMessage
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -37,7 +51,38 @@ def request_authorized(request: web.Request) -> bool:
     return is_authorized(request, request.app[SECRET])
 
 
-__all__ = ["AdapterState", "AdapterStatus", "Backoff", "ChannelAdapter", "ChannelEnv",
-           "ChannelLease", "ChannelSpec", "ChannelUnavailable", "ChunkRef", "ConfigModel",
-           "Connection", "ConnectionSupervisor", "DeliveryContext", "HttpMounted",
-           "InboundMessage", "InboundSink", "SendReceipt", "request_authorized"]
+__all__ = [
+    "AccountConfig",
+    "AdapterState",
+    "AdapterStatus",
+    "Attachment",
+    "AttachmentKind",
+    "Backoff",
+    "ChannelAdapter",
+    "ChannelCommon",
+    "ChannelEnv",
+    "ChannelLease",
+    "ChannelSpec",
+    "ChannelUnavailable",
+    "ChatType",
+    "ChunkRef",
+    "ConfigModel",
+    "Connection",
+    "ConnectionSupervisor",
+    "DeliveryContext",
+    "DeliveryError",
+    "HttpMounted",
+    "IdList",
+    "InboundMessage",
+    "InboundSink",
+    "RateLimited",
+    "SendReceipt",
+    "TargetForbidden",
+    "TargetNotFound",
+    "check_url",
+    "iter_accounts",
+    "kind_of_mime",
+    "normalize_accounts",
+    "request_authorized",
+    "secret_value",
+]

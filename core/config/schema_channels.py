@@ -15,6 +15,7 @@ from core.config.schema_base import ConfigModel, IdList, normalize_account_id
 __all__ = [
     "AccountConfig",
     "AccountGroupsConfig",
+    "ChannelCommon",
     "ChannelsConfig",
     "DiscordAccountConfig",
     "DiscordConfig",
@@ -26,6 +27,9 @@ __all__ = [
     "TelegramAccountConfig",
     "TelegramConfig",
     "WebchatConfig",
+    "check_url",
+    "iter_accounts",
+    "normalize_accounts",
 ]
 
 DEFAULT_ACCOUNT_ID = "default"
@@ -251,6 +255,15 @@ class SlackConfig(_ChannelCommon, SlackAccountConfig):  # type: ignore[misc]
 
     def account_ids(self) -> list[str]:
         return [account_id for account_id, _ in self.iter_accounts()]
+
+
+# Public names for third-party channel sections (D160): a channel package builds its section
+# as ``class XConfig(ChannelCommon, XAccountConfig)`` with ``accounts`` and ``iter_accounts``
+# exactly like the three above, so D11's fields and per-account inheritance are the same.
+ChannelCommon = _ChannelCommon
+check_url = _check_url
+normalize_accounts = _normalize_accounts
+iter_accounts = _iter_accounts
 
 
 class ChannelsConfig(ConfigModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from core.access.policy import GUARDED_CHANNELS
+from core.access.policy import guarded_channels
 from core.gateway.appkeys import RUNTIME, SECRET
 from core.gateway.auth import is_authorized, unauthorized
 
@@ -15,9 +15,9 @@ def _error(status: int, message: str, type_: str) -> web.Response:
 
 def _channel(request: web.Request) -> str | web.Response:
     channel = request.match_info["channel"].strip().lower()
-    if channel not in GUARDED_CHANNELS:
+    if channel not in guarded_channels():
         return _error(404, f"unknown channel: {channel} (pairing exists on "
-                           f"{', '.join(GUARDED_CHANNELS)})", "not_found")
+                           f"{', '.join(guarded_channels())})", "not_found")
     return channel
 
 
@@ -26,7 +26,7 @@ async def list_pairing(request: web.Request) -> web.Response:
         return unauthorized()
     pairing = request.app[RUNTIME].access.pairing
     channel = request.query.get("channel", "").strip().lower() or None
-    if channel is not None and channel not in GUARDED_CHANNELS:
+    if channel is not None and channel not in guarded_channels():
         return _error(400, f"unknown channel: {channel}", "invalid_request_error")
     return web.json_response({
         "requests": [r.to_wire() for r in await pairing.pending(channel)],

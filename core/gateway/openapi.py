@@ -186,9 +186,6 @@ def _session_paths(config: CrosstalkConfig) -> dict[str, Any]:
     }
 
 
-_PAIRED_CHANNELS = ["telegram", "discord", "slack"]
-_CHANNEL = {"name": "channel", "in": "path", "required": True,
-            "schema": {"enum": _PAIRED_CHANNELS}}
 _SETTLED = json_content({"type": "object", "properties": {"ok": {"type": "boolean"},
                                                           "userId": {"type": "string"}}},
                         "settled")
@@ -213,14 +210,18 @@ def _cluster_paths() -> dict[str, Any]:
 
 
 def _pairing_paths() -> dict[str, Any]:
-    code = [_CHANNEL, {"name": "code", "in": "path", "required": True,
+    from core.access.policy import guarded_channels
+
+    paired = list(guarded_channels())  # the public platforms and installed channels (D160)
+    channel = {"name": "channel", "in": "path", "required": True, "schema": {"enum": paired}}
+    code = [channel, {"name": "code", "in": "path", "required": True,
                        "schema": {"type": "string"}}]
     return {
         "/api/pairing": {"get": {
             "summary": "Pending pairing requests and approved senders (D11; ?channel=CH)",
             "security": _AUTH,
             "parameters": [{"name": "channel", "in": "query",
-                            "schema": {"enum": ["", *_PAIRED_CHANNELS]}}],
+                            "schema": {"enum": ["", *paired]}}],
             "responses": {"200": json_content({"type": "object", "properties": {
                 "requests": {"type": "array", "items": {"type": "object"}},
                 "approved": {"type": "array", "items": {"type": "object"}}}}, "pairing state"),
@@ -237,7 +238,7 @@ def _pairing_paths() -> dict[str, Any]:
         "/api/pairing/{channel}/approved/{userId}": {"delete": {
             "summary": "Revoke an approved sender on every account of the channel",
             "security": _AUTH,
-            "parameters": [_CHANNEL, {"name": "userId", "in": "path", "required": True,
+            "parameters": [channel, {"name": "userId", "in": "path", "required": True,
                                       "schema": {"type": "string"}}],
             "responses": {"200": _SETTLED, **errors(400, 401, 404, 408,
                                                     e404="sender not approved")}}},

@@ -6,7 +6,7 @@ holds the gateway token, the gateway's owner) it acts on every channel.
 
 from __future__ import annotations
 
-from core.access.policy import GUARDED_CHANNELS
+from core.access.policy import guarded_channels
 from core.commands.registry import CommandInvocation, CommandSpec
 from core.extension.permission import OWNER
 
@@ -16,7 +16,7 @@ PAIR_USAGE = "⚙️ Usage: /pair list|approve CODE|deny CODE|revoke USER_ID"
 def _scope(inv: CommandInvocation) -> str | None:
     """The channel the command acts on (None = all, from the web chat)."""
     channel = inv.message.channel
-    return channel if channel in GUARDED_CHANNELS else None
+    return channel if channel in guarded_channels() else None
 
 
 async def _list(inv: CommandInvocation, channel: str | None) -> str:
@@ -50,7 +50,7 @@ async def handle_pair(inv: CommandInvocation) -> str:
         verb = "Approved" if action == "approve" else "Denied"
         return f"⚙️ {verb} {req.user_id} on {req.channel}."
     if action == "revoke":
-        channels = [channel] if channel else list(GUARDED_CHANNELS)
+        channels = [channel] if channel else list(guarded_channels())
         revoked = [ch for ch in channels if await pairing.revoke(ch, arg)]
         if not revoked:
             return f"⚙️ {arg} is not approved on {channel or 'any channel'}."
