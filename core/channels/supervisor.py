@@ -153,12 +153,31 @@ class ConnectionSupervisor:
             self._set("stopped")
 
     async def restart(self, reason: str) -> None:
-        """The watchdog saw silence: close the receiving side and open it again now."""
-        if not self.receiving:
+        """The watchdog saw silence: close the receiving side and open it again now.
+
+        The background loop is paused meanwhile: it would see the closed side end and open it
+        a second time, concurrently with this open (D165). An open that fails here is retried
+        by the loop with backoff, like any dropped connection."""
+        task = self._task
+        if not self.receiving or task is None:
             return
         log.warning("%s: %s; reconnecting", self.label, reason)
+        self._task = None
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
         await self._close_receiving()
-        await self._open_receiving()
+        retry = False
+        try:
+            await self._open_receiving()
+        except Exception as exc:
+            fatal = self.conn.fatal_reason(exc)
+            if fatal is not None:
+                await self._fail(fatal)
+                return
+            self._retrying(exc)
+            retry = True
+        self._task = asyncio.create_task(self._run(retry), name=self.label)
 
     def note(self, state: AdapterState, detail: str | None = None) -> None:
         """A finer report from the receiving side (a failed poll, a resumed socket); only

@@ -229,6 +229,37 @@ async def test_restart_reopens_without_backoff(make: Make) -> None:
     assert sleeper.asked == []
 
 
+class SlowConn(FakeConn):
+    """Opening takes a few turns of the loop (a real handshake does)."""
+
+    async def open(self) -> None:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        await super().open()
+
+
+async def test_restart_opens_once_even_when_opening_takes_time(make: Make) -> None:
+    """The loop must not see the restart's close as a drop and open a second connection
+    while the restart's own open is under way (D165)."""
+    sup, conn, sleeper = await make(SlowConn())
+    await sup.restart("silent for 90s")
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert (conn.opened, sup.state) == (2, "connected")
+    conn.drop()  # the restarted connection is watched: its end reopens it after backoff
+    assert await sleeper.release() == 1
+    await until(lambda: conn.opened == 3)
+
+
+async def test_a_failed_restart_retries_with_backoff(make: Make) -> None:
+    sup, conn, sleeper = await make()
+    conn.open_errors.append(ConnectionError("refused"))
+    await sup.restart("silent for 90s")
+    assert sup.state == "retrying"
+    assert await sleeper.release() == 1
+    await until(lambda: sup.state == "connected" and conn.opened == 2)
+
+
 async def test_note_never_hides_standby(make: Make) -> None:
     lease = FakeLease()
     lease.owner = "other"
