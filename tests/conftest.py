@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, settings
 from core.config import CrosstalkConfig, validate_config
 from core.runtime import Runtime
 from core.store import Store
-from tests.fakes.fixtures import fake_discord, fake_slack, fake_telegram  # noqa: F401
+from tests.fakes.fixtures import (  # noqa: F401
+    fake_discord,
+    fake_signal,
+    fake_slack,
+    fake_telegram,
+    fake_whatsapp,
+)
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
 

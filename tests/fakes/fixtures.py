@@ -13,8 +13,10 @@ import pytest
 import pytest_asyncio
 
 from tests.fakes.discord import FakeDiscord, patch_discord_library
+from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.whatsapp import FakeWhatsApp
 
 
 @pytest_asyncio.fixture
@@ -42,6 +44,26 @@ async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDis
 @pytest_asyncio.fixture
 async def fake_slack() -> AsyncIterator[FakeSlack]:
     fake = FakeSlack()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_whatsapp() -> AsyncIterator[FakeWhatsApp]:
+    fake = FakeWhatsApp()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_signal() -> AsyncIterator[FakeSignal]:
+    fake = FakeSignal()
     await fake.start()
     try:
         yield fake

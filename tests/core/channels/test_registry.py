@@ -23,8 +23,11 @@ from core.config.schema_base import ConfigModel
 def test_builtins_are_entry_points_in_order() -> None:
     found = installed_channels()
     builtin = [name for name, spec in found.items() if spec.dist == "crosstalk"]
-    assert builtin == ["webchat", "telegram", "discord", "slack"]
+    assert builtin[:4] == ["webchat", "telegram", "discord", "slack"]
+    assert {"whatsapp", "signal"} <= set(builtin[4:])  # packages of their own (D77)
     assert found["telegram"].adapter == "adapters.telegram:TelegramAdapter"  # not imported
+    assert found["whatsapp"].adapter == "adapters.whatsapp.adapter:WhatsAppAdapter"
+    assert found["signal"].adapter == "adapters.signal.adapter:SignalAdapter"
 
 
 def test_one_constructor_per_account() -> None:
