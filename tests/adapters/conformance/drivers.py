@@ -14,7 +14,8 @@ Every driver has the same interface, so each conformance test is written once:
   (a :class:`Reply`-shaped record: the text as the platform shows it, and where);
 * ``await own_message(text, other_bot=False)`` posts as the bot itself (or another bot);
 * ``await wait_replies(count, timeout)`` → every message the bot sent so far, oldest first;
-* ``fail_next_send("rate_limit" | "forbidden")`` makes the platform refuse the next send;
+* ``fail_next_send("rate_limit" | "forbidden" | "server_error")`` makes the platform refuse the
+  next send (``server_error``: one HTTP 503, "try later"; ``server_error`` says what follows);
 * ``address(reply)`` is the delivery-context ``to`` of the chat a reply went to;
 * ``owner_id``, ``channel``, ``text_limit``; ``supports`` / ``unsupported`` say which
   capabilities the platform has (and why not), so tests skip with a reason.
@@ -47,7 +48,7 @@ User = Literal["owner", "stranger", "stranger2", "stranger3", "stranger4"]
 OWNER: User = "owner"
 STRANGER: User = "stranger"
 STRANGERS: tuple[User, ...] = ("stranger", "stranger2", "stranger3", "stranger4")
-SendFailure = Literal["rate_limit", "forbidden"]
+SendFailure = Literal["rate_limit", "forbidden", "server_error"]
 
 #: Everything a conformance test may need from a platform.
 CAPABILITIES = frozenset({
@@ -58,6 +59,7 @@ CAPABILITIES = frozenset({
     "strangers",  # people other than the owner can write to the bot
     "rate_limit",  # the platform API can answer a send with a rate limit
     "forbidden",  # ... or with "you may not post there"
+    "server_error",  # ... or with a 503 ("unavailable, try later")
     "preview",    # a streamed reply is one message, posted early and edited in place
     "typing",     # a typing indicator while the agent works
     "edit",       # people can edit a message they sent
@@ -94,6 +96,11 @@ class Driver(abc.ABC):
     platform: ClassVar[str]
     unsupported: ClassVar[dict[str, str]] = {}
     owner_id: str
+    #: The platform has no link markup: a link shows as its text followed by the URL.
+    links_inline: ClassVar[bool] = False
+    #: What a one-off "unavailable, try later" (HTTP 503) on a send leads to: "retried" by the
+    #: gate (the platform did not process it) or "failed" (recorded, never sent twice).
+    server_error: ClassVar[str] = "failed"
 
     def __init__(self) -> None:
         self._rt: Runtime | None = None
@@ -328,6 +335,8 @@ class TelegramDriver(FakeDriver):
     def fail_next_send(self, kind: SendFailure) -> None:
         if kind == "rate_limit":  # Telegram only ever asks for whole seconds
             self.tg.fail_next("sendMessage", 429, retry_after=1)
+        elif kind == "server_error":
+            self.tg.fail_next("sendMessage", 503)
         else:
             self.tg.fail_next("sendMessage", 403)
 
@@ -434,6 +443,8 @@ class DiscordDriver(FakeDriver):
             # discord.py itself waits out short 429s (five tries) before giving up; the gate's
             # retry is the one after that
             self.dc.fail_next("createMessage", 429, retry_after=0.01, times=5)
+        elif kind == "server_error":
+            self.dc.fail_next("createMessage", 503)
         else:
             self.dc.fail_next("createMessage", 403)
 
@@ -535,6 +546,8 @@ class SlackDriver(FakeDriver):
     def fail_next_send(self, kind: SendFailure) -> None:
         if kind == "rate_limit":  # HTTP 429 with Retry-After: 0
             self.sl.fail_next("chat.postMessage", 429, retry_after=0.01)
+        elif kind == "server_error":
+            self.sl.fail_next("chat.postMessage", 503)
         else:  # Slack answers API errors with HTTP 200 and ok: false
             self.sl.fail_next("chat.postMessage", 200, {"error": "not_in_channel"})
 
@@ -611,6 +624,7 @@ class WebchatDriver(Driver):
         "strangers": "the web chat's only user is the owner (whoever holds the gateway token)",
         "rate_limit": "the web chat pushes to its own websocket; no platform API to limit it",
         "forbidden": "the web chat pushes to its own websocket; nothing can refuse a send",
+        "server_error": "the web chat pushes to its own websocket; no platform API to fail",
         "preview": "the web chat streams deltas over its socket (tests/adapters/webchat)",
         "typing": "the web chat shows its own progress from the delta frames",
         "edit": "the web chat has no message edits",
@@ -705,7 +719,7 @@ class WebchatDriver(Driver):
         return markdown_features(self._replies[index].text)  # rendered by the page's marked
 
 
-PLATFORMS = ("telegram", "discord", "slack", "webchat")
+PLATFORMS = ("telegram", "discord", "slack", "webchat", "whatsapp", "signal")
 
 
 def make_driver(platform: str, fake: EmulatorServer | None) -> Driver:
@@ -721,4 +735,16 @@ def make_driver(platform: str, fake: EmulatorServer | None) -> Driver:
         return SlackDriver(fake)
     if platform == "webchat":
         return WebchatDriver()
+    if platform == "whatsapp":
+        from tests.adapters.conformance.drivers_whatsapp import WhatsAppDriver
+        from tests.fakes.whatsapp import FakeWhatsApp
+
+        assert isinstance(fake, FakeWhatsApp)
+        return WhatsAppDriver(fake)
+    if platform == "signal":
+        from tests.adapters.conformance.drivers_signal import SignalDriver
+        from tests.fakes.signal import FakeSignal
+
+        assert isinstance(fake, FakeSignal)
+        return SignalDriver(fake)
     raise ValueError(f"no conformance driver for {platform!r}")

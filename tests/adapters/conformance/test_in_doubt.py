@@ -32,6 +32,11 @@ EXPECTED = {
     "slack": (PARTS, "delivered", ["sent", "sent", "sent"]),
     "telegram": (["part one", "part two", "part two", "part three"], "resent_after_crash",
                  ["sent", "resent_after_crash", "sent"]),
+    # neither Graph nor signal-cli can be asked what was sent, nor takes an idempotency key
+    "whatsapp": (["part one", "part two", "part two", "part three"], "resent_after_crash",
+                 ["sent", "resent_after_crash", "sent"]),
+    "signal": (["part one", "part two", "part two", "part three"], "resent_after_crash",
+               ["sent", "resent_after_crash", "sent"]),
 }
 
 
