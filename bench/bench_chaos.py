@@ -1,12 +1,12 @@
 """Chaos benchmark (decision D16): a real gateway SIGKILLed at random moments during bursts of
-Telegram or Slack messages from the fake platforms, restarted each time; the ledger is checked
-at the end.
+Telegram, Slack, WhatsApp or Signal messages from the fake platforms, restarted each time; the
+ledger is checked at the end.
 
 Prints messages, kills, duplicates, losses (silent), turns aborted by a kill, chunks resent
 after a crash, and the wall time, per database backend. It prints figures; it asserts nothing.
 
     .venv/bin/python -m bench.bench_chaos [--rounds 8] [--burst 10] [--seed 1] [--backend both]
-        [--platform both]
+        [--platform both|all|telegram|slack|whatsapp|signal]
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ async def main() -> None:
     p.add_argument("--kill-within", type=float, default=3.0,
                    help="the kill comes at a random moment within this many seconds")
     p.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    p.add_argument("--platform", choices=["telegram", "slack", "both"], default="both")
+    p.add_argument("--platform", default="both",
+                   choices=["telegram", "slack", "whatsapp", "signal", "both", "all"],
+                   help="both: Telegram and Slack; all: the four platforms that redeliver")
     args = p.parse_args()
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    platforms = ["telegram", "slack"] if args.platform == "both" else [args.platform]
+    platforms = {"both": ["telegram", "slack"],
+                 "all": ["telegram", "slack", "whatsapp", "signal"]}.get(args.platform,
+                                                                         [args.platform])
     for platform in platforms:
         for backend in backends:
             report = await one(platform, backend, args)

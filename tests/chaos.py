@@ -1,10 +1,11 @@
 """Chaos for decision D16: SIGKILL a real gateway process at random moments during a burst of
-Telegram messages, restart it, and check the ledger at the end.
+Telegram, Slack, WhatsApp or Signal messages, restart it, and check the ledger at the end.
 
-The fake Telegram redelivers every update whose offset the killed process had not confirmed, as
-Telegram does; the fake model answers each message with its text (every fourth one with a
-three-chunk reply). After the last kill a clean gateway runs until everything has settled, then
-the store and the fake chat are compared:
+Each fake redelivers as its platform does: Telegram the updates whose offset the killed process
+had not confirmed, Slack the envelopes it had not acked, Meta the webhooks not answered 200, the
+signal-cli daemon its events after the gateway's stored cursor. The fake model answers each
+message with its text (every fourth one with a three-chunk reply). After the last kill a clean
+gateway runs until everything has settled, then the store and the fake chat are compared:
 
 * **duplicates**: a user message stored twice, a message with two runs, or a reply chunk shown
   twice in the chat without its ledger row saying `resent_after_crash`;
@@ -34,8 +35,10 @@ from core.store.ledger_tables import DeliveryChunkRow
 from core.store.tables import DeliveryRow, MessageRow, RunRow
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import Reply, RequestJSON, content_text, text
+from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.whatsapp import FakeWhatsApp
 from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually
 
@@ -80,16 +83,27 @@ class ChaosReport:
                 f"({self.seconds:.1f}s)")
 
 
-def _channel_yaml(fake: FakeTelegram | FakeSlack) -> str:
+Fake = FakeTelegram | FakeSlack | FakeWhatsApp | FakeSignal
+
+
+def _channel_yaml(fake: Fake) -> str:
     if isinstance(fake, FakeTelegram):
         return ("channels:\n  telegram:\n    dmPolicy: open\n    streaming: 'off'\n"
                 f"    botToken: \"{fake.token}\"\n    apiBaseUrl: {fake.base_url}\n")
+    if isinstance(fake, FakeWhatsApp):
+        return ("channels:\n  whatsapp:\n    dmPolicy: open\n"
+                f"    phoneNumberId: \"{fake.phone_number_id}\"\n"
+                f"    accessToken: {fake.token}\n    appSecret: {fake.app_secret}\n"
+                f"    verifyToken: {fake.verify_token}\n    apiBaseUrl: {fake.api_base}\n")
+    if isinstance(fake, FakeSignal):
+        return ("channels:\n  signal:\n    dmPolicy: open\n"
+                f"    account: \"{fake.account}\"\n    httpUrl: {fake.base_url}\n")
     return ("channels:\n  slack:\n    dmPolicy: open\n    streaming: 'off'\n"
             f"    botToken: {fake.bot_token}\n    appToken: {fake.app_token}\n"
             f"    apiBaseUrl: {fake.base_url}\n")
 
 
-def _config(path: Path, state: Path, model: FakeModelServer, fake: FakeTelegram | FakeSlack,
+def _config(path: Path, state: Path, model: FakeModelServer, fake: Fake,
             db_url: str | None) -> Path:
     db = f"  database:\n    url: {db_url}\n" if db_url else ""
     path.write_text(
@@ -131,14 +145,24 @@ class _People:
 
     def __init__(self, platform: str) -> None:
         self.platform = platform
-        self.fake: FakeTelegram | FakeSlack = FakeTelegram() if platform == "telegram" \
-            else FakeSlack()
+        fakes: dict[str, type[Fake]] = {"telegram": FakeTelegram, "slack": FakeSlack,
+                                        "whatsapp": FakeWhatsApp, "signal": FakeSignal}
+        self.fake: Fake = fakes[platform]()
         if isinstance(self.fake, FakeSlack):
             self.fake.redeliver_on_connect = True
+
+    def listen_on(self, port: int) -> None:
+        """Where the gateway under test listens (for platforms that push to it)."""
+        if isinstance(self.fake, FakeWhatsApp):
+            self.fake.webhook_url = f"http://127.0.0.1:{port}/whatsapp/webhook"
 
     async def say(self, chat: int, said: str) -> None:
         if isinstance(self.fake, FakeTelegram):
             self.fake.user_message(chat, said)
+        elif isinstance(self.fake, FakeWhatsApp):
+            self.fake.user_message(f"4915100000{chat}", said)
+        elif isinstance(self.fake, FakeSignal):
+            self.fake.user_message(f"+1555000{chat}", said)
         else:
             await self.fake.queue_event(self.fake.message_event(f"D0{chat}", said,
                                                                 user=f"U0{chat}"))
@@ -149,6 +173,9 @@ class _People:
         if isinstance(self.fake, FakeTelegram):
             return Counter((str(c.params["chat_id"]), " ".join(str(c.params["text"]).split()))
                            for c in self.fake.calls_for("sendMessage") if c.status == 200)
+        if isinstance(self.fake, FakeWhatsApp | FakeSignal):
+            return Counter((str(m["to"]), " ".join(str(m["text"]).split()))
+                           for m in self.fake.sent)
         return Counter((str(m["channel"]), " ".join(str(m["text"]).split()))
                        for m in self.fake.posted)
 
@@ -182,6 +209,7 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
     state = tmp / "state"
     cfg = _config(tmp / "chaos.yaml", state, model, tg, db_url)
     port = free_port()
+    people.listen_on(port)
     sent: list[str] = []
     try:
         for _ in range(rounds):

@@ -1,6 +1,7 @@
 """A short, bounded chaos run (decision D16): a real gateway process SIGKILLed at random moments
-during bursts of messages from the fake Telegram / Slack (which redeliver what was not
-confirmed or acked, as the platforms do), on SQLite and PostgreSQL; the ledger must show 0
+during bursts of messages from the fake Telegram / Slack / WhatsApp / Signal (which redeliver
+what was not confirmed, acked, answered 200 or stored, as the platforms do), on SQLite and
+PostgreSQL; the ledger must show 0
 duplicates and 0 silent losses. `bench/bench_chaos.py` runs a longer one and prints figures."""
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SHORT = {"rounds": 2, "burst": 5, "kill_within": 3.0}
     ("telegram", "sqlite"),
     pytest.param("telegram", "postgresql", marks=pytest.mark.postgres),
     ("slack", "sqlite"),
+    ("whatsapp", "sqlite"),
+    ("signal", "sqlite"),
 ])
 async def test_kill_minus_nine_loses_and_duplicates_nothing(platform: str, backend: str,
                                                             tmp_path: Path) -> None:
