@@ -26,6 +26,7 @@ from core.observability.metrics import Metrics
 from core.outbound.channels import ChannelRegistry
 from core.outbound.gate import OutboundGate
 from core.outbound.live import LiveFeedback
+from core.outbound.reports import LedgerReports
 from core.policy.send_policy import SendPolicySpec
 from core.runs import Lanes, RunManager, RunRequest
 from core.services import CoreServices
@@ -191,6 +192,7 @@ class Runtime:
         self.channels.add(adapter)
         self._adapters.append(adapter)
         adapter.connection_lease = self.channel_lease
+        adapter.delivery_reports = LedgerReports(self.store)
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:

@@ -38,6 +38,14 @@ class ChannelLease(Protocol):
     async def holder_of(self, name: str) -> str | None: ...
 
 
+class DeliveryReports(Protocol):
+    """Where an adapter says that its platform gave up on a message it had accepted (D166)."""
+
+    async def failed(self, channel: str, account_id: str, message_id: str,
+                     reason: str) -> bool:
+        """Mark the chunk with that platform message id, and its delivery, `failed`."""
+
+
 @dataclass(slots=True)
 class SendReceipt:
     """What the platform answered for one sent chunk."""
@@ -94,6 +102,9 @@ class ChannelAdapter(abc.ABC):
     #: Set by the runtime before `start` (D36): held by one process of a cluster, which alone
     #: receives on a polling/socket connection. None: receive unconditionally.
     connection_lease: ChannelLease | None = None
+    #: Set by the runtime before `start` (D166): for platforms that accept a message and report
+    #: later that it could not be delivered (WhatsApp's `failed` status). None: not reported.
+    delivery_reports: DeliveryReports | None = None
 
     @abc.abstractmethod
     async def start(self, sink: InboundSink) -> None:

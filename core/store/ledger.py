@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import CrosstalkError
@@ -198,6 +198,33 @@ async def finish_delivery(store: Store, delivery_id: int, outcome: str, reason: 
                                            C.c.state == "pending")).values(
                 state="failed", reason=reason, updated_at=now_ms()))
     await store.write(op)
+
+
+async def fail_sent_chunk(store: Store, channel: str, account_id: str, message_id: str,
+                          reason: str) -> int | None:
+    """The platform gave up on a chunk it had accepted (D166): that chunk and its delivery end
+    `failed` with `reason`. Returns the delivery id; None when no chunk of this channel account
+    has that platform message id."""
+    account = D.c.account_id == account_id
+    if account_id == "default":  # a delivery without an account went to the default one
+        account = or_(account, D.c.account_id.is_(None))
+
+    def op(c: Connection) -> int | None:
+        row = c.execute(select(C.c.delivery_id, C.c.chunk_index).select_from(
+            C.join(D, D.c.id == C.c.delivery_id)).where(
+            C.c.platform_message_id == message_id, D.c.channel == channel, account).order_by(
+            C.c.delivery_id.desc()).limit(1)).first()
+        if row is None:
+            return None
+        delivery_id, index = int(row[0]), int(row[1])
+        c.execute(update(C).where(and_(C.c.delivery_id == delivery_id,
+                                       C.c.chunk_index == index)).values(
+            state="failed", reason=reason, updated_at=now_ms()))
+        c.execute(update(D).where(D.c.id == delivery_id).values(outcome="failed",
+                                                                 reason=reason))
+        return delivery_id
+    result: int | None = await store.write(op)
+    return result
 
 
 async def chunks_of(store: Store, delivery_ids: Sequence[int]) -> dict[int, list[ChunkRecord]]:

@@ -9,14 +9,19 @@ import uuid
 
 import pytest
 
-from core.store import RunRecord, Store, TranscriptMessage, now_ms
+from core.store import DeliveryRecord, RunRecord, Store, TranscriptMessage, now_ms
 from core.store.ledger import (
     Claim,
     DuplicateInbound,
     append_claimed,
+    chunks_of,
     claim_only,
     enqueue_claimed,
+    fail_sent_chunk,
+    finish_delivery,
     is_known,
+    mark_chunk,
+    open_delivery,
     prune_claims,
 )
 
@@ -81,3 +86,30 @@ async def test_claims_older_than_the_window_are_pruned(store: Store) -> None:
     assert await prune_claims(store, now_ms() + 1) == 1
     assert not await is_known(store, (Claim("discord", "default", "msg:1"),))
     await claim_only(store, (Claim("discord", "default", "msg:1"),))  # accepted again
+
+
+async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) -> None:
+    """D166: found by channel account and platform message id, never another channel's."""
+    ids = []
+    for account in ("default", None):
+        rec = DeliveryRecord(kind="reply", outcome="pending", text="a\nb", created_at=now_ms(),
+                             channel="whatsapp", to="4915100000001", account_id=account)
+        did = await open_delivery(store, rec, ["a", "b"])
+        await mark_chunk(store, did, 0, "sent", message_id=f"wamid.{did}.0")
+        await mark_chunk(store, did, 1, "sent", message_id=f"wamid.{did}.1")
+        await finish_delivery(store, did, "delivered", None, 1)
+        ids.append(did)
+    first, second = ids
+    assert await fail_sent_chunk(store, "signal", "default", f"wamid.{first}.1", "x") is None
+    assert await fail_sent_chunk(store, "whatsapp", "work", f"wamid.{first}.1", "x") is None
+    assert await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{first}.1",
+                                 "too late") == first
+    # a delivery whose target named no account went to the default account
+    assert await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{second}.0",
+                                 "gone") == second
+    chunks = await chunks_of(store, ids)
+    assert [(c.state, c.reason) for c in chunks[first]] == [("sent", None),
+                                                           ("failed", "too late")]
+    assert [c.state for c in chunks[second]] == ["failed", "sent"]
+    rows = {d.id: d for d in await store.list_deliveries(outcome="failed")}
+    assert rows[first].reason == "too late" and rows[second].reason == "gone"
