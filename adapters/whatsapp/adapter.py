@@ -201,7 +201,7 @@ class WhatsAppAdapter(ChannelAdapter):
                 await self._sink(msg)
         for status in value.get("statuses") or []:
             if isinstance(status, dict) and status.get("status") == "failed":
-                self._late_failure(status)
+                await self._late_failure(status)
 
     def _remember(self, msg: InboundMessage) -> None:
         sent_at = (msg.timestamp_ms / 1000) if msg.timestamp_ms else self.clock()
@@ -215,17 +215,28 @@ class WhatsAppAdapter(ChannelAdapter):
             self._typed.pop(old, None)
             self._closed.discard(old)
 
-    def _late_failure(self, status: dict[str, Any]) -> None:
-        """Graph accepted a message and later could not deliver it."""
+    async def _late_failure(self, status: dict[str, Any]) -> None:
+        """Graph accepted a message and later could not deliver it: the delivery log says so
+        (D166), and a closed window fails the next reply at once."""
         errors = status.get("errors") or [{}]
         first = errors[0] if isinstance(errors[0], dict) else {}
         code = first.get("code")
         why = first.get("title") or first.get("message") or "unknown error"
-        if code == WINDOW_CLOSED:  # closed, whatever we remembered: fail the next send at once
-            self._closed.add(str(status.get("recipient_id") or ""))
+        recipient = str(status.get("recipient_id") or "")
+        where = f"{self.name} to {recipient}"
+        if code == WINDOW_CLOSED:
+            self._closed.add(recipient)
+            reason = (f"OutsideServiceWindow: {where}: reported by WhatsApp after sending: "
+                      f"outside the 24-hour customer-service window (Graph error 131047)")
+        else:
+            reason = f"DeliveryError: {where}: reported by WhatsApp after sending: Graph " \
+                     f"error {code}: {why}"
         self.late_failures += 1
-        log.warning("%s: message %s to %s failed after sending (Graph error %s: %s)",
-                    self.name, status.get("id"), status.get("recipient_id"), code, why)
+        log.warning("%s: message %s failed after sending (Graph error %s: %s)", where,
+                    status.get("id"), code, why)
+        if self.delivery_reports is not None and status.get("id"):
+            await self.delivery_reports.failed(CHANNEL, self.account_id, str(status["id"]),
+                                               reason)
 
     async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
         if not attachment.file_id or self._graph is None:

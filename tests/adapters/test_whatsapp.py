@@ -274,6 +274,42 @@ async def _true(value: bool) -> bool:
     return value
 
 
+async def test_a_later_failed_status_corrects_the_delivery_log(
+        fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory) -> None:
+    """A cron or announce to someone this process never heard from: Graph accepts it, then
+    reports 131047; the delivery that was `delivered` becomes `failed` with the reason (D166)."""
+    from core.delivery_context import DeliveryContext
+
+    rt, adapter = await started_runtime(make_runtime, fake_whatsapp)
+    server = await gateway(rt, fake_whatsapp, adapter)
+    try:
+        target = DeliveryContext(channel="whatsapp", to=ANN, account_id="default")
+        result = await rt.gate.deliver(Outbound("good morning", "cron", None, target=target))
+        assert result.outcome == "delivered"  # what Graph said at first
+        [wamid] = [r.message_id for r in result.receipts]
+
+        async def corrected() -> bool:
+            return bool(await rt.store.list_deliveries(outcome="failed"))
+
+        await eventually(corrected)
+        [row] = await rt.store.list_deliveries(outcome="failed")
+        assert row.id == result.delivery_id and row.text == "good morning"
+        assert row.reason is not None and row.reason.startswith("OutsideServiceWindow:")
+        assert "reported by WhatsApp after sending" in row.reason
+        from core.store.ledger import chunks_of
+
+        [chunk] = (await chunks_of(rt.store, [row.id]))[row.id]
+        assert (chunk.state, chunk.platform_message_id) == ("failed", wamid)
+        assert await rt.store.list_deliveries(outcome="delivered") == []
+        # an unknown message id (sent before this database, say) changes nothing
+        reports = adapter.delivery_reports
+        assert reports is not None
+        assert not await reports.failed("whatsapp", "default", "wamid.UNKNOWN", "x")
+    finally:
+        await adapter.stop()
+        await server.close()
+
+
 # -- typing, media, errors -----------------------------------------------------------------
 
 
