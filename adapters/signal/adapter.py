@@ -229,10 +229,10 @@ class SignalAdapter(ChannelAdapter):
                          edits=self.config.edits_start_turn)
         if msg is None or self._sink is None:
             return
-        if msg.mentioned:
-            self._names.update(m.get("name") for m in
-                               (envelope.get("dataMessage") or {}).get("mentions") or []
-                               if m.get("number") == self.account and m.get("name"))
+        if msg.mentioned:  # the names people see for the bot, for mention_patterns
+            mentions = (envelope.get("dataMessage") or {}).get("mentions") or []
+            self._names.update(str(m["name"]) for m in mentions if isinstance(m, dict)
+                               and m.get("number") == self.account and m.get("name"))
         self._owe_receipt(msg)
         await self._sink(msg)
 

@@ -16,6 +16,7 @@ window (D162).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import time
 from collections import OrderedDict
@@ -118,7 +119,7 @@ class WhatsAppAdapter(ChannelAdapter):
 
     def verify_token_matches(self, token: str) -> bool:
         expected = secret_value(self.config.verify_token) or ""
-        return bool(expected) and token == expected
+        return bool(expected) and hmac.compare_digest(token.encode(), expected.encode())
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
