@@ -161,14 +161,18 @@ class SignalAdapter(ChannelAdapter):
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
         session = self._stream = aiohttp.ClientSession(timeout=timeout, read_bufsize=2 ** 20)
         url = f"{self.config.http_url}/api/v1/events"
-        resp = await session.get(url, params={"account": self.account}, headers=headers)
-        if resp.status == 400:
-            resp.release()
-            raise _Rejected(f"signal-cli at {self.config.http_url} has no account "
-                            f"{self.account}")
-        if resp.status != 200:
-            resp.release()
-            raise ConnectionError(f"event stream answered HTTP {resp.status}")
+        try:
+            resp = await session.get(url, params={"account": self.account}, headers=headers)
+            if resp.status == 400:
+                resp.release()
+                raise _Rejected(f"signal-cli at {self.config.http_url} has no account "
+                                f"{self.account}")
+            if resp.status != 200:
+                resp.release()
+                raise ConnectionError(f"event stream answered HTTP {resp.status}")
+        except BaseException:
+            await self.close()  # the session too: the supervisor retries with a new one
+            raise
         self._resp = resp
         self.last_receive_ms = int(time.time() * 1000)
         self.cursor.started(self.last_receive_ms)
