@@ -10,5 +10,12 @@ from core.channels.protocol import (
     SendReceipt,
 )
 
-__all__ = ["AdapterState", "AdapterStatus", "ChannelAdapter", "ChunkRef", "HttpMounted",
-           "InboundSink", "SendReceipt"]
+__all__ = [
+    "AdapterState",
+    "AdapterStatus",
+    "ChannelAdapter",
+    "ChunkRef",
+    "HttpMounted",
+    "InboundSink",
+    "SendReceipt",
+]

@@ -37,8 +37,9 @@ class EditablePreviews(ChannelAdapter, abc.ABC):
         """Post a partial reply as a new message; returns its platform message id."""
 
     @abc.abstractmethod
-    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
-                    final: bool) -> None:
+    async def _edit(
+        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
+    ) -> None:
         """Replace the text of a message this bot sent (formatted like `send_text`)."""
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from core.channels.registry import ChannelSpec
 from core.config.schema_channels import DiscordConfig, SlackConfig, TelegramConfig, WebchatConfig
 
-WEBCHAT = ChannelSpec("webchat", WebchatConfig, "adapters.webchat:WebchatAdapter", order=0,
-                      guarded=False)  # its user holds the gateway token (D39)
+WEBCHAT = ChannelSpec(
+    "webchat", WebchatConfig, "adapters.webchat:WebchatAdapter", order=0, guarded=False
+)  # its user holds the gateway token (D39)
 TELEGRAM = ChannelSpec("telegram", TelegramConfig, "adapters.telegram:TelegramAdapter", order=1)
 DISCORD = ChannelSpec("discord", DiscordConfig, "adapters.discord:DiscordAdapter", order=2)
 SLACK = ChannelSpec("slack", SlackConfig, "adapters.slack:SlackAdapter", order=3)

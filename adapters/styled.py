@@ -20,8 +20,12 @@ from core.outbound.markdown import parser, tables_to_code
 Style = Literal["BOLD", "ITALIC", "STRIKETHROUGH", "MONOSPACE"]
 
 #: WhatsApp's marks; inline code and blocks use one and three backticks.
-WHATSAPP_MARKS: dict[Style, str] = {"BOLD": "*", "ITALIC": "_", "STRIKETHROUGH": "~",
-                                    "MONOSPACE": "`"}
+WHATSAPP_MARKS: dict[Style, str] = {
+    "BOLD": "*",
+    "ITALIC": "_",
+    "STRIKETHROUGH": "~",
+    "MONOSPACE": "`",
+}
 _INLINE: dict[str, Style] = {"strong": "BOLD", "em": "ITALIC", "s": "STRIKETHROUGH"}
 
 

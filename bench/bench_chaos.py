@@ -24,11 +24,23 @@ async def one(platform: str, backend: str, args: argparse.Namespace) -> ChaosRep
     tmp = Path(tempfile.mkdtemp(prefix="crosstalk-chaos-"))
     if backend == "postgresql":
         async with fresh_pg_database() as url:
-            return await run_chaos(tmp, db_url=url, rounds=args.rounds, burst=args.burst,
-                                   seed=args.seed, kill_within=args.kill_within,
-                                   platform=platform)
-    return await run_chaos(tmp, rounds=args.rounds, burst=args.burst, seed=args.seed,
-                           kill_within=args.kill_within, platform=platform)
+            return await run_chaos(
+                tmp,
+                db_url=url,
+                rounds=args.rounds,
+                burst=args.burst,
+                seed=args.seed,
+                kill_within=args.kill_within,
+                platform=platform,
+            )
+    return await run_chaos(
+        tmp,
+        rounds=args.rounds,
+        burst=args.burst,
+        seed=args.seed,
+        kill_within=args.kill_within,
+        platform=platform,
+    )
 
 
 async def main() -> None:
@@ -36,17 +48,25 @@ async def main() -> None:
     p.add_argument("--rounds", type=int, default=8, help="start → burst → SIGKILL cycles")
     p.add_argument("--burst", type=int, default=10, help="messages per cycle")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--kill-within", type=float, default=3.0,
-                   help="the kill comes at a random moment within this many seconds")
+    p.add_argument(
+        "--kill-within",
+        type=float,
+        default=3.0,
+        help="the kill comes at a random moment within this many seconds",
+    )
     p.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    p.add_argument("--platform", default="both",
-                   choices=["telegram", "slack", "whatsapp", "signal", "both", "all"],
-                   help="both: Telegram and Slack; all: the four platforms that redeliver")
+    p.add_argument(
+        "--platform",
+        default="both",
+        choices=["telegram", "slack", "whatsapp", "signal", "both", "all"],
+        help="both: Telegram and Slack; all: the four platforms that redeliver",
+    )
     args = p.parse_args()
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    platforms = {"both": ["telegram", "slack"],
-                 "all": ["telegram", "slack", "whatsapp", "signal"]}.get(args.platform,
-                                                                         [args.platform])
+    platforms = {
+        "both": ["telegram", "slack"],
+        "all": ["telegram", "slack", "whatsapp", "signal"],
+    }.get(args.platform, [args.platform])
     for platform in platforms:
         for backend in backends:
             report = await one(platform, backend, args)

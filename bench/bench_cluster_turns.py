@@ -29,43 +29,52 @@ def _config(path: Path, state: Path, fake: FakeModelServer, url: str) -> Path:
         f"gateway:\n  stateDir: {state}\n  auth:\n    token: e2e-token\n"
         f"  database:\n    url: {url}\n"
         f"models:\n  providers:\n    fake:\n      baseUrl: {fake.base_url}\n      apiKey: t\n"
-        "agents:\n  defaults:\n    model: fake/fake-model\n", encoding="utf-8")
+        "agents:\n  defaults:\n    model: fake/fake-model\n",
+        encoding="utf-8",
+    )
     return path
 
 
-async def _client(http: aiohttp.ClientSession, gw: GatewayProcess, key: str, turns: int,
-                  samples: list[float]) -> None:
+async def _client(
+    http: aiohttp.ClientSession, gw: GatewayProcess, key: str, turns: int, samples: list[float]
+) -> None:
     for i in range(turns):
         t0 = time.perf_counter()
-        async with http.post(f"{gw.url}/v1/chat/completions",
-                             json={"model": "crosstalk",
-                                   "messages": [{"role": "user", "content": f"m{i}"}]},
-                             headers={"Authorization": f"Bearer {gw.token}",
-                                      "x-crosstalk-session-key": key}) as resp:
+        async with http.post(
+            f"{gw.url}/v1/chat/completions",
+            json={"model": "crosstalk", "messages": [{"role": "user", "content": f"m{i}"}]},
+            headers={"Authorization": f"Bearer {gw.token}", "x-crosstalk-session-key": key},
+        ) as resp:
             await resp.read()
             if resp.status != 200:
                 raise RuntimeError(f"HTTP {resp.status}: {await resp.text()}")
         samples.append((time.perf_counter() - t0) * 1000)
 
 
-async def _load(gws: list[GatewayProcess], clients: int, turns: int, tag: str
-                ) -> tuple[float, list[float]]:
+async def _load(
+    gws: list[GatewayProcess], clients: int, turns: int, tag: str
+) -> tuple[float, list[float]]:
     samples: list[float] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as http:
         per = max(1, turns // clients)
         t0 = time.perf_counter()
-        await asyncio.gather(*(_client(http, gws[c % len(gws)], f"{tag}-{c}", per, samples)
-                               for c in range(clients)))
+        await asyncio.gather(
+            *(_client(http, gws[c % len(gws)], f"{tag}-{c}", per, samples) for c in range(clients))
+        )
         return len(samples) / (time.perf_counter() - t0), samples
 
 
-async def _run(processes: int, clients: int, turns: int, url: str, fake: FakeModelServer
-               ) -> tuple[float, list[float]]:
+async def _run(
+    processes: int, clients: int, turns: int, url: str, fake: FakeModelServer
+) -> tuple[float, list[float]]:
     state = Path(tempfile.mkdtemp(prefix="crosstalk-bench-cluster-"))
     async with AsyncExitStack() as stack:
-        gws = [await stack.enter_async_context(GatewayProcess(
-            _config(state / f"p{i}.yaml", state / f"p{i}", fake, url)))
-            for i in range(processes)]
+        gws = [
+            await stack.enter_async_context(
+                GatewayProcess(_config(state / f"p{i}.yaml", state / f"p{i}", fake, url))
+            )
+            for i in range(processes)
+        ]
         await _load(gws, clients, min(200, turns), f"warm{processes}")
         return await _load(gws, clients, turns, f"run{processes}")
 

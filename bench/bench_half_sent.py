@@ -17,8 +17,10 @@ import aiohttp
 from core.config import validate_config
 from core.gateway.server import start_gateway
 
-HEAD = (b"POST /tools/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Authorization: Bearer bench\r\nContent-Length: 1000\r\n\r\n{\"tool\": \"sess")
+HEAD = (
+    b"POST /tools/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    b'Authorization: Bearer bench\r\nContent-Length: 1000\r\n\r\n{"tool": "sess'
+)
 
 
 async def half_sent(port: int) -> bytes:
@@ -32,9 +34,15 @@ async def half_sent(port: int) -> bytes:
 
 
 async def main(clients: int, timeout: float) -> None:
-    config = validate_config({"gateway": {"stateDir": tempfile.mkdtemp(prefix="crosstalk-half-"),
-                                          "auth": {"token": "bench"},
-                                          "bodyTimeoutSeconds": timeout}})
+    config = validate_config(
+        {
+            "gateway": {
+                "stateDir": tempfile.mkdtemp(prefix="crosstalk-half-"),
+                "auth": {"token": "bench"},
+                "bodyTimeoutSeconds": timeout,
+            }
+        }
+    )
     gw = await start_gateway(config, port=0)
     port = int(gw.url.rsplit(":", 1)[1].strip("/"))
     try:
@@ -49,9 +57,11 @@ async def main(clients: int, timeout: float) -> None:
         answers = await asyncio.gather(*pending)
         total = time.perf_counter() - t0
         timed_out = sum(a.startswith(b"HTTP/1.1 408") for a in answers)
-        print(f"{clients} half-sent requests, bodyTimeoutSeconds={timeout:g}: {timed_out} answered "
-              f"408 and closed after {total:.2f} s; /healthz meanwhile {healthy} in "
-              f"{served * 1000:.1f} ms")
+        print(
+            f"{clients} half-sent requests, bodyTimeoutSeconds={timeout:g}: {timed_out} answered "
+            f"408 and closed after {total:.2f} s; /healthz meanwhile {healthy} in "
+            f"{served * 1000:.1f} ms"
+        )
     finally:
         await gw.stop()
 

@@ -43,8 +43,11 @@ async def bench(runs: int) -> None:
             msgs = history(n)
             t0 = time.perf_counter()
             for _ in range(runs):
-                await agent.run("hi", message_history=transcript.to_model_messages(msgs),
-                                instructions="be brief")
+                await agent.run(
+                    "hi",
+                    message_history=transcript.to_model_messages(msgs),
+                    instructions="be brief",
+                )
             results[n].append((time.perf_counter() - t0) / runs * 1000)
     for n, samples in results.items():
         print(f"history of {n} messages: Agent.run {min(samples):.2f} ms (best of 3 rounds)")
@@ -57,8 +60,9 @@ async def bench(runs: int) -> None:
     for _ in range(runs):
         transcript.to_model_messages(msgs)
     cached = (time.perf_counter() - t0) / runs * 1000
-    print(f"to_model_messages of {HISTORY_LIMIT}: built {built:.3f} ms, "
-          f"reused (D57) {cached:.3f} ms")
+    print(
+        f"to_model_messages of {HISTORY_LIMIT}: built {built:.3f} ms, reused (D57) {cached:.3f} ms"
+    )
 
 
 def main() -> None:

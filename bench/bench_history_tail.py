@@ -66,8 +66,9 @@ async def measure(count: int, db_url: str | None, iterations: int) -> None:
     try:
         t0 = time.perf_counter()
         sid = await fill(rt, count)
-        print(f"{rt.store.dialect}: {count:,} messages inserted in "
-              f"{time.perf_counter() - t0:.1f} s")
+        print(
+            f"{rt.store.dialect}: {count:,} messages inserted in {time.perf_counter() - t0:.1f} s"
+        )
         cases: tuple[tuple[str, dict[str, Any]], ...] = (
             ("sessions_history (no tools)", {"include_tools": False}),
             ("with tool results", {}),
@@ -82,8 +83,11 @@ async def measure(count: int, db_url: str | None, iterations: int) -> None:
                 got = await rt.store.history(sid, limit=50, **kw)
                 samples.append((time.perf_counter() - t1) * 1000)
             assert len(got) == 50
-            print("  " + summary(f"last 50 of {count:,}: {label:<28}", samples)
-                  + f"  (target ≤ 5 ms: p50 {statistics.median(samples):.2f})")
+            print(
+                "  "
+                + summary(f"last 50 of {count:,}: {label:<28}", samples)
+                + f"  (target ≤ 5 ms: p50 {statistics.median(samples):.2f})"
+            )
     finally:
         await rt.stop()
 
@@ -97,8 +101,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--iterations", type=int, default=200)
-    ap.add_argument("--pg", action="store_true",
-                    help="also measure on a fresh database of the local PostgreSQL server")
+    ap.add_argument(
+        "--pg",
+        action="store_true",
+        help="also measure on a fresh database of the local PostgreSQL server",
+    )
     args = ap.parse_args()
     asyncio.run(run(args.messages, False, args.iterations))
     if args.pg:

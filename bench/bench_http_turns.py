@@ -28,16 +28,22 @@ from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
 
 
-async def _client(http: aiohttp.ClientSession, url: str, token: str, sessions: list[str],
-                  turns: int, samples: list[float]) -> None:
+async def _client(
+    http: aiohttp.ClientSession,
+    url: str,
+    token: str,
+    sessions: list[str],
+    turns: int,
+    samples: list[float],
+) -> None:
     for i in range(turns):
         key = sessions[i % len(sessions)]
         t0 = time.perf_counter()
-        async with http.post(f"{url}/v1/chat/completions",
-                             json={"model": "crosstalk",
-                                   "messages": [{"role": "user", "content": f"m{i}"}]},
-                             headers={"Authorization": f"Bearer {token}",
-                                      "x-crosstalk-session-key": key}) as resp:
+        async with http.post(
+            f"{url}/v1/chat/completions",
+            json={"model": "crosstalk", "messages": [{"role": "user", "content": f"m{i}"}]},
+            headers={"Authorization": f"Bearer {token}", "x-crosstalk-session-key": key},
+        ) as resp:
             await resp.read()
             if resp.status != 200:
                 raise RuntimeError(f"HTTP {resp.status}: {await resp.text()}")
@@ -50,9 +56,12 @@ async def _load(gw: GatewayProcess, clients: int, turns: int) -> tuple[float, li
     async with aiohttp.ClientSession(connector=conn) as http:
         per = max(1, turns // clients)
         t0 = time.perf_counter()
-        await asyncio.gather(*(
-            _client(http, gw.url, gw.token, [f"bench-{c}-{s}" for s in range(4)], per, samples)
-            for c in range(clients)))
+        await asyncio.gather(
+            *(
+                _client(http, gw.url, gw.token, [f"bench-{c}-{s}" for s in range(4)], per, samples)
+                for c in range(clients)
+            )
+        )
         elapsed = time.perf_counter() - t0
     return len(samples) / elapsed, samples
 
@@ -69,10 +78,10 @@ async def _model_p50(fake: FakeModelServer, n: int = 200) -> float:
     async with aiohttp.ClientSession() as http:
         for i in range(n):
             t0 = time.perf_counter()
-            async with http.post(f"{fake.base_url}/chat/completions",
-                                 json={"model": "fake-model",
-                                       "messages": [{"role": "user", "content": f"m{i}"}]}
-                                 ) as resp:
+            async with http.post(
+                f"{fake.base_url}/chat/completions",
+                json={"model": "fake-model", "messages": [{"role": "user", "content": f"m{i}"}]},
+            ) as resp:
                 await resp.read()
             samples.append((time.perf_counter() - t0) * 1000)
     return statistics.median(samples)
@@ -84,8 +93,7 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
         extra = f"  database:\n    url: {db_url}\n" if db_url else ""
         config = write_config(state / "crosstalk.yaml", state / "state", fake)
         if extra:
-            text = config.read_text(encoding="utf-8").replace(
-                "gateway:\n", "gateway:\n" + extra, 1)
+            text = config.read_text(encoding="utf-8").replace("gateway:\n", "gateway:\n" + extra, 1)
             config.write_text(text, encoding="utf-8")
         async with GatewayProcess(config) as gw:
             await _load(gw, clients, min(200, turns))  # warm-up: model stack, caches
@@ -100,22 +108,29 @@ async def bench(clients: int, turns: int, db_url: str | None) -> None:
             model = await _model_p50(fake)
         s = sorted(samples)
         where = "postgresql" if db_url else "sqlite"
-        print(f"{where}: {clients} clients, {len(s)} turns: {rate:.0f} turns/s, "
-              f"p50 {statistics.median(s):.1f} ms, p95 {s[int(len(s) * 0.95)]:.1f} ms")
-        print(f"{where}: gateway CPU {cpu / len(s) * 1000:.2f} ms/turn "
-              f"(process user+system time over the {len(s)} turns; load-independent); "
-              f"this bench process (clients + fake model) {own / len(s) * 1000:.2f} ms/turn")
-        print(f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
-              f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms, "
-              f"gateway CPU {cpu1 / len(single) * 1000:.2f} ms/turn")
+        print(
+            f"{where}: {clients} clients, {len(s)} turns: {rate:.0f} turns/s, "
+            f"p50 {statistics.median(s):.1f} ms, p95 {s[int(len(s) * 0.95)]:.1f} ms"
+        )
+        print(
+            f"{where}: gateway CPU {cpu / len(s) * 1000:.2f} ms/turn "
+            f"(process user+system time over the {len(s)} turns; load-independent); "
+            f"this bench process (clients + fake model) {own / len(s) * 1000:.2f} ms/turn"
+        )
+        print(
+            f"{where}: one client p50 {statistics.median(single):.2f} ms, fake model p50 "
+            f"{model:.2f} ms, gateway overhead p50 {statistics.median(single) - model:.2f} ms, "
+            f"gateway CPU {cpu1 / len(single) * 1000:.2f} ms/turn"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--turns", type=int, default=2000)
-    ap.add_argument("--pg", action="store_true",
-                    help="use a fresh database on the local PostgreSQL server")
+    ap.add_argument(
+        "--pg", action="store_true", help="use a fresh database on the local PostgreSQL server"
+    )
     args = ap.parse_args()
     if not args.pg:
         asyncio.run(bench(args.clients, args.turns, None))

@@ -39,9 +39,20 @@ async def turns(gw: GatewayProcess, sessions: int, count: int, offset: int) -> N
     per = count // CLIENTS
     samples: list[float] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CLIENTS)) as http:
-        await asyncio.gather(*(
-            _client(http, gw.url, gw.token, s[offset % len(s):] + s[:offset % len(s)], per,
-                    samples) for s in share if s))
+        await asyncio.gather(
+            *(
+                _client(
+                    http,
+                    gw.url,
+                    gw.token,
+                    s[offset % len(s) :] + s[: offset % len(s)],
+                    per,
+                    samples,
+                )
+                for s in share
+                if s
+            )
+        )
 
 
 async def bench(sessions: int, total: int, first: int, db_url: str | None) -> None:
@@ -50,7 +61,8 @@ async def bench(sessions: int, total: int, first: int, db_url: str | None) -> No
         config = write_config(state / "crosstalk.yaml", state / "state", fake)
         if db_url:
             text = config.read_text(encoding="utf-8").replace(
-                "gateway:\n", f"gateway:\n  database:\n    url: {db_url}\n", 1)
+                "gateway:\n", f"gateway:\n  database:\n    url: {db_url}\n", 1
+            )
             config.write_text(text, encoding="utf-8")
         async with GatewayProcess(config) as gw:
             assert gw.proc is not None
@@ -63,11 +75,15 @@ async def bench(sessions: int, total: int, first: int, db_url: str | None) -> No
             after_all = rss_mib(pid)
             elapsed, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     where = "postgresql" if db_url else "sqlite"
-    print(f"{where}: RSS idle {idle:.1f} MiB, after {first:,} turns {after_first:.1f} MiB, "
-          f"after {total:,} turns over {sessions:,} sessions {after_all:.1f} MiB")
-    print(f"{where}: growth from {first:,} to {total:,} turns {after_all - after_first:+.1f} MiB "
-          f"(target ≤ 20 MiB); {total / elapsed:.0f} turns/s, gateway CPU "
-          f"{cpu / total * 1000:.2f} ms/turn")
+    print(
+        f"{where}: RSS idle {idle:.1f} MiB, after {first:,} turns {after_first:.1f} MiB, "
+        f"after {total:,} turns over {sessions:,} sessions {after_all:.1f} MiB"
+    )
+    print(
+        f"{where}: growth from {first:,} to {total:,} turns {after_all - after_first:+.1f} MiB "
+        f"(target ≤ 20 MiB); {total / elapsed:.0f} turns/s, gateway CPU "
+        f"{cpu / total * 1000:.2f} ms/turn"
+    )
 
 
 def main() -> None:

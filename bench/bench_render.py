@@ -17,8 +17,9 @@ from adapters.slack.render import render_chunks as slack_chunks
 from adapters.telegram.render import render_chunks as telegram_chunks
 from bench.common import summary
 
-SOURCE = (Path(__file__).resolve().parents[1] / "tests" / "adapters" / "golden" / "reply.md"
-          ).read_text(encoding="utf-8")
+SOURCE = (
+    Path(__file__).resolve().parents[1] / "tests" / "adapters" / "golden" / "reply.md"
+).read_text(encoding="utf-8")
 PLATFORMS: dict[str, Callable[[str], list[object]]] = {
     "telegram": telegram_chunks,  # type: ignore[dict-item]
     "slack": slack_chunks,  # type: ignore[dict-item]

@@ -1,6 +1,6 @@
 """`sessions_list` latency as the number of sessions grows (target: ≤ 2 ms whatever the count).
 
-    .venv/bin/python -m bench.bench_sessions_list [--sessions 100,1000,10000] [--postgres URL]
+.venv/bin/python -m bench.bench_sessions_list [--sessions 100,1000,10000] [--postgres URL]
 """
 
 from __future__ import annotations
@@ -22,22 +22,42 @@ async def seed(rt: Runtime, count: int) -> None:
     rows = []
     for i in range(count):
         kind = ("group", "other", "cron")[i % 3]
-        key = {"group": f"agent:main:telegram:group:g{i}", "other": f"agent:main:dm:u{i}",
-               "cron": f"agent:main:cron:job{i}"}[kind]
-        rows.append({"key": key, "session_id": f"00000000-0000-4000-8000-{i:012d}",
-                     "agent_id": "main", "kind": kind, "created_at": now - i,
-                     "updated_at": now - i * 1000, "channel": "telegram",
-                     "last_channel": "telegram", "last_to": f"g{i}", "display_name": f"chat {i}"})
+        key = {
+            "group": f"agent:main:telegram:group:g{i}",
+            "other": f"agent:main:dm:u{i}",
+            "cron": f"agent:main:cron:job{i}",
+        }[kind]
+        rows.append(
+            {
+                "key": key,
+                "session_id": f"00000000-0000-4000-8000-{i:012d}",
+                "agent_id": "main",
+                "kind": kind,
+                "created_at": now - i,
+                "updated_at": now - i * 1000,
+                "channel": "telegram",
+                "last_channel": "telegram",
+                "last_to": f"g{i}",
+                "display_name": f"chat {i}",
+            }
+        )
     msgs = []
     for r in rows[:2000]:
         for j in range(5):
             m = TranscriptMessage.text("user" if j % 2 == 0 else "assistant", f"m{j}", now)
-            msgs.append({"session_key": r["key"], "session_id": r["session_id"],
-                         "role": m.role, "content": m.content, "timestamp": now})
+            msgs.append(
+                {
+                    "session_key": r["key"],
+                    "session_id": r["session_id"],
+                    "role": m.role,
+                    "content": m.content,
+                    "timestamp": now,
+                }
+            )
 
     def op(conn: Connection) -> None:
         for start in range(0, len(rows), 5000):
-            conn.execute(insert(S), rows[start:start + 5000])
+            conn.execute(insert(S), rows[start : start + 5000])
         conn.execute(insert(M), msgs)
 
     await rt.store.write(op)
@@ -55,9 +75,11 @@ async def bench(count: int, db_url: str | None, iterations: int) -> None:
         await seed(rt, count)
         entry = await rt.ensure_session("agent:main:main")
         ctx = rt.context_for(entry)
-        for label, args in (("default (limit 50)", {}),
-                            ("kinds=[cron] limit 20", {"kinds": ["cron"], "limit": 20}),
-                            ("messageLimit=3", {"messageLimit": 3})):
+        for label, args in (
+            ("default (limit 50)", {}),
+            ("kinds=[cron] limit 20", {"kinds": ["cron"], "limit": 20}),
+            ("messageLimit=3", {"messageLimit": 3}),
+        ):
             for _ in range(20):
                 await rt.tools.invoke(rt, "sessions_list", args, ctx)
             samples = []
@@ -65,8 +87,12 @@ async def bench(count: int, db_url: str | None, iterations: int) -> None:
                 t0 = time.perf_counter()
                 out = await rt.tools.invoke(rt, "sessions_list", args, ctx)
                 samples.append((time.perf_counter() - t0) * 1000)
-            print(summary(f"{rt.store.dialect} sessions={count:>6} {label:<22} "
-                          f"rows={out['count']:>3}", samples))
+            print(
+                summary(
+                    f"{rt.store.dialect} sessions={count:>6} {label:<22} rows={out['count']:>3}",
+                    samples,
+                )
+            )
     finally:
         await rt.stop()
 

@@ -77,16 +77,21 @@ async def run(counts: list[int], pg: bool, iterations: int) -> None:
     where = "postgresql" if pg else "sqlite"
     for label, _ in CASES:
         first, last = by_count[0][label], by_count[-1][label]
-        print(f"{where}: {label:<22} p50 at {counts[-1]:,} / at {counts[0]:,} sessions = "
-              f"{last / first:.2f}x ({first:.2f} → {last:.2f} ms)")
+        print(
+            f"{where}: {label:<22} p50 at {counts[-1]:,} / at {counts[0]:,} sessions = "
+            f"{last / first:.2f}x ({first:.2f} → {last:.2f} ms)"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", default="100,10000,100000")
     ap.add_argument("--iterations", type=int, default=200)
-    ap.add_argument("--pg", action="store_true",
-                    help="also measure on a fresh database of the local PostgreSQL server")
+    ap.add_argument(
+        "--pg",
+        action="store_true",
+        help="also measure on a fresh database of the local PostgreSQL server",
+    )
     args = ap.parse_args()
     counts = [int(x) for x in args.sessions.split(",")]
     asyncio.run(run(counts, False, args.iterations))

@@ -57,11 +57,13 @@ def _rss_mib(pid: int) -> float:
 
 
 async def _ask(url: str, token: str) -> None:
-    body = {"model": "main", "messages": [{"role": "user", "content": "hello"}],
-            "user": "bench"}
-    async with aiohttp.ClientSession() as http, http.post(
-            url + "v1/chat/completions", json=body,
-            headers={"Authorization": f"Bearer {token}"}) as resp:
+    body = {"model": "main", "messages": [{"role": "user", "content": "hello"}], "user": "bench"}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            url + "v1/chat/completions", json=body, headers={"Authorization": f"Bearer {token}"}
+        ) as resp,
+    ):
         data = await resp.json()
         if resp.status != 200:
             raise SystemExit(f"first reply failed: {resp.status} {data}")
@@ -72,13 +74,21 @@ async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> 
     env = {**os.environ, "CROSSTALK_STATE_DIR": state, "CROSSTALK_GATEWAY_PORT": str(_port())}
     if model_url is not None:
         cfg = Path(state) / "crosstalk.yaml"
-        cfg.write_text(f"models:\n  providers:\n    local:\n      baseUrl: {model_url}\n"
-                       "      apiKey: t\nagents:\n  defaults:\n    model: local/fake-model\n")
+        cfg.write_text(
+            f"models:\n  providers:\n    local:\n      baseUrl: {model_url}\n"
+            "      apiKey: t\nagents:\n  defaults:\n    model: local/fake-model\n"
+        )
         env["CROSSTALK_CONFIG"] = str(cfg)
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "core.cli.main", "gateway", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        sys.executable,
+        "-m",
+        "core.cli.main",
+        "gateway",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     assert proc.stdout is not None
     while True:
         line = await proc.stdout.readline()
@@ -109,20 +119,26 @@ async def run_all(args: argparse.Namespace) -> list[Result]:
 
 def _stats(label: str, values: list[float]) -> str:
     v = sorted(values)
-    return (f"{label}: min={v[0]:.2f} s median={v[len(v) // 2]:.2f} s max={v[-1]:.2f} s "
-            f"(n={len(v)})")
+    return f"{label}: min={v[0]:.2f} s median={v[len(v) // 2]:.2f} s max={v[-1]:.2f} s (n={len(v)})"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--idle", type=float, default=5.0)
-    ap.add_argument("--with-model", action="store_true",
-                    help="configure a model provider (the loopback fake)")
-    ap.add_argument("--first-reply", action="store_true",
-                    help="send one chat completion at ready; print launch → reply")
-    ap.add_argument("--no-compile", action="store_true",
-                    help="do not byte-compile core/, adapters/, plugins/ first")
+    ap.add_argument(
+        "--with-model", action="store_true", help="configure a model provider (the loopback fake)"
+    )
+    ap.add_argument(
+        "--first-reply",
+        action="store_true",
+        help="send one chat completion at ready; print launch → reply",
+    )
+    ap.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="do not byte-compile core/, adapters/, plugins/ first",
+    )
     args = ap.parse_args()
     if not args.no_compile:
         root = Path(__file__).resolve().parents[1]
@@ -134,8 +150,10 @@ def main() -> None:
     if replies:
         print(_stats("launch to first reply", replies))
     model = " (model configured)" if args.with_model or args.first_reply else ""
-    print(f"RSS at ready: {max(r.rss_ready for r in results):.0f} MiB; idle after "
-          f"{args.idle:.0f} s{model} {max(r.rss_idle for r in results):.0f} MiB")
+    print(
+        f"RSS at ready: {max(r.rss_ready for r in results):.0f} MiB; idle after "
+        f"{args.idle:.0f} s{model} {max(r.rss_idle for r in results):.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

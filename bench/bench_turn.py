@@ -47,8 +47,9 @@ async def bench(turns: int, fn: Any, label: str) -> None:
             if i == 20:
                 cpu0 = time.process_time()
             t0 = time.perf_counter()
-            run = await rt.runs.submit(RunRequest(session_key=entry.key, message=f"m{i}",
-                                                  context=ctx))
+            run = await rt.runs.submit(
+                RunRequest(session_key=entry.key, message=f"m{i}", context=ctx)
+            )
             out = await rt.runs.wait(run.id, 10)
             if i >= 20:
                 samples.append((time.perf_counter() - t0) * 1000)

@@ -10,8 +10,7 @@ from typing import Any
 from core.config import CrosstalkConfig, validate_config
 
 
-def temp_config(extra: dict[str, Any] | None = None, db_url: str | None = None
-                ) -> CrosstalkConfig:
+def temp_config(extra: dict[str, Any] | None = None, db_url: str | None = None) -> CrosstalkConfig:
     state = Path(tempfile.mkdtemp(prefix="crosstalk-bench-"))
     raw: dict[str, Any] = {
         "gateway": {"stateDir": str(state), "auth": {"token": "bench"}},
@@ -27,5 +26,7 @@ def temp_config(extra: dict[str, Any] | None = None, db_url: str | None = None
 def summary(name: str, samples_ms: list[float]) -> str:
     s = sorted(samples_ms)
     p95 = s[min(len(s) - 1, int(len(s) * 0.95))]
-    return (f"{name}: n={len(s)} mean={statistics.fmean(s):.2f} ms "
-            f"p50={statistics.median(s):.2f} ms p95={p95:.2f} ms")
+    return (
+        f"{name}: n={len(s)} mean={statistics.fmean(s):.2f} ms "
+        f"p50={statistics.median(s):.2f} ms p95={p95:.2f} ms"
+    )

@@ -41,12 +41,24 @@ class ProfiledGateway(GatewayProcess):
         self.out = out
 
     async def __aenter__(self) -> ProfiledGateway:
-        env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(self.port),
-               "NO_PROXY": "127.0.0.1,localhost"}
+        env = {
+            **os.environ,
+            "CROSSTALK_GATEWAY_PORT": str(self.port),
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.profile_http_turns", "--child", str(self.out),
-            "--config", str(self.config), "gateway",
-            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            sys.executable,
+            "-m",
+            "bench.profile_http_turns",
+            "--child",
+            str(self.out),
+            "--config",
+            str(self.config),
+            "gateway",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         await asyncio.wait_for(self._wait_ready(), 60)
         return self
 
@@ -97,8 +109,9 @@ HOT_SPOTS = {
     "openai chat body, plain walk (D40)": r"core/agent/openai_fast.py:\d+\(transform\)",
     "store writes (one commit each)": r"core/store/store.py:\d+\(write\)",
     "store reads": r"core/store/store.py:\d+\(read\)",
-    "pydantic-ai request preparation (tool schemas)":
-        r"pydantic_ai/models/__init__.py:\d+\(prepare_request\)",
+    "pydantic-ai request preparation (tool schemas)": (
+        r"pydantic_ai/models/__init__.py:\d+\(prepare_request\)"
+    ),
     "HTTP to the model (httpx send)": r"httpx2?/_client.py:\d+\(send\)",
     "metrics (self time)": r"core/observability/",
 }
@@ -112,8 +125,10 @@ def report(path: Path, turns: int, top: int = 15) -> None:
     for (filename, _, _), (_, _, tottime, _, _) in raw.items():
         by_pkg[_package(filename)] += tottime
     calls = stats.total_calls  # type: ignore[attr-defined]
-    print(f"profiled CPU {total / turns * 1000:.1f} ms/turn (inflated by cProfile); "
-          f"{calls / turns:,.0f} Python function calls per turn (load-independent); by package:")
+    print(
+        f"profiled CPU {total / turns * 1000:.1f} ms/turn (inflated by cProfile); "
+        f"{calls / turns:,.0f} Python function calls per turn (load-independent); by package:"
+    )
     for name, t in by_pkg.most_common(top):
         print(f"  {t / total * 100:5.1f}%  {name}")
     print("known hot spots (cumulative share of profiled CPU, calls per turn):")
@@ -133,7 +148,8 @@ async def profile(clients: int, turns: int, out: Path, db_url: str | None = None
         config = write_config(state / "crosstalk.yaml", state / "state", fake)
         if db_url:
             text = config.read_text(encoding="utf-8").replace(
-                "gateway:\n", f"gateway:\n  database:\n    url: {db_url}\n", 1)
+                "gateway:\n", f"gateway:\n  database:\n    url: {db_url}\n", 1
+            )
             config.write_text(text, encoding="utf-8")
         async with ProfiledGateway(config, out) as gw:
             assert gw.proc is not None
@@ -160,8 +176,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--turns", type=int, default=600)
     ap.add_argument("--out", type=Path, default=None, help="keep the pstats file here")
-    ap.add_argument("--pg", action="store_true",
-                    help="use a fresh database on the local PostgreSQL server")
+    ap.add_argument(
+        "--pg", action="store_true", help="use a fresh database on the local PostgreSQL server"
+    )
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="crosstalk-prof-")) / "gateway.prof"
     if not args.pg:

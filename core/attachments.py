@@ -29,16 +29,26 @@ class Attachment(BaseModel):
 
     def part(self) -> dict[str, Any]:
         """The transcript content part (with the file id, which the wire format leaves out)."""
-        out: dict[str, Any] = {"type": "attachment", "kind": self.kind, "name": self.name,
-                               "mime": self.mime, "size": self.size}
+        out: dict[str, Any] = {
+            "type": "attachment",
+            "kind": self.kind,
+            "name": self.name,
+            "mime": self.mime,
+            "size": self.size,
+        }
         if self.file_id:
             out["fileId"] = self.file_id
         return out
 
     @classmethod
     def from_part(cls, part: dict[str, Any]) -> Attachment:
-        return cls(kind=part.get("kind", "file"), name=str(part.get("name") or "file"),
-                   mime=part.get("mime"), size=part.get("size"), file_id=part.get("fileId"))
+        return cls(
+            kind=part.get("kind", "file"),
+            name=str(part.get("name") or "file"),
+            mime=part.get("mime"),
+            size=part.get("size"),
+            file_id=part.get("fileId"),
+        )
 
     def placeholder(self) -> str:
         size = f", {human_size(self.size)}" if self.size is not None else ""

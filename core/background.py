@@ -30,8 +30,7 @@ class BackgroundTasks:
 
     def named(self, name: str) -> list[asyncio.Task[Any]]:
         """Running tasks whose coroutine function is `name` (lets callers await a flow)."""
-        return [t for t in list(self._tasks)
-                if getattr(t.get_coro(), "__name__", "") == name]
+        return [t for t in list(self._tasks) if getattr(t.get_coro(), "__name__", "") == name]
 
     async def cancel_all(self) -> None:
         tasks = list(self._tasks)

@@ -40,6 +40,7 @@ CHANNEL_ALIASES: Mapping[str, str] = {
     "gchat": "googlechat",
 }
 
+
 def normalize_channel(name: object) -> str | None:
     """Trimmed, lowercased, alias-resolved channel id; unknown channels stay lowercased."""
     if not isinstance(name, str):
@@ -119,8 +120,8 @@ def normalize_delivery_context(value: ContextLike) -> DeliveryContext | None:
     """A normalised context, or None when nothing usable is left (reference `undefined`)."""
     if value is None:
         return None
-    ctx = value if isinstance(value, DeliveryContext) else DeliveryContext.model_validate(
-        dict(value)
+    ctx = (
+        value if isinstance(value, DeliveryContext) else DeliveryContext.model_validate(dict(value))
     )
     return None if ctx.is_empty() else ctx
 

@@ -79,8 +79,9 @@ class ToolRefused(ToolError):
     every caller (agent, ``POST /tools/invoke``, MCP) sees the same shape, never an exception.
     """
 
-    def __init__(self, error: str, *, status: str = "forbidden", run_id: str | None = None,
-                 **fields: object) -> None:
+    def __init__(
+        self, error: str, *, status: str = "forbidden", run_id: str | None = None, **fields: object
+    ) -> None:
         super().__init__(error)
         self.error, self.status, self.run_id, self.fields = error, status, run_id, fields
 

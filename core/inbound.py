@@ -36,13 +36,16 @@ class InboundMessage(BaseModel):
     reply_to_bot: bool = False
     reply_to: DeliveryContext
     identities: tuple[str, ...] = Field(
-        default=(), description="platform identities (D16): a repeat of any is a redelivery")
+        default=(), description="platform identities (D16): a repeat of any is a redelivery"
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _clean_text(cls, data: Any) -> Any:
         """D12: every text a platform (or the web chat) hands us, storable before it is used."""
         if isinstance(data, dict):
-            return {k: clean_json(v.model_dump(by_alias=True) if isinstance(v, BaseModel) else v)
-                    for k, v in data.items()}
+            return {
+                k: clean_json(v.model_dump(by_alias=True) if isinstance(v, BaseModel) else v)
+                for k, v in data.items()
+            }
         return data

@@ -166,17 +166,19 @@ def is_key_shaped(value: str | None) -> bool:
 
 
 def _is_group_rest(rest: str) -> bool:
-    return any(
-        rest.startswith(f"{seg}:") or f":{seg}:" in rest for seg in ("group", "channel")
-    )
+    return any(rest.startswith(f"{seg}:") or f":{seg}:" in rest for seg in ("group", "channel"))
 
 
 _ROUTE_MARKERS: dict[str, Literal["direct", "group", "channel"]] = {
-    "group": "group", "channel": "channel", "dm": "direct"}
+    "group": "group",
+    "channel": "channel",
+    "dm": "direct",
+}
 
 
-def route_of_key(session_key: str | None
-                 ) -> tuple[str | None, Literal["direct", "group", "channel"] | None]:
+def route_of_key(
+    session_key: str | None,
+) -> tuple[str | None, Literal["direct", "group", "channel"] | None]:
     """Channel and chat type encoded in a key, prefixed (``agent:<id>:…``) or bare legacy.
 
     The first ``group``/``channel``/``dm`` segment of the key's rest gives the chat type; the
@@ -278,8 +280,10 @@ class KeyModel:
                 self._links.setdefault(_clean(peer), person)
 
     def _agent(self, agent_id: str | None) -> str:
-        return normalize_agent_id(agent_id) if agent_id and agent_id.strip() else (
-            self.default_agent_id
+        return (
+            normalize_agent_id(agent_id)
+            if agent_id and agent_id.strip()
+            else (self.default_agent_id)
         )
 
     def main_session_key(self, agent_id: str | None = None) -> str:
@@ -312,7 +316,8 @@ class KeyModel:
         key = f"agent:{owner}:{rest}"
         if len(key) > MAX_KEY_LENGTH:
             raise InvalidSessionKey(
-                f"invalid session key: longer than {MAX_KEY_LENGTH} characters ({len(key)})")
+                f"invalid session key: longer than {MAX_KEY_LENGTH} characters ({len(key)})"
+            )
         return key
 
     def resolve_input(self, raw: str, requester_agent_id: str) -> str:

@@ -55,9 +55,13 @@ class Runtime:
     def __init__(self, config: CrosstalkConfig, *, store: Store | None = None) -> None:
         self.config = config
         s = config.session
-        self.keys = KeyModel(main_key=s.main_key, scope=s.scope,
-                             default_agent_id=config.default_agent_id(), dm_scope=s.dm_scope,
-                             identity_links=s.identity_links)
+        self.keys = KeyModel(
+            main_key=s.main_key,
+            scope=s.scope,
+            default_agent_id=config.default_agent_id(),
+            dm_scope=s.dm_scope,
+            identity_links=s.identity_links,
+        )
         self.state_dir = config.resolve_state_dir()
         self.store = store or Store(config.database_url(), self.state_dir)
         self.channels = ChannelRegistry()
@@ -77,20 +81,37 @@ class Runtime:
 
         lanes = Lanes({"subagent": config.agents.defaults.subagents.max_concurrent})
         self.runs = RunManager(self.store, PydanticAITurnExecutor(self), lanes)
-        self.services = CoreServices(config=config, keys=self.keys, store=self.store,
-                                     gate=self.gate, runs=self.runs, models=self.models,
-                                     background=self.background)
+        self.services = CoreServices(
+            config=config,
+            keys=self.keys,
+            store=self.store,
+            gate=self.gate,
+            runs=self.runs,
+            models=self.models,
+            background=self.background,
+        )
         self.subagents = SubagentRegistry(self.services)
         self.cron = CronService(self.services)
         base = self.services.fields()
-        self.tool_env = ToolServices(**base, cron=self.cron, subagents=self.subagents,
-                                     send_limiter=self.send_limiter)
-        command_env = CommandServices(**base, cron=self.cron, subagents=self.subagents,
-                                 pairing=self.access.pairing, commands=self.commands)
+        self.tool_env = ToolServices(
+            **base, cron=self.cron, subagents=self.subagents, send_limiter=self.send_limiter
+        )
+        command_env = CommandServices(
+            **base,
+            cron=self.cron,
+            subagents=self.subagents,
+            pairing=self.access.pairing,
+            commands=self.commands,
+        )
         from core.routing.router import Router
 
-        self.router: Router = Router(self.services, access=self.access, channels=self.channels,
-                                     commands=self.commands, command_env=command_env)
+        self.router: Router = Router(
+            self.services,
+            access=self.access,
+            channels=self.channels,
+            commands=self.commands,
+            command_env=command_env,
+        )
         self.metrics = Metrics()
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
@@ -110,8 +131,11 @@ class Runtime:
             from core.cluster.rate import check_send_rate
 
             self.send_limiter.counter = partial(check_send_rate, self.store, self.send_limiter)
-        self.channel_lease = SoleProcessLease(self.process.id, self.leases.ttl_ms) \
-            if self.cluster.alone else self.leases
+        self.channel_lease = (
+            SoleProcessLease(self.process.id, self.leases.ttl_ms)
+            if self.cluster.alone
+            else self.leases
+        )
         self._adapters: list[ChannelAdapter] = []
         self.state: LifecycleState = "created"
         self.plugins: list[str] = []
@@ -131,12 +155,15 @@ class Runtime:
 
     # ---- lifecycle ------------------------------------------------------------------------
 
-    async def start(self, *, adapters: list[ChannelAdapter] | None = None,
-                    probe_models: bool = True) -> None:
+    async def start(
+        self, *, adapters: list[ChannelAdapter] | None = None, probe_models: bool = True
+    ) -> None:
         """created → starting → running; a runtime starts once (LifecycleError otherwise)."""
         if self.state != "created":
-            raise LifecycleError(f"the runtime cannot start: it is {self.state} "
-                                 "(a runtime starts once; build a new one)")
+            raise LifecycleError(
+                f"the runtime cannot start: it is {self.state} "
+                "(a runtime starts once; build a new one)"
+            )
         self.state = "starting"
         # Plugins first: one that is missing or fails to register stops the start cleanly.
         self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
@@ -226,8 +253,9 @@ class Runtime:
     def tool_names_for(self, session_key: str, agent_id: str) -> list[str]:
         return tool_names_for(self.config, self.tools.names, session_key, agent_id)
 
-    def context_for(self, entry: SessionEntry, *, via: str = "agent",
-                    origin: DeliveryContext | None = None) -> ToolContext:
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext:
         """The tool context of a run in `entry`: identity comes from here, not the model."""
         return self.services.context_for(entry, via=via, origin=origin)
 

@@ -44,19 +44,28 @@ class SessionStore(Protocol):
     def transcript_path(self, session_id: str) -> Path: ...
     async def get_session(self, key: str) -> SessionEntry | None: ...
     async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]: ...
-    async def find_sessions(self, text: str, *, spawned_by: str | None = None,
-                            limit: int = 8) -> list[SessionEntry]: ...
-    async def find_by_label(self, label: str, *, agent_id: str | None = None,
-                            spawned_by: str | None = None, limit: int = 2
-                            ) -> list[SessionEntry]: ...
-    async def update_session(self, key: str, *, touch: bool = True, **fields: Any
-                             ) -> SessionEntry: ...
+    async def find_sessions(
+        self, text: str, *, spawned_by: str | None = None, limit: int = 8
+    ) -> list[SessionEntry]: ...
+    async def find_by_label(
+        self,
+        label: str,
+        *,
+        agent_id: str | None = None,
+        spawned_by: str | None = None,
+        limit: int = 2,
+    ) -> list[SessionEntry]: ...
+    async def update_session(
+        self, key: str, *, touch: bool = True, **fields: Any
+    ) -> SessionEntry: ...
     async def set_label(self, key: str, label: str | None) -> SessionEntry: ...
     async def delete_session(self, key: str) -> bool: ...
-    async def history(self, session_id: str, *, limit: int | None = None,
-                      include_tools: bool = True) -> list[TranscriptMessage]: ...
-    async def recent_messages(self, session_ids: Iterable[str], per_session: int
-                              ) -> dict[str, list[TranscriptMessage]]: ...
+    async def history(
+        self, session_id: str, *, limit: int | None = None, include_tools: bool = True
+    ) -> list[TranscriptMessage]: ...
+    async def recent_messages(
+        self, session_ids: Iterable[str], per_session: int
+    ) -> dict[str, list[TranscriptMessage]]: ...
     async def last_run(self, session_key: str) -> RunRecord | None: ...
 
 
@@ -78,11 +87,11 @@ class PluginServices(Protocol):
 
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
     def is_sandboxed(self, session_key: str) -> bool: ...
-    def context_for(self, entry: SessionEntry, *, via: str = "agent",
-                    origin: DeliveryContext | None = None) -> ToolContext: ...
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext: ...
     async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
-    async def start_run(self, request: RunRequest, *, check_policy: bool = True
-                        ) -> RunRecord: ...
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord: ...
 
 
 class Services(PluginServices, Protocol):
@@ -129,11 +138,13 @@ class CoreServices:
             return self.keys.kind(session_key) != "main"
         return False
 
-    def context_for(self, entry: SessionEntry, *, via: str = "agent",
-                    origin: DeliveryContext | None = None) -> ToolContext:
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext:
         """The tool context of a run in `entry`: identity comes from here, not the model."""
         return ToolContext(
-            session_key=entry.key, agent_id=entry.agent_id,
+            session_key=entry.key,
+            agent_id=entry.agent_id,
             origin=origin or session_target(entry),
             sandboxed=via == "agent" and self.is_sandboxed(entry.key),
             via="http" if via == "http" else "agent",
@@ -141,7 +152,8 @@ class CoreServices:
 
     async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
         return await self.store.ensure_session(
-            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields)
+            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields
+        )
 
     async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
         """Admit a run; a session whose send policy denies it refuses (decision D5)."""

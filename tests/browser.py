@@ -12,9 +12,16 @@ from typing import Any
 import aiohttp
 
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+    "--remote-debugging-address=127.0.0.1",
 )
 
 
@@ -36,8 +43,13 @@ class Browser:
         exe = chromium_path()
         assert exe, "chromium is not installed"
         self.proc = await asyncio.create_subprocess_exec(
-            exe, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "about:blank",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            exe,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={self.profile}",
+            "about:blank",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         port_file = self.profile / "DevToolsActivePort"
         port = await asyncio.wait_for(self._read_port(port_file), 30)
         self._http = aiohttp.ClientSession()
@@ -59,8 +71,9 @@ class Browser:
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         assert self._ws is not None
         msg_id = next(self._ids)
-        await self._ws.send_str(json.dumps({"id": msg_id, "method": method,
-                                            "params": params or {}}))
+        await self._ws.send_str(
+            json.dumps({"id": msg_id, "method": method, "params": params or {}})
+        )
         while True:
             frame = json.loads((await asyncio.wait_for(self._ws.receive(), 30)).data)
             if frame.get("id") == msg_id:
@@ -70,8 +83,10 @@ class Browser:
                 return result
 
     async def evaluate(self, expression: str) -> Any:
-        res = await self.send("Runtime.evaluate", {"expression": expression,
-                                                   "returnByValue": True, "awaitPromise": True})
+        res = await self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
         if "exceptionDetails" in res and res["result"].get("className") == "SyntaxError":
             raise AssertionError(f"bad script: {res['result'].get('description')}")
         return res["result"].get("value")
@@ -82,12 +97,14 @@ class Browser:
 
     async def wait_for(self, expression: str, timeout: float = 15.0) -> Any:
         """Re-evaluate `expression` until it is truthy, within a deadline."""
+
         async def loop() -> Any:
             while True:
                 value = await self.evaluate(expression)
                 if value:
                     return value
                 await asyncio.sleep(0.05)  # DOM polling: the page offers no event to await here
+
         return await asyncio.wait_for(loop(), timeout)
 
     async def __aexit__(self, *exc: object) -> None:

@@ -50,8 +50,9 @@ def reply_for(said: str) -> str:
     fourth message, else a one-liner."""
     n = int(said[1:]) if said[1:].isdigit() else 0
     if n % 4 == 3:
-        return "\n".join(f"{said} line {k:03d} " + "lorem ipsum dolor sit amet " * 3
-                         for k in range(110))
+        return "\n".join(
+            f"{said} line {k:03d} " + "lorem ipsum dolor sit amet " * 3 for k in range(110)
+        )
     return f"echo: {said}"
 
 
@@ -76,11 +77,13 @@ class ChaosReport:
     problems: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        return (f"{self.backend}: messages={self.messages} kills={self.kills} "
-                f"duplicates={self.duplicates} losses={self.losses} aborted={self.aborted} "
-                f"resent_after_crash={self.resent_after_crash} "
-                f"failed_deliveries={self.failed_deliveries} chunks={self.chunks_sent} "
-                f"({self.seconds:.1f}s)")
+        return (
+            f"{self.backend}: messages={self.messages} kills={self.kills} "
+            f"duplicates={self.duplicates} losses={self.losses} aborted={self.aborted} "
+            f"resent_after_crash={self.resent_after_crash} "
+            f"failed_deliveries={self.failed_deliveries} chunks={self.chunks_sent} "
+            f"({self.seconds:.1f}s)"
+        )
 
 
 Fake = FakeTelegram | FakeSlack | FakeWhatsApp | FakeSignal
@@ -88,42 +91,59 @@ Fake = FakeTelegram | FakeSlack | FakeWhatsApp | FakeSignal
 
 def _channel_yaml(fake: Fake) -> str:
     if isinstance(fake, FakeTelegram):
-        return ("channels:\n  telegram:\n    dmPolicy: open\n    streaming: 'off'\n"
-                f"    botToken: \"{fake.token}\"\n    apiBaseUrl: {fake.base_url}\n")
+        return (
+            "channels:\n  telegram:\n    dmPolicy: open\n    streaming: 'off'\n"
+            f'    botToken: "{fake.token}"\n    apiBaseUrl: {fake.base_url}\n'
+        )
     if isinstance(fake, FakeWhatsApp):
-        return ("channels:\n  whatsapp:\n    dmPolicy: open\n"
-                f"    phoneNumberId: \"{fake.phone_number_id}\"\n"
-                f"    accessToken: {fake.token}\n    appSecret: {fake.app_secret}\n"
-                f"    verifyToken: {fake.verify_token}\n    apiBaseUrl: {fake.api_base}\n")
+        return (
+            "channels:\n  whatsapp:\n    dmPolicy: open\n"
+            f'    phoneNumberId: "{fake.phone_number_id}"\n'
+            f"    accessToken: {fake.token}\n    appSecret: {fake.app_secret}\n"
+            f"    verifyToken: {fake.verify_token}\n    apiBaseUrl: {fake.api_base}\n"
+        )
     if isinstance(fake, FakeSignal):
-        return ("channels:\n  signal:\n    dmPolicy: open\n"
-                f"    account: \"{fake.account}\"\n    httpUrl: {fake.base_url}\n")
-    return ("channels:\n  slack:\n    dmPolicy: open\n    streaming: 'off'\n"
-            f"    botToken: {fake.bot_token}\n    appToken: {fake.app_token}\n"
-            f"    apiBaseUrl: {fake.base_url}\n")
+        return (
+            "channels:\n  signal:\n    dmPolicy: open\n"
+            f'    account: "{fake.account}"\n    httpUrl: {fake.base_url}\n'
+        )
+    return (
+        "channels:\n  slack:\n    dmPolicy: open\n    streaming: 'off'\n"
+        f"    botToken: {fake.bot_token}\n    appToken: {fake.app_token}\n"
+        f"    apiBaseUrl: {fake.base_url}\n"
+    )
 
 
-def _config(path: Path, state: Path, model: FakeModelServer, fake: Fake,
-            db_url: str | None) -> Path:
+def _config(
+    path: Path, state: Path, model: FakeModelServer, fake: Fake, db_url: str | None
+) -> Path:
     db = f"  database:\n    url: {db_url}\n" if db_url else ""
     path.write_text(
         "gateway:\n"
         f"  stateDir: {state}\n"
-        "  auth:\n    token: e2e-token\n  reconcileAfterSeconds: 1\n" + db +
-        "models:\n  providers:\n    fake:\n"
+        "  auth:\n    token: e2e-token\n  reconcileAfterSeconds: 1\n"
+        + db
+        + "models:\n  providers:\n    fake:\n"
         f"      baseUrl: {model.base_url}\n      apiKey: test\n"
         "agents:\n  defaults:\n    model: fake/fake-model\n"
         "session:\n  dmScope: per-channel-peer\n" + _channel_yaml(fake),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return path
 
 
 async def _settled(store: Store, sent: list[str]) -> bool:
     """Every message stored, no run in flight, no delivery pending, every ok run delivered."""
+
     def check(c: Any) -> bool:
-        users = {m.content[0].get("text") for m in c.execute(
-            select(MessageRow.__table__.c.content).where(  # type: ignore[attr-defined]
-                MessageRow.__table__.c.role == "user"))}  # type: ignore[attr-defined]
+        users = {
+            m.content[0].get("text")
+            for m in c.execute(
+                select(MessageRow.__table__.c.content).where(  # type: ignore[attr-defined]
+                    MessageRow.__table__.c.role == "user"
+                )
+            )
+        }  # type: ignore[attr-defined]
         if not set(sent) <= users:
             return False
         runs = c.execute(select(RunRow.__table__.c.status)).scalars().all()  # type: ignore[attr-defined]
@@ -132,11 +152,14 @@ async def _settled(store: Store, sent: list[str]) -> bool:
         # in this order: a delivery opened between two statements is seen by the second
         d, r = DeliveryRow.__table__, RunRow.__table__  # type: ignore[attr-defined]
         undelivered = select(r.c.id).where(
-            r.c.status == "ok", r.c.deliver.is_(True),
-            ~select(d.c.id).where(d.c.run_id == r.c.id).exists())
+            r.c.status == "ok",
+            r.c.deliver.is_(True),
+            ~select(d.c.id).where(d.c.run_id == r.c.id).exists(),
+        )
         if c.execute(undelivered).first() is not None:
             return False
         return c.execute(select(d.c.id).where(d.c.outcome == "pending")).first() is None
+
     return bool(await store.read(check))
 
 
@@ -145,8 +168,12 @@ class _People:
 
     def __init__(self, platform: str) -> None:
         self.platform = platform
-        fakes: dict[str, type[Fake]] = {"telegram": FakeTelegram, "slack": FakeSlack,
-                                        "whatsapp": FakeWhatsApp, "signal": FakeSignal}
+        fakes: dict[str, type[Fake]] = {
+            "telegram": FakeTelegram,
+            "slack": FakeSlack,
+            "whatsapp": FakeWhatsApp,
+            "signal": FakeSignal,
+        }
         self.fake: Fake = fakes[platform]()
         if isinstance(self.fake, FakeSlack):
             self.fake.redeliver_on_connect = True
@@ -164,20 +191,24 @@ class _People:
         elif isinstance(self.fake, FakeSignal):
             self.fake.user_message(f"+1555000{chat}", said)
         else:
-            await self.fake.queue_event(self.fake.message_event(f"D0{chat}", said,
-                                                                user=f"U0{chat}"))
+            await self.fake.queue_event(
+                self.fake.message_event(f"D0{chat}", said, user=f"U0{chat}")
+            )
 
     def shown(self) -> Counter[tuple[str, str]]:
         """(chat, text with white space folded) of every message the bot posted, with how often:
-    renderers may trim what a chunk ends with."""
+        renderers may trim what a chunk ends with."""
         if isinstance(self.fake, FakeTelegram):
-            return Counter((str(c.params["chat_id"]), " ".join(str(c.params["text"]).split()))
-                           for c in self.fake.calls_for("sendMessage") if c.status == 200)
+            return Counter(
+                (str(c.params["chat_id"]), " ".join(str(c.params["text"]).split()))
+                for c in self.fake.calls_for("sendMessage")
+                if c.status == 200
+            )
         if isinstance(self.fake, FakeWhatsApp | FakeSignal):
-            return Counter((str(m["to"]), " ".join(str(m["text"]).split()))
-                           for m in self.fake.sent)
-        return Counter((str(m["channel"]), " ".join(str(m["text"]).split()))
-                       for m in self.fake.posted)
+            return Counter((str(m["to"]), " ".join(str(m["text"]).split())) for m in self.fake.sent)
+        return Counter(
+            (str(m["channel"]), " ".join(str(m["text"]).split())) for m in self.fake.posted
+        )
 
 
 async def _state(store: Store) -> dict[str, Any]:
@@ -186,17 +217,28 @@ async def _state(store: Store) -> dict[str, Any]:
     m = MessageRow.__table__  # type: ignore[attr-defined]
 
     def op(c: Any) -> dict[str, Any]:
-        return {"users": c.execute(select(func.count()).select_from(m).where(
-                    m.c.role == "user")).scalar_one(),
-                "runs": dict(Counter(c.execute(select(r.c.status)).scalars().all())),
-                "deliveries": dict(Counter(c.execute(select(d.c.outcome)).scalars().all()))}
+        return {
+            "users": c.execute(
+                select(func.count()).select_from(m).where(m.c.role == "user")
+            ).scalar_one(),
+            "runs": dict(Counter(c.execute(select(r.c.status)).scalars().all())),
+            "deliveries": dict(Counter(c.execute(select(d.c.outcome)).scalars().all())),
+        }
+
     result: dict[str, Any] = await store.read(op)
     return result
 
 
-async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, burst: int = 6,
-                    seed: int = 1, kill_within: float = 1.5, platform: str = "telegram"
-                    ) -> ChaosReport:
+async def run_chaos(
+    tmp: Path,
+    *,
+    db_url: str | None = None,
+    rounds: int = 3,
+    burst: int = 6,
+    seed: int = 1,
+    kill_within: float = 1.5,
+    platform: str = "telegram",
+) -> ChaosReport:
     """`rounds` start → burst → SIGKILL cycles, then a clean run until settled; the report."""
     rng = random.Random(seed)
     report = ChaosReport(f"{platform}/{'postgresql' if db_url else 'sqlite'}")
@@ -226,8 +268,10 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
         async with GatewayProcess(cfg, port) as final:
             store = Store(db_url or f"sqlite+aiosqlite:///{state}/crosstalk.db", state)
             try:
+
                 async def settled() -> bool:
                     return await _settled(store, sent)
+
                 try:
                     await eventually(settled, timeout=120)
                 except AssertionError:
@@ -237,8 +281,11 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
             finally:
                 await store.close()
             if report.problems:
-                report.problems += [ln.rstrip() for ln in final.output
-                                    if "Error" in ln or "WARNING" in ln or "ERROR" in ln]
+                report.problems += [
+                    ln.rstrip()
+                    for ln in final.output
+                    if "Error" in ln or "WARNING" in ln or "ERROR" in ln
+                ]
     finally:
         await tg.stop()
         await model.stop()
@@ -247,8 +294,7 @@ async def run_chaos(tmp: Path, *, db_url: str | None = None, rounds: int = 3, bu
     return report
 
 
-async def _analyse(store: Store, people: _People, sent: list[str], report: ChaosReport
-                   ) -> None:
+async def _analyse(store: Store, people: _People, sent: list[str], report: ChaosReport) -> None:
     m, r = MessageRow.__table__, RunRow.__table__  # type: ignore[attr-defined]
     d, ch = DeliveryRow.__table__, DeliveryChunkRow.__table__  # type: ignore[attr-defined]
 
@@ -256,8 +302,11 @@ async def _analyse(store: Store, people: _People, sent: list[str], report: Chaos
         users = c.execute(select(m.c.id, m.c.content).where(m.c.role == "user")).all()
         runs = c.execute(select(r.c.id, r.c.input_message_id, r.c.status)).all()
         deliveries = c.execute(select(d.c.id, d.c.run_id, d.c.outcome, d.c.to)).all()
-        chunks = c.execute(select(ch.c.delivery_id, ch.c.chunk_index, ch.c.text, ch.c.state,
-                                  ch.c.platform_message_id)).all()
+        chunks = c.execute(
+            select(
+                ch.c.delivery_id, ch.c.chunk_index, ch.c.text, ch.c.state, ch.c.platform_message_id
+            )
+        ).all()
         return users, runs, deliveries, chunks
 
     users, runs, deliveries, chunks = await store.read(load)
@@ -305,20 +354,30 @@ async def _analyse(store: Store, people: _People, sent: list[str], report: Chaos
         rows = sorted(chunks_of.get(did, []), key=lambda row: row[1])
         # the adapter chunks (and renders) the reply its own way: together, the whole reply
         if [w for row in rows for w in row[2].split()] != reply_for(said).split():
-            problem("loss", f"{said}: delivery {did} chunks differ from the reply: "
-                            f"{[(row[1], row[2][:40], row[3]) for row in rows]}")
+            problem(
+                "loss",
+                f"{said}: delivery {did} chunks differ from the reply: "
+                f"{[(row[1], row[2][:40], row[3]) for row in rows]}",
+            )
         for _, index, chunk_text, state, message_id in rows:
             times = shown[(str(to).removeprefix("channel:"), " ".join(chunk_text.split()))]
             if state == "pending":
-                problem("loss", f"{said}: chunk {index} still in doubt (delivery {did} "
-                                f"{outcome}: {[(x[1], x[3]) for x in rows]})")
+                problem(
+                    "loss",
+                    f"{said}: chunk {index} still in doubt (delivery {did} "
+                    f"{outcome}: {[(x[1], x[3]) for x in rows]})",
+                )
             elif state == "resent_after_crash":
                 report.resent_after_crash += 1
                 if times not in (1, 2):
-                    problem("duplicate" if times > 2 else "loss",
-                            f"{said}: resent chunk {index} shown {times} times")
+                    problem(
+                        "duplicate" if times > 2 else "loss",
+                        f"{said}: resent chunk {index} shown {times} times",
+                    )
             elif state == "sent":
                 report.chunks_sent += 1
                 if times != 1 or not message_id:
-                    problem("duplicate" if times > 1 else "loss",
-                            f"{said}: chunk {index} shown {times} times")
+                    problem(
+                        "duplicate" if times > 1 else "loss",
+                        f"{said}: chunk {index} shown {times} times",
+                    )

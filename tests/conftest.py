@@ -34,12 +34,12 @@ settings.register_profile("ci", deadline=None, suppress_health_check=[HealthChec
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-
 def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in extra.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) \
-            else v
+        out[k] = (
+            deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        )
     return out
 
 
@@ -61,8 +61,7 @@ def make_config(tmp_path: Path, fake_model: FakeModelServer) -> ConfigFactory:
     def factory(extra: dict[str, Any] | None = None) -> CrosstalkConfig:
         raw: dict[str, Any] = {
             "gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "test-token"}},
-            "models": {"providers": {"fake": {"baseUrl": fake_model.base_url,
-                                              "apiKey": "test"}}},
+            "models": {"providers": {"fake": {"baseUrl": fake_model.base_url, "apiKey": "test"}}},
             "agents": {"defaults": {"model": "fake/fake-model"}},
         }
         return validate_config(deep_merge(raw, extra or {}))
@@ -78,8 +77,9 @@ async def make_runtime(make_config: ConfigFactory) -> AsyncIterator[RuntimeFacto
     """`await make_runtime({...}, adapters=[...])`: a started runtime, stopped after the test."""
     started: list[Runtime] = []
 
-    async def factory(extra: dict[str, Any] | None = None, *, adapters: list[Any] | None = None
-                      ) -> Runtime:
+    async def factory(
+        extra: dict[str, Any] | None = None, *, adapters: list[Any] | None = None
+    ) -> Runtime:
         rt = Runtime(make_config(extra))
         await rt.start(adapters=adapters or [], probe_models=False)
         started.append(rt)

@@ -37,8 +37,9 @@ def write_config(path: Path, state_dir: Path, fake: FakeModelServer, extra: str 
 class GatewayProcess:
     """`async with GatewayProcess(config) as gw:` — started, healthy, then stopped by SIGTERM."""
 
-    def __init__(self, config: Path, port: int | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, port: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.config = config
         self.extra_env = env or {}
         self.port = port or free_port()
@@ -49,11 +50,23 @@ class GatewayProcess:
         self._drainer: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> GatewayProcess:
-        env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(self.port),
-               "NO_PROXY": "127.0.0.1,localhost", **self.extra_env}
+        env = {
+            **os.environ,
+            "CROSSTALK_GATEWAY_PORT": str(self.port),
+            "NO_PROXY": "127.0.0.1,localhost",
+            **self.extra_env,
+        }
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "core.cli.main", "--config", str(self.config), "gateway",
-            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            sys.executable,
+            "-m",
+            "core.cli.main",
+            "--config",
+            str(self.config),
+            "gateway",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         await asyncio.wait_for(self._wait_ready(), 30)
         return self
 
@@ -86,21 +99,26 @@ class GatewayProcess:
             self.proc.terminate()
             await asyncio.wait_for(self.proc.wait(), 20)
 
-    async def request(self, method: str, path: str, body: Any = None,
-                      headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    async def request(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
         hdrs = {"Authorization": f"Bearer {self.token}", **(headers or {})}
-        async with aiohttp.ClientSession() as http, http.request(
-                method, self.url + path, json=body, headers=hdrs) as resp:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.request(method, self.url + path, json=body, headers=hdrs) as resp,
+        ):
             text = await resp.text()
             try:
                 return resp.status, json.loads(text)
             except ValueError:
                 return resp.status, text
 
-    async def invoke(self, tool: str, args: dict[str, Any], session: str = "main"
-                     ) -> dict[str, Any]:
-        status, body = await self.request("POST", "/tools/invoke",
-                                          {"tool": tool, "args": args, "sessionKey": session})
+    async def invoke(
+        self, tool: str, args: dict[str, Any], session: str = "main"
+    ) -> dict[str, Any]:
+        status, body = await self.request(
+            "POST", "/tools/invoke", {"tool": tool, "args": args, "sessionKey": session}
+        )
         assert status == 200, body
         details: dict[str, Any] = body["result"]["details"]
         return details

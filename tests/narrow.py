@@ -45,12 +45,14 @@ class EchoExecutor:
         self.store = store
         self.turns: list[str] = []
 
-    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
-                       on_delta: DeltaSink | None) -> TurnResult:
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
+    ) -> TurnResult:
         self.turns.append(request.message)
         reply = f"echo: {request.message}"
         await self.store.append_messages(
-            entry, [TranscriptMessage.text("assistant", reply, now_ms(), run_id=run.id)])
+            entry, [TranscriptMessage.text("assistant", reply, now_ms(), run_id=run.id)]
+        )
         return TurnResult(reply)
 
 
@@ -69,26 +71,41 @@ class Parts:
 
 
 @asynccontextmanager
-async def narrow_parts(tmp_path: Path, extra: dict[str, Any] | None = None, *,
-                       channel: str = "webchat") -> AsyncIterator[Parts]:
+async def narrow_parts(
+    tmp_path: Path, extra: dict[str, Any] | None = None, *, channel: str = "webchat"
+) -> AsyncIterator[Parts]:
     """Everything below the runtime, wired as core.runtime wires it, opened and closed."""
-    config = validate_config(deep_merge(
-        {"gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "t"}}},
-        extra or {}))
+    config = validate_config(
+        deep_merge(
+            {"gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "t"}}}, extra or {}
+        )
+    )
     store = Store(f"sqlite+aiosqlite:///{tmp_path}/unit.db", tmp_path)
     s = config.session
     from core.keys import KeyModel
 
-    keys = KeyModel(main_key=s.main_key, scope=s.scope, default_agent_id=config.default_agent_id(),
-                    dm_scope=s.dm_scope, identity_links=s.identity_links)
+    keys = KeyModel(
+        main_key=s.main_key,
+        scope=s.scope,
+        default_agent_id=config.default_agent_id(),
+        dm_scope=s.dm_scope,
+        identity_links=s.identity_links,
+    )
     channels = ChannelRegistry()
     gate = OutboundGate(store, channels, None)
     access = Admission(config, store, gate)
     executor = EchoExecutor(store)
     runs = RunManager(store, executor, Lanes({"subagent": 2}))
     background = BackgroundTasks("unit")
-    services = CoreServices(config=config, keys=keys, store=store, gate=gate, runs=runs,
-                            models=ModelResolver(config), background=background)
+    services = CoreServices(
+        config=config,
+        keys=keys,
+        store=store,
+        gate=gate,
+        runs=runs,
+        models=ModelResolver(config),
+        background=background,
+    )
     subagents = SubagentRegistry(services)
     cron = CronService(services)
     cron.run_loop = False
@@ -96,13 +113,18 @@ async def narrow_parts(tmp_path: Path, extra: dict[str, Any] | None = None, *,
     for plugin in (session_tools, cron_tools, chat_commands):
         plugin.register(PluginContext(plugin.__name__, tools=tools, commands=commands))
     base = services.fields()
-    tool_env = ToolServices(**base, cron=cron, subagents=subagents,
-                            send_limiter=SendRateLimiter(
-                                config.tools.sessions.send_rate_per_minute))
-    command_env = CommandServices(**base, cron=cron, subagents=subagents, pairing=access.pairing,
-                             commands=commands)
-    router = Router(services, access=access, channels=channels, commands=commands,
-                    command_env=command_env)
+    tool_env = ToolServices(
+        **base,
+        cron=cron,
+        subagents=subagents,
+        send_limiter=SendRateLimiter(config.tools.sessions.send_rate_per_minute),
+    )
+    command_env = CommandServices(
+        **base, cron=cron, subagents=subagents, pairing=access.pairing, commands=commands
+    )
+    router = Router(
+        services, access=access, channels=channels, commands=commands, command_env=command_env
+    )
     adapter = RecordingAdapter(channel=channel)
     await store.open()
     runs.add_listener(router.on_run_finished)
@@ -111,8 +133,9 @@ async def narrow_parts(tmp_path: Path, extra: dict[str, Any] | None = None, *,
     await subagents.start()
     await cron.start()
     try:
-        yield Parts(config, store, adapter, executor, runs, tools, commands, tool_env,
-                    command_env, router)
+        yield Parts(
+            config, store, adapter, executor, runs, tools, commands, tool_env, command_env, router
+        )
     finally:
         await cron.stop()
         await subagents.stop()

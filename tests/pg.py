@@ -38,5 +38,6 @@ async def fresh_pg_database() -> AsyncIterator[str]:
         yield f"{base}/{name}"
     finally:
         await conn.execute(  # type: ignore[attr-defined]
-            f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+        )
         await conn.close()  # type: ignore[attr-defined]

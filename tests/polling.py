@@ -11,8 +11,9 @@ from core.runtime import Runtime
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 10.0,
-                     what: str = "condition") -> T:
+async def eventually(
+    check: Callable[[], Awaitable[T | None]], timeout: float = 10.0, what: str = "condition"
+) -> T:
     """Re-run `check` until it returns something truthy (and return it), or fail at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -62,9 +62,13 @@ COMPOSITION_ROOTS = {"core/runtime.py", "core/gateway/server.py"}
 KNOWN_RUNTIME_IMPORTS = {
     # The HTTP edge: aiohttp handlers read the runtime from the app (appkeys.RUNTIME) that the
     # gateway server (a composition root) builds; a narrower gateway environment is future work.
-    "core/gateway/appkeys.py", "core/gateway/channel_stats.py", "core/gateway/http_hooks.py",
-    "core/gateway/idempotency.py", "core/gateway/openai_run.py",
-    "core/gateway/openai_target.py", "core/mcp/server.py",
+    "core/gateway/appkeys.py",
+    "core/gateway/channel_stats.py",
+    "core/gateway/http_hooks.py",
+    "core/gateway/idempotency.py",
+    "core/gateway/openai_run.py",
+    "core/gateway/openai_target.py",
+    "core/mcp/server.py",
 }
 
 
@@ -81,13 +85,16 @@ def test_only_composition_roots_import_the_runtime() -> None:
     """Features get narrow environments (core.services, ToolEnv, CommandEnv, TurnEnv), even for
     type hints: a TYPE_CHECKING import of core.runtime is a new importer too."""
     importers = {m for m in runtime_importers() if not m.startswith("core/cli/")}
-    assert importers - COMPOSITION_ROOTS - KNOWN_RUNTIME_IMPORTS == set(), \
+    assert importers - COMPOSITION_ROOTS - KNOWN_RUNTIME_IMPORTS == set(), (
         "only the composition roots may import core.runtime"
+    )
 
 
 def _module_graph() -> dict[str, set[str]]:
-    paths = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-             for p in CORE.rglob("*.py")}
+    paths = {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in CORE.rglob("*.py")
+    }
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))

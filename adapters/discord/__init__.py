@@ -13,5 +13,7 @@ __all__ = ["DiscordAdapter", "build"]
 
 def build(section: DiscordConfig, runtime: object = None, **options: Any) -> list[ChannelAdapter]:
     """One adapter per account of `channels.discord`; `options` tune timeouts (tests)."""
-    return [DiscordAdapter(account, account_id, **options)
-            for account_id, account in section.iter_accounts()]
+    return [
+        DiscordAdapter(account, account_id, **options)
+        for account_id, account in section.iter_accounts()
+    ]

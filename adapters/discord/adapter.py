@@ -47,10 +47,14 @@ from core.errors import (
 log = logging.getLogger(__name__)
 
 # Gateway close codes that retrying cannot fix: auth failed, bad shard, bad/privileged intents.
-_FATAL_CLOSE = {4004: "token rejected by the gateway (4004)", 4010: "invalid shard (4010)",
-                4011: "sharding required (4011)", 4012: "invalid API version (4012)",
-                4013: "invalid intents (4013)",
-                4014: "privileged intents not enabled for this bot (4014)"}
+_FATAL_CLOSE = {
+    4004: "token rejected by the gateway (4004)",
+    4010: "invalid shard (4010)",
+    4011: "sharding required (4011)",
+    4012: "invalid API version (4012)",
+    4013: "invalid intents (4013)",
+    4014: "privileged intents not enabled for this bot (4014)",
+}
 _API_VERSION_RE = re.compile(r"/api/v\d+$")
 
 
@@ -76,7 +80,8 @@ def _set_global(owner: type, name: str, value: object) -> None:
     if key in _applied and _applied[key] != value and getattr(owner, name) == _applied[key]:
         raise ChannelUnavailable(
             f"discord: {key} is already set to {_applied[key]} for another account; "
-            "discord.py supports one API/gateway endpoint per process")
+            "discord.py supports one API/gateway endpoint per process"
+        )
     setattr(owner, name, value)
     _applied[key] = value
 
@@ -163,14 +168,19 @@ class DiscordAdapter(EditablePreviews):
         token = secret_value(self.config.token)
         if not token:
             self._failed = "no token configured"
-            raise ChannelUnavailable(f"{self._label()}: no token configured "
-                                     "(channels.discord.token)")
+            raise ChannelUnavailable(
+                f"{self._label()}: no token configured (channels.discord.token)"
+            )
         apply_endpoint_overrides(self.config.api_base_url, self.config.gateway_url)
         self._sink, self._token, self._failed = sink, token, None
         self._ready = asyncio.Event()
         self._sup = ConnectionSupervisor(
-            self._label(), self, backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease, lease_name=f"channel:{CHANNEL}:{self.account_id}")
+            self._label(),
+            self,
+            backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease,
+            lease_name=f"channel:{CHANNEL}:{self.account_id}",
+        )
         try:
             await self._sup.start()
         except ChannelUnavailable:
@@ -209,18 +219,26 @@ class DiscordAdapter(EditablePreviews):
         intents.message_content = True  # privileged: without it guild text arrives blank
         # model text must not ping @everyone/@here or roles
         mentions = discord.AllowedMentions(everyone=False, roles=False, users=True)
-        return _Client(self, intents=intents, guild_ready_timeout=self.guild_ready_timeout,
-                       heartbeat_timeout=30.0, max_ratelimit_timeout=30.0,
-                       allowed_mentions=mentions,
-                       enable_debug_events=True)  # on_socket_raw_receive: last receive time
+        return _Client(
+            self,
+            intents=intents,
+            guild_ready_timeout=self.guild_ready_timeout,
+            heartbeat_timeout=30.0,
+            max_ratelimit_timeout=30.0,
+            allowed_mentions=mentions,
+            enable_debug_events=True,
+        )  # on_socket_raw_receive: last receive time
 
     # The Connection the supervisor drives (core.channels.supervisor). A closed
     # discord.Client cannot be reopened, so each connection logs a fresh one in.
 
     async def prepare(self) -> None:
         """Log in over REST (enough to send, in standby too)."""
-        if self._client is not None and not self._client.is_closed() \
-                and self._client.user is not None:
+        if (
+            self._client is not None
+            and not self._client.is_closed()
+            and self._client.user is not None
+        ):
             return
         client = self._client = self._new_client()
         try:
@@ -237,12 +255,16 @@ class DiscordAdapter(EditablePreviews):
         client = self._client
         assert client is not None
         self._ready.clear()
-        self._gateway = asyncio.create_task(client.connect(reconnect=self.reconnect),
-                                            name=f"discord-gateway:{self.account_id}")
+        self._gateway = asyncio.create_task(
+            client.connect(reconnect=self.reconnect), name=f"discord-gateway:{self.account_id}"
+        )
         ready = asyncio.create_task(self._ready.wait())
         try:
-            await asyncio.wait({ready, self._gateway}, timeout=self.start_timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {ready, self._gateway},
+                timeout=self.start_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         finally:
             ready.cancel()
         if self._gateway.done():
@@ -337,13 +359,17 @@ class DiscordAdapter(EditablePreviews):
             if kind == "user":
                 return await client.create_dm(discord.Object(snowflake))
             found = client.get_channel(snowflake)
-            return found if isinstance(found, discord.abc.Messageable) else \
-                client.get_partial_messageable(snowflake)
+            return (
+                found
+                if isinstance(found, discord.abc.Messageable)
+                else client.get_partial_messageable(snowflake)
+            )
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
 
-    async def send_text(self, target: DeliveryContext, text: str, *,
-                        ref: ChunkRef | None = None) -> SendReceipt:
+    async def send_text(
+        self, target: DeliveryContext, text: str, *, ref: ChunkRef | None = None
+    ) -> SendReceipt:
         """Send one chunk; with `ref`, as `nonce` + `enforce_nonce` (D16), so a resend of the
         same chunk within Discord's nonce window returns the first message instead."""
         dest = await self._dest(target)
@@ -357,8 +383,9 @@ class DiscordAdapter(EditablePreviews):
         receipt = await self.send_text(target, _preview(text))
         return str(receipt.message_id)
 
-    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
-                    final: bool) -> None:
+    async def _edit(
+        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
+    ) -> None:
         dest = await self._dest(target)
         content = text if final else _preview(text)
         try:

@@ -64,9 +64,15 @@ def _text_of(message: discord.Message) -> str:
 def attachments_of(message: discord.Message) -> tuple[Attachment, ...]:
     """Uploaded files; the CDN URL is the handle the adapter fetches image bytes with."""
     return tuple(
-        Attachment(kind="voice" if a.is_voice_message() else kind_of_mime(a.content_type),
-                   name=a.filename, mime=a.content_type, size=a.size, file_id=a.url)
-        for a in message.attachments)
+        Attachment(
+            kind="voice" if a.is_voice_message() else kind_of_mime(a.content_type),
+            name=a.filename,
+            mime=a.content_type,
+            size=a.size,
+            file_id=a.url,
+        )
+        for a in message.attachments
+    )
 
 
 def _chat_of(
@@ -86,9 +92,7 @@ def _chat_of(
     return None
 
 
-def to_inbound(
-    message: discord.Message, *, bot_id: int, account_id: str
-) -> InboundMessage | None:
+def to_inbound(message: discord.Message, *, bot_id: int, account_id: str) -> InboundMessage | None:
     """The InboundMessage for a user's post, or None for what the agent must never see.
 
     Dropped: the bot's own posts (the gateway echoes them), other bots and webhooks, system
@@ -121,7 +125,9 @@ def to_inbound(
         mentioned=_is_mentioned(message, bot_id),
         reply_to_bot=_replies_to_bot(message, bot_id),
         reply_to=DeliveryContext(
-            channel=CHANNEL, to=format_to(post_to), account_id=account_id,
+            channel=CHANNEL,
+            to=format_to(post_to),
+            account_id=account_id,
             thread_id=str(thread_id) if thread_id is not None else None,
         ),
         identities=(f"msg:{message.id}",),  # snowflakes are unique across channels (D16)

@@ -56,9 +56,16 @@ class SignalAdapter(ChannelAdapter):
     text_limit = TEXT_LIMIT
     reconcile = "resend"  # signal-cli cannot be asked what was sent, nor dedupe a resend
 
-    def __init__(self, config: SignalAccountConfig, account_id: str = "default",
-                 env: ChannelEnv | None = None, *, retry_initial: float = 1.0,
-                 retry_max: float = 60.0, connect_timeout: float = 15.0) -> None:
+    def __init__(
+        self,
+        config: SignalAccountConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
+        *,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+        connect_timeout: float = 15.0,
+    ) -> None:
         self.config = config
         self.account_id = account_id
         self.account = (config.account or "").strip()
@@ -115,8 +122,12 @@ class SignalAdapter(ChannelAdapter):
         self._sink = sink
         self._rpc = SignalRpc(self.config.http_url, self.account)
         self._sup = ConnectionSupervisor(
-            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease, lease_name=f"channel:{CHANNEL}:{self.account_id}")
+            self.name,
+            self,
+            backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease,
+            lease_name=f"channel:{CHANNEL}:{self.account_id}",
+        )
         try:
             await self._sup.start()
         except ChannelUnavailable:
@@ -159,14 +170,15 @@ class SignalAdapter(ChannelAdapter):
             headers["Last-Event-ID"] = "0"
             self._floor_ms = self.cursor.since_ms - REPLAY_SLACK_MS
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
-        session = self._stream = aiohttp.ClientSession(timeout=timeout, read_bufsize=2 ** 20)
+        session = self._stream = aiohttp.ClientSession(timeout=timeout, read_bufsize=2**20)
         url = f"{self.config.http_url}/api/v1/events"
         try:
             resp = await session.get(url, params={"account": self.account}, headers=headers)
             if resp.status == 400:
                 resp.release()
-                raise _Rejected(f"signal-cli at {self.config.http_url} has no account "
-                                f"{self.account}")
+                raise _Rejected(
+                    f"signal-cli at {self.config.http_url} has no account {self.account}"
+                )
             if resp.status != 200:
                 resp.release()
                 raise ConnectionError(f"event stream answered HTTP {resp.status}")
@@ -229,14 +241,21 @@ class SignalAdapter(ChannelAdapter):
         received = envelope.get("serverReceivedTimestamp") or envelope.get("timestamp") or 0
         if self._floor_ms is not None and int(received) < self._floor_ms:
             return  # from before this start, replayed because no cursor was known
-        msg = to_inbound(envelope, account_id=self.account_id, bot=self.account,
-                         edits=self.config.edits_start_turn)
+        msg = to_inbound(
+            envelope,
+            account_id=self.account_id,
+            bot=self.account,
+            edits=self.config.edits_start_turn,
+        )
         if msg is None or self._sink is None:
             return
         if msg.mentioned:  # the names people see for the bot, for mention_patterns
             mentions = (envelope.get("dataMessage") or {}).get("mentions") or []
-            self._names.update(str(m["name"]) for m in mentions if isinstance(m, dict)
-                               and m.get("number") == self.account and m.get("name"))
+            self._names.update(
+                str(m["name"])
+                for m in mentions
+                if isinstance(m, dict) and m.get("number") == self.account and m.get("name")
+            )
         self._owe_receipt(msg)
         await self._sink(msg)
 
@@ -264,8 +283,9 @@ class SignalAdapter(ChannelAdapter):
     def _client(self, target: DeliveryContext) -> tuple[SignalRpc, str]:
         rpc = self._rpc
         if rpc is None or self.status().state in ("stopped", "failed"):
-            raise ChannelUnavailable(f"{self.name} is not connected "
-                                     f"({self.status().detail or self.status().state})")
+            raise ChannelUnavailable(
+                f"{self.name} is not connected ({self.status().detail or self.status().state})"
+            )
         to = (target.to or "").strip()
         if not to or not any(target_params(to).values()):
             raise ChannelUnavailable(f"{self.name}: no target")

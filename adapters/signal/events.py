@@ -27,8 +27,9 @@ class Event:
     data: str
 
 
-async def read_events(resp: aiohttp.ClientResponse, on_traffic: Callable[[], None]
-                      ) -> AsyncIterator[Event]:
+async def read_events(
+    resp: aiohttp.ClientResponse, on_traffic: Callable[[], None]
+) -> AsyncIterator[Event]:
     """Events of one open stream until it ends; `on_traffic` for every line (keep-alives
     included, so the watchdog sees a live stream)."""
     last_id: str | None = None

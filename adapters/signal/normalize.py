@@ -41,15 +41,17 @@ def with_mentions(text: str, mentions: list[dict[str, Any]], bot: str) -> tuple[
     one of the mentions is the bot."""
     units = text.encode("utf-16-le")
     addressed = False
-    ordered = sorted((m for m in mentions if isinstance(m, dict)),
-                     key=lambda m: int(m.get("start") or 0), reverse=True)
+    ordered = sorted(
+        (m for m in mentions if isinstance(m, dict)),
+        key=lambda m: int(m.get("start") or 0),
+        reverse=True,
+    )
     for m in ordered:
         start, length = int(m.get("start") or 0), int(m.get("length") or 1)
         is_bot = bool(bot) and m.get("number") == bot
         addressed = addressed or is_bot
         name = str(bot if is_bot else m.get("name") or m.get("number") or m.get("uuid") or "")
-        units = units[:start * 2] + f"@{name}".encode("utf-16-le") + \
-            units[(start + length) * 2:]
+        units = units[: start * 2] + f"@{name}".encode("utf-16-le") + units[(start + length) * 2 :]
     return units.decode("utf-16-le"), addressed
 
 
@@ -62,8 +64,15 @@ def attachments_of(data: dict[str, Any]) -> tuple[Attachment, ...]:
         kind = kind_of_mime(mime)
         if kind == "audio" and not a.get("filename"):
             kind = "voice"  # a voice note has no file name
-        out.append(Attachment(kind=kind, name=str(a.get("filename") or f"{kind}"),
-                              mime=mime, size=a.get("size"), file_id=str(a["id"])))
+        out.append(
+            Attachment(
+                kind=kind,
+                name=str(a.get("filename") or f"{kind}"),
+                mime=mime,
+                size=a.get("size"),
+                file_id=str(a["id"]),
+            )
+        )
     return tuple(out)
 
 
@@ -79,22 +88,28 @@ def data_of(envelope: dict[str, Any], *, edits: bool) -> tuple[dict[str, Any], s
     return None
 
 
-def to_inbound(envelope: dict[str, Any], *, account_id: str, bot: str, edits: bool = False
-               ) -> InboundMessage | None:
+def to_inbound(
+    envelope: dict[str, Any], *, account_id: str, bot: str, edits: bool = False
+) -> InboundMessage | None:
     """One envelope as the router wants it; None for everything that is no user message."""
     sender = sender_of(envelope)
     found = data_of(envelope, edits=edits)
     if sender is None or found is None or sender == bot or envelope.get("sourceUuid") == bot:
         return None
     data, edit_identity = found
-    if data.get("reaction") or data.get("remoteDelete") or data.get("isExpirationUpdate") \
-            or data.get("storyContext"):
+    if (
+        data.get("reaction")
+        or data.get("remoteDelete")
+        or data.get("isExpirationUpdate")
+        or data.get("storyContext")
+    ):
         return None
     group = data.get("groupInfo") if isinstance(data.get("groupInfo"), dict) else None
     if group is not None and group.get("type", "DELIVER") != "DELIVER":
         return None  # a group update, not a message
-    text, mentioned = with_mentions(str(data.get("message") or ""),
-                                    list(data.get("mentions") or []), bot)
+    text, mentioned = with_mentions(
+        str(data.get("message") or ""), list(data.get("mentions") or []), bot
+    )
     attachments = attachments_of(data)
     if not text and not attachments:
         return None
@@ -104,11 +119,19 @@ def to_inbound(envelope: dict[str, Any], *, account_id: str, bot: str, edits: bo
     chat_id = str(group["groupId"]) if group is not None else sender
     to = f"group:{chat_id}" if group is not None else sender
     return InboundMessage(
-        channel=CHANNEL, account_id=account_id, chat_type=chat_type, chat_id=chat_id,
-        sender_id=sender, sender_name=envelope.get("sourceName") or None,
+        channel=CHANNEL,
+        account_id=account_id,
+        chat_type=chat_type,
+        chat_id=chat_id,
+        sender_id=sender,
+        sender_name=envelope.get("sourceName") or None,
         chat_title=group.get("groupName") if group is not None else None,
-        text=text, attachments=attachments, message_id=str(timestamp),
-        timestamp_ms=timestamp or None, mentioned=mentioned,
+        text=text,
+        attachments=attachments,
+        message_id=str(timestamp),
+        timestamp_ms=timestamp or None,
+        mentioned=mentioned,
         reply_to_bot=bool(bot) and bot in (quote.get("authorNumber"), quote.get("author")),
         identities=(edit_identity or identity_of(envelope, timestamp),),
-        reply_to=DeliveryContext(channel=CHANNEL, to=to, account_id=account_id))
+        reply_to=DeliveryContext(channel=CHANNEL, to=to, account_id=account_id),
+    )

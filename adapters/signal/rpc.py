@@ -42,8 +42,9 @@ def rpc_error(exc: RpcError, where: str) -> DeliveryError:
     text = f"{where}: {exc.message} (signal-cli error {exc.code})"
     lower = exc.message.lower()
     if exc.code == -5 or "rate limit" in lower:
-        retry = _retry_after((exc.data or {}).get("response") if isinstance(exc.data, dict)
-                             else None)
+        retry = _retry_after(
+            (exc.data or {}).get("response") if isinstance(exc.data, dict) else None
+        )
         return RateLimited(text, retry or 5.0)
     if exc.code == -4 or "not a member" in lower or "not allowed" in lower:
         return TargetForbidden(text)
@@ -63,8 +64,11 @@ def _retry_after(response: Any) -> float | None:
 
 def send_outcome(result: Any, where: str) -> str:
     """The sent message's timestamp (its id), or the delivery error its results name."""
-    results = [r for r in (result or {}).get("results") or [] if isinstance(r, dict)] \
-        if isinstance(result, dict) else []
+    results = (
+        [r for r in (result or {}).get("results") or [] if isinstance(r, dict)]
+        if isinstance(result, dict)
+        else []
+    )
     timestamp = result.get("timestamp") if isinstance(result, dict) else None
     if timestamp is None:
         raise DeliveryError(f"{where}: signal-cli answered without a timestamp")
@@ -79,8 +83,11 @@ def send_outcome(result: Any, where: str) -> str:
     if kind == "UNREGISTERED_FAILURE":
         return _raise(TargetNotFound(f"{text} (not a Signal user)"))
     if kind == "IDENTITY_FAILURE":
-        return _raise(TargetForbidden(f"{text} (the recipient's safety number changed; "
-                                      "trust it with `signal-cli trust`)"))
+        return _raise(
+            TargetForbidden(
+                f"{text} (the recipient's safety number changed; trust it with `signal-cli trust`)"
+            )
+        )
     return _raise(ChannelUnavailable(text))
 
 
@@ -129,8 +136,12 @@ class SignalRpc:
 
     async def call(self, method: str, params: dict[str, Any], where: str) -> Any:
         """One JSON-RPC call; delivery errors as the gate expects them."""
-        body = {"jsonrpc": "2.0", "method": method, "id": next(self._ids),
-                "params": {"account": self.account, **params}}
+        body = {
+            "jsonrpc": "2.0",
+            "method": method,
+            "id": next(self._ids),
+            "params": {"account": self.account, **params},
+        }
         try:
             async with self.http.post(f"{self.http_url}/api/v1/rpc", json=body) as resp:
                 if resp.status not in (200, 201):
@@ -140,9 +151,14 @@ class SignalRpc:
             raise ChannelUnavailable(f"{where}: signal-cli unreachable: {exc}") from exc
         if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
             error = answer["error"]
-            raise rpc_error(RpcError(int(error.get("code") or 0),
-                                     str(error.get("message") or "error"), error.get("data")),
-                            where)
+            raise rpc_error(
+                RpcError(
+                    int(error.get("code") or 0),
+                    str(error.get("message") or "error"),
+                    error.get("data"),
+                ),
+                where,
+            )
         return answer.get("result") if isinstance(answer, dict) else None
 
     async def send(self, to: str, text: str, styles: list[str], where: str) -> str:
@@ -155,8 +171,11 @@ class SignalRpc:
         await self.call("sendTyping", target_params(to), where)
 
     async def read_receipt(self, sender: str, timestamps: list[int], where: str) -> None:
-        await self.call("sendReceipt", {"recipient": sender, "targetTimestamp": timestamps,
-                                        "type": "read"}, where)
+        await self.call(
+            "sendReceipt",
+            {"recipient": sender, "targetTimestamp": timestamps, "type": "read"},
+            where,
+        )
 
     async def attachment(self, attachment_id: str, where: str) -> str:
         result = await self.call("getAttachment", {"id": attachment_id}, where)

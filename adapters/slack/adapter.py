@@ -75,11 +75,18 @@ class SlackAdapter(EditablePreviews):
     reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
     chunk_refs = True
 
-    def __init__(self, config: SlackAccountConfig, account_id: str = "default",
-                 env: ChannelEnv | None = None, *,
-                 timeout: float = 10.0, connect_timeout: float = 15.0,
-                 retry_initial: float = 1.0, retry_max: float = 60.0,
-                 ping_interval: float = 10.0) -> None:
+    def __init__(
+        self,
+        config: SlackAccountConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
+        *,
+        timeout: float = 10.0,
+        connect_timeout: float = 15.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+        ping_interval: float = 10.0,
+    ) -> None:
         self.config = config
         self.account_id = account_id
         self.mode = config.mode
@@ -95,8 +102,7 @@ class SlackAdapter(EditablePreviews):
         self._handler: AsyncSocketModeHandler | None = None
         self._bot: BotIdentity | None = None
         self._seen = SeenEvents()
-        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = \
-            asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[None]]] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._names: dict[str, str | None] = {}
         self._titles: dict[str, str] = {}
@@ -163,9 +169,12 @@ class SlackAdapter(EditablePreviews):
         self._app = self._make_app(self._client)
         self._spawn(self._drain())
         self._sup = ConnectionSupervisor(
-            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max),
+            self.name,
+            self,
+            backoff=Backoff(self.retry_initial, self.retry_max),
             lease=self.connection_lease if self.mode == "socket" else None,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}")
+            lease_name=f"channel:{CHANNEL}:{self.account_id}",
+        )
         try:
             await self._sup.start()
         except ChannelUnavailable:
@@ -196,17 +205,21 @@ class SlackAdapter(EditablePreviews):
     def _make_client(self, token: str) -> AsyncWebClient:
         base = self.config.api_base_url
         if base:  # a fake or proxy: no hidden SDK retries, they would mask its failures
-            return AsyncWebClient(token=token, base_url=f"{base}/api/", timeout=int(self._timeout),
-                                  retry_handlers=[])
+            return AsyncWebClient(
+                token=token, base_url=f"{base}/api/", timeout=int(self._timeout), retry_handlers=[]
+            )
         return AsyncWebClient(token=token, timeout=int(self._timeout))
 
     def _make_app(self, client: AsyncWebClient) -> AsyncApp:
         http = self.mode == "http"
-        app = AsyncApp(client=client, logger=log.getChild("bolt"),
-                       signing_secret=secret_value(self.config.signing_secret) if http else "",
-                       request_verification_enabled=http,
-                       attaching_conversation_kwargs_enabled=False,
-                       process_before_response=True)  # ack once stored (D16)
+        app = AsyncApp(
+            client=client,
+            logger=log.getChild("bolt"),
+            signing_secret=secret_value(self.config.signing_secret) if http else "",
+            request_verification_enabled=http,
+            attaching_conversation_kwargs_enabled=False,
+            process_before_response=True,
+        )  # ack once stored (D16)
 
         async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
             """Slack forgets an event once it is acked, so the ack waits until the router has
@@ -232,8 +245,12 @@ class SlackAdapter(EditablePreviews):
         except SlackApiError as exc:
             self._raise_if_auth(exc, "botToken")
             raise
-        self._bot = BotIdentity(user_id=str(auth["user_id"]), bot_id=auth.get("bot_id"),
-                                user_name=auth.get("user"), team_id=auth.get("team_id"))
+        self._bot = BotIdentity(
+            user_id=str(auth["user_id"]),
+            bot_id=auth.get("bot_id"),
+            user_name=auth.get("user"),
+            team_id=auth.get("team_id"),
+        )
 
     async def open(self) -> None:
         """Socket Mode: open the websocket. HTTP mode receives on the gateway's server."""
@@ -260,15 +277,18 @@ class SlackAdapter(EditablePreviews):
             self._raise_if_auth(exc, "appToken")
             raise
         await self._close_handler()
-        handler = AsyncSocketModeHandler(self._app, app_token=app_token,
-                                         ping_interval=self._ping_interval)
+        handler = AsyncSocketModeHandler(
+            self._app, app_token=app_token, ping_interval=self._ping_interval
+        )
         handler.client.wss_uri = str(opened["url"])
         handler.client.on_message_listeners.append(self._on_frame)
         self._frame_ms = int(time.time() * 1000)
         self._handler = handler
         try:
-            await asyncio.wait_for(handler.connect_async(),  # type: ignore[no-untyped-call]
-                                   self._connect_timeout)
+            await asyncio.wait_for(
+                handler.connect_async(),  # type: ignore[no-untyped-call]
+                self._connect_timeout,
+            )
         except BaseException:
             await self._close_handler()
             raise
@@ -318,17 +338,25 @@ class SlackAdapter(EditablePreviews):
 
     # ---- inbound --------------------------------------------------------------------------
 
-    def _accept(self, event: dict[str, Any], event_id: str | None = None
-                ) -> asyncio.Future[None] | None:
+    def _accept(
+        self, event: dict[str, Any], event_id: str | None = None
+    ) -> asyncio.Future[None] | None:
         """Filter and de-duplicate synchronously (no await), so a mention pair cannot race.
 
         Returns a future that is done once the message has been handed to the router."""
-        if event.get("subtype") == "message_changed" and self.config.edits_start_turn and \
-                isinstance(event.get("message"), dict):  # edits are no turn unless configured
+        if (
+            event.get("subtype") == "message_changed"
+            and self.config.edits_start_turn
+            and isinstance(event.get("message"), dict)
+        ):  # edits are no turn unless configured
             inner = event["message"]
             edit_ts = (inner.get("edited") or {}).get("ts") or event.get("event_ts")
-            event = {**inner, "channel": event.get("channel"),
-                     "channel_type": event.get("channel_type"), "_edit": str(edit_ts)}
+            event = {
+                **inner,
+                "channel": event.get("channel"),
+                "channel_type": event.get("channel_type"),
+                "_edit": str(edit_ts),
+            }
             event.pop("subtype", None)
         reason = ignore_reason(event, self._bot)
         if reason is not None:
@@ -337,7 +365,8 @@ class SlackAdapter(EditablePreviews):
         if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
             self._kinds[str(event["channel"])] = chat_type_of(event)
         if not event.get("_edit") and not self._seen.first_time(
-                str(event["channel"]), str(event["ts"]), event_id):
+            str(event["channel"]), str(event["ts"]), event_id
+        ):
             return None
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(({**event, "_event_id": event_id} if event_id else event, done))
@@ -361,13 +390,24 @@ class SlackAdapter(EditablePreviews):
         title, known = await self._chat_info(channel_id, event)
         chat_type = chat_type_of(event, known)
         sender = sender_name_of(event) or await self._user_name(str(event["user"]))
-        msg = to_inbound(event, account_id=self.account_id, bot=self._bot, chat_type=chat_type,
-                         sender_name=sender, chat_title=None if chat_type == "direct" else title,
-                         event_id=event.get("_event_id"))
+        msg = to_inbound(
+            event,
+            account_id=self.account_id,
+            bot=self._bot,
+            chat_type=chat_type,
+            sender_name=sender,
+            chat_title=None if chat_type == "direct" else title,
+            event_id=event.get("_event_id"),
+        )
         if event.get("_edit"):  # each edit is its own message
-            msg = msg.model_copy(update={"identities": (
-                *(f"event:{e}" for e in [event.get("_event_id")] if e),
-                f"edit:{channel_id}:{event['ts']}:{event['_edit']}")})
+            msg = msg.model_copy(
+                update={
+                    "identities": (
+                        *(f"event:{e}" for e in [event.get("_event_id")] if e),
+                        f"edit:{channel_id}:{event['ts']}:{event['_edit']}",
+                    )
+                }
+            )
         if self._sink is not None:
             await self._sink(msg)
 
@@ -378,15 +418,21 @@ class SlackAdapter(EditablePreviews):
             try:
                 user = (await self._client.users_info(user=user_id)).get("user") or {}
                 profile = user.get("profile") or {}
-                name = profile.get("display_name") or profile.get("real_name") or \
-                    user.get("real_name") or user.get("name") or None
+                name = (
+                    profile.get("display_name")
+                    or profile.get("real_name")
+                    or user.get("real_name")
+                    or user.get("name")
+                    or None
+                )
             except (SlackApiError, *_NETWORK_ERRORS) as exc:
                 log.debug("%s: users.info %s failed: %s", self.name, user_id, exc)
             self._names[user_id] = name
         return self._names.get(user_id)
 
-    async def _chat_info(self, channel_id: str, event: dict[str, Any]
-                         ) -> tuple[str | None, ChatType | None]:
+    async def _chat_info(
+        self, channel_id: str, event: dict[str, Any]
+    ) -> tuple[str | None, ChatType | None]:
         """Channel name and kind, asked once per channel (best effort, ``channels:read``)."""
         if event.get("channel_type") == "im":
             return None, "direct"
@@ -394,7 +440,8 @@ class SlackAdapter(EditablePreviews):
             self._info_tried.add(channel_id)
             try:
                 info = (await self._client.conversations_info(channel=channel_id)).get(
-                    "channel") or {}
+                    "channel"
+                ) or {}
             except (SlackApiError, *_NETWORK_ERRORS) as exc:
                 log.debug("%s: conversations.info %s failed: %s", self.name, channel_id, exc)
                 info = {}
@@ -402,8 +449,12 @@ class SlackAdapter(EditablePreviews):
                 self._titles[channel_id] = str(info["name"])
             if info and channel_id not in self._kinds:
                 self._kinds[channel_id] = (
-                    "direct" if info.get("is_im") else
-                    "group" if info.get("is_mpim") or info.get("is_private") else "channel")
+                    "direct"
+                    if info.get("is_im")
+                    else "group"
+                    if info.get("is_mpim") or info.get("is_private")
+                    else "channel"
+                )
         return self._titles.get(channel_id), self._kinds.get(channel_id)
 
     # ---- outbound -------------------------------------------------------------------------
@@ -421,12 +472,20 @@ class SlackAdapter(EditablePreviews):
         allowed = {"files.slack.com"}
         if self.config.api_base_url:
             allowed.add(urlsplit(self.config.api_base_url).netloc)
-        if client is None or not client.token or urlsplit(url).scheme not in ("https", "http") \
-                or urlsplit(url).netloc not in allowed:
+        if (
+            client is None
+            or not client.token
+            or urlsplit(url).scheme not in ("https", "http")
+            or urlsplit(url).netloc not in allowed
+        ):
             return None
         headers = {"Authorization": f"Bearer {client.token}"}
-        async with aiohttp.ClientSession() as http, http.get(
-                url, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)) as resp:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(
+                url, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)
+            ) as resp,
+        ):
             if resp.status != 200:
                 raise ChannelUnavailable(f"{self.name}: file download failed ({resp.status})")
             return await resp.read()
@@ -440,16 +499,20 @@ class SlackAdapter(EditablePreviews):
             raise ChannelUnavailable(f"{self.name}: no target chat")
         return client, channel
 
-    async def send_text(self, target: DeliveryContext, text: str, *,
-                        ref: ChunkRef | None = None) -> SendReceipt:
+    async def send_text(
+        self, target: DeliveryContext, text: str, *, ref: ChunkRef | None = None
+    ) -> SendReceipt:
         """Send one chunk; with `ref`, its delivery id rides along as message metadata (D16)
         so that :meth:`find_chunk` can tell after a crash whether it was posted."""
         client, channel = self._where(target)
         thread_ts = str(target.thread_id) if target.thread_id is not None else None
         try:
             resp = await client.chat_postMessage(
-                channel=channel, text=text, thread_ts=thread_ts,
-                metadata=_metadata(ref) if ref is not None else None)
+                channel=channel,
+                text=text,
+                thread_ts=thread_ts,
+                metadata=_metadata(ref) if ref is not None else None,
+            )
         except SlackApiError as exc:
             raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
         except _NETWORK_ERRORS as exc:
@@ -460,12 +523,14 @@ class SlackAdapter(EditablePreviews):
         receipt = await self.send_text(target, _preview(text))
         return str(receipt.message_id)
 
-    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
-                    final: bool) -> None:
+    async def _edit(
+        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
+    ) -> None:
         client, channel = self._where(target)
         try:
-            await client.chat_update(channel=channel, ts=message_id,
-                                     text=text if final else _preview(text))
+            await client.chat_update(
+                channel=channel, ts=message_id, text=text if final else _preview(text)
+            )
         except SlackApiError as exc:
             raise map_api_error(exc, where=f"{self.name} chat.update {channel}") from exc
         except _NETWORK_ERRORS as exc:
@@ -480,19 +545,22 @@ class SlackAdapter(EditablePreviews):
         try:
             if target.thread_id is not None:
                 resp = await client.conversations_replies(
-                    channel=channel, ts=str(target.thread_id), include_all_metadata=True,
-                    limit=200)
+                    channel=channel, ts=str(target.thread_id), include_all_metadata=True, limit=200
+                )
             else:
                 resp = await client.conversations_history(
-                    channel=channel, include_all_metadata=True, limit=200)
+                    channel=channel, include_all_metadata=True, limit=200
+                )
         except (SlackApiError, *_NETWORK_ERRORS) as exc:
             log.warning("%s: looking up delivery %s failed: %s", self.name, ref.delivery_id, exc)
             return None
         want = _metadata(ref)
         for message in resp.get("messages") or []:
             meta = message.get("metadata") or {}
-            if meta.get("event_type") == want["event_type"] and \
-                    meta.get("event_payload") == want["event_payload"]:
+            if (
+                meta.get("event_type") == want["event_type"]
+                and meta.get("event_payload") == want["event_payload"]
+            ):
                 return SendReceipt(message_id=str(message.get("ts")))
         return None
 
@@ -503,5 +571,7 @@ def _preview(md: str) -> str:
 
 
 def _metadata(ref: ChunkRef) -> dict[str, Any]:
-    return {"event_type": "crosstalk_delivery",
-            "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index}}
+    return {
+        "event_type": "crosstalk_delivery",
+        "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index},
+    }

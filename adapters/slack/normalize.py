@@ -32,20 +32,44 @@ CHANNEL = "slack"
 USER_SUBTYPES = frozenset({None, "thread_broadcast", "file_share", "me_message"})
 
 _CHANNEL_TYPES: dict[str, ChatType] = {
-    "im": "direct", "channel": "channel", "group": "group", "mpim": "group"}
+    "im": "direct",
+    "channel": "channel",
+    "group": "group",
+    "mpim": "group",
+}
 
 #: Errors that mean the token itself is bad: retrying cannot help.
-AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
-                         "token_expired", "not_allowed_token_type", "no_permission",
-                         "team_access_not_granted"})
-_NOT_FOUND = frozenset({"channel_not_found", "user_not_found", "thread_not_found",
-                        "message_not_found"})
-_FORBIDDEN = frozenset({"not_in_channel", "restricted_action", "is_archived",
-                        "channel_is_archived", "cannot_dm_bot", "ekm_access_denied",
-                        "restricted_action_read_only_channel",
-                        "restricted_action_thread_only_channel",
-                        "restricted_action_non_threadable_channel",
-                        "missing_scope", "team_access_not_granted", "messages_tab_disabled"})
+AUTH_ERRORS = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "not_allowed_token_type",
+        "no_permission",
+        "team_access_not_granted",
+    }
+)
+_NOT_FOUND = frozenset(
+    {"channel_not_found", "user_not_found", "thread_not_found", "message_not_found"}
+)
+_FORBIDDEN = frozenset(
+    {
+        "not_in_channel",
+        "restricted_action",
+        "is_archived",
+        "channel_is_archived",
+        "cannot_dm_bot",
+        "ekm_access_denied",
+        "restricted_action_read_only_channel",
+        "restricted_action_thread_only_channel",
+        "restricted_action_non_threadable_channel",
+        "missing_scope",
+        "team_access_not_granted",
+        "messages_tab_disabled",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +165,12 @@ def to_inbound(
     thread_id = str(thread_ts) if thread_ts else None
     mention = f"<@{bot.user_id}>" if bot is not None else None
     mentioned = event.get("type") == "app_mention" or bool(mention and mention in text)
-    reply_to_bot = bool(bot is not None and thread_id and thread_id != ts
-                        and event.get("parent_user_id") == bot.user_id)
+    reply_to_bot = bool(
+        bot is not None
+        and thread_id
+        and thread_id != ts
+        and event.get("parent_user_id") == bot.user_id
+    )
     return InboundMessage(
         channel=CHANNEL,
         account_id=account_id,
@@ -158,8 +186,9 @@ def to_inbound(
         timestamp_ms=int(float(ts) * 1000),
         mentioned=mentioned,
         reply_to_bot=reply_to_bot,
-        reply_to=DeliveryContext(channel=CHANNEL, to=f"channel:{channel_id}",
-                                 account_id=account_id, thread_id=thread_id),
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=f"channel:{channel_id}", account_id=account_id, thread_id=thread_id
+        ),
         identities=((f"event:{event_id}",) if event_id else ()) + (f"msg:{channel_id}:{ts}",),
     )
 
@@ -173,9 +202,15 @@ def attachments_of(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
         mime = f.get("mimetype")
         kind = "voice" if f.get("subtype") == "slack_audio" else kind_of_mime(mime)
         size = f.get("size")
-        out.append(Attachment(kind=kind, name=str(f.get("name") or f.get("title") or "file"),
-                              mime=mime, size=size if isinstance(size, int) else None,
-                              file_id=f.get("url_private") or f.get("id")))
+        out.append(
+            Attachment(
+                kind=kind,
+                name=str(f.get("name") or f.get("title") or "file"),
+                mime=mime,
+                size=size if isinstance(size, int) else None,
+                file_id=f.get("url_private") or f.get("id"),
+            )
+        )
     return tuple(out)
 
 

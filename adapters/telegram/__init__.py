@@ -11,5 +11,4 @@ __all__ = ["TelegramAdapter", "build"]
 
 def build(section: TelegramConfig, runtime: object = None) -> list[ChannelAdapter]:
     """One adapter per configured account (``default`` = the section's top-level fields)."""
-    return [TelegramAdapter(account, account_id)
-            for account_id, account in section.iter_accounts()]
+    return [TelegramAdapter(account, account_id) for account_id, account in section.iter_accounts()]

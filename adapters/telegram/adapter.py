@@ -109,9 +109,12 @@ class TelegramAdapter(EditablePreviews):
         self._token = token
         polling = self.config.mode == "polling"  # a webhook is served by every process
         self._sup = ConnectionSupervisor(
-            self._where, self, backoff=Backoff(self.retry_initial, self.retry_max),
+            self._where,
+            self,
+            backoff=Backoff(self.retry_initial, self.retry_max),
             lease=self.connection_lease if polling else None,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}")
+            lease_name=f"channel:{CHANNEL}:{self.account_id}",
+        )
         try:
             await self._sup.start()
         except ChannelUnavailable:
@@ -150,8 +153,9 @@ class TelegramAdapter(EditablePreviews):
             .read_timeout(timeout)
             .write_timeout(timeout)
             .pool_timeout(timeout)
-            .get_updates_request(ObservedRequest(self._on_poll, connect_timeout=timeout,
-                                                 read_timeout=timeout))
+            .get_updates_request(
+                ObservedRequest(self._on_poll, connect_timeout=timeout, read_timeout=timeout)
+            )
         )
         api = self.config.api_base_url
         if api:
@@ -194,8 +198,12 @@ class TelegramAdapter(EditablePreviews):
         app, poller = self._app, self._poller
         if poller is not None:
             await poller.stop()
-        if self.config.mode == "webhook" and app is not None and app.updater is not None \
-                and app.updater.running:
+        if (
+            self.config.mode == "webhook"
+            and app is not None
+            and app.updater is not None
+            and app.updater.running
+        ):
             await app.updater.stop()
 
     def fatal_reason(self, exc: BaseException) -> str | None:
@@ -207,16 +215,25 @@ class TelegramAdapter(EditablePreviews):
         self.last_receive_ms = int(time.time() * 1000)
         if self._poller is None:
             self._poller = ConfirmingPoller(
-                app.bot, self._route, timeout=self.poll_timeout,
+                app.bot,
+                self._route,
+                timeout=self.poll_timeout,
                 read_timeout=self.poll_timeout + self.request_timeout,
-                allowed_updates=self._allowed_updates(), retry_initial=self.retry_initial,
-                retry_max=self.retry_max, on_error=self._on_poll_error,
-                on_fatal=lambda: None, name=f"telegram-{self.account_id}")
+                allowed_updates=self._allowed_updates(),
+                retry_initial=self.retry_initial,
+                retry_max=self.retry_max,
+                on_error=self._on_poll_error,
+                on_fatal=lambda: None,
+                name=f"telegram-{self.account_id}",
+            )
         self._poller.start()
 
     def _allowed_updates(self) -> list[str]:
-        return [*_ALLOWED_UPDATES, "edited_message"] if self.config.edits_start_turn \
+        return (
+            [*_ALLOWED_UPDATES, "edited_message"]
+            if self.config.edits_start_turn
             else _ALLOWED_UPDATES
+        )
 
     async def restart_connection(self, reason: str) -> None:
         """Watchdog (D16): a long poll hangs without an error; stop polling and poll anew.
@@ -236,9 +253,13 @@ class TelegramAdapter(EditablePreviews):
         secret = secret or secrets.token_urlsafe(32)
         path = urlsplit(cfg.webhook_url).path.strip("/") or "telegram"
         await app.updater.start_webhook(
-            listen=cfg.webhook_listen, port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
-            url_path=path, webhook_url=cfg.webhook_url, secret_token=secret,
-            allowed_updates=self._allowed_updates())
+            listen=cfg.webhook_listen,
+            port=cfg.webhook_port or DEFAULT_WEBHOOK_PORT,
+            url_path=path,
+            webhook_url=cfg.webhook_url,
+            secret_token=secret,
+            allowed_updates=self._allowed_updates(),
+        )
 
     async def _teardown(self) -> None:
         app, self._app = self._app, None
@@ -290,13 +311,18 @@ class TelegramAdapter(EditablePreviews):
     async def _route(self, update: Update) -> None:
         """Hand one update to the router; raises when it could not be stored."""
         message, edited = update.message, False
-        if message is None and update.edited_message is not None and \
-                self.config.edits_start_turn:  # edits are no turn unless configured (D16)
+        if (
+            message is None and update.edited_message is not None and self.config.edits_start_turn
+        ):  # edits are no turn unless configured (D16)
             message, edited = update.edited_message, True
         if message is None or self._sink is None:
             return
-        inbound = normalize_message(message, account_id=self.account_id, bot_id=self._bot_id,
-                                    bot_username=self._bot_username)
+        inbound = normalize_message(
+            message,
+            account_id=self.account_id,
+            bot_id=self._bot_id,
+            bot_username=self._bot_username,
+        )
         if inbound is None:
             return
         # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
@@ -316,8 +342,9 @@ class TelegramAdapter(EditablePreviews):
         app = self._app
         where = f"{self._where} chat {target.to or ''}"
         if app is None or self._state in ("stopped", "failed"):
-            raise ChannelUnavailable(f"{where}: not connected "
-                                     f"({self.status().detail or self._state})")
+            raise ChannelUnavailable(
+                f"{where}: not connected ({self.status().detail or self._state})"
+            )
         return app.bot, where
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
@@ -327,8 +354,7 @@ class TelegramAdapter(EditablePreviews):
             try:
                 receipt = await self._send(target, part)
             except _FormatRejected:
-                log.warning("%s: Telegram rejected the formatting; sending plain text",
-                            self._where)
+                log.warning("%s: Telegram rejected the formatting; sending plain text", self._where)
                 for plain in split_text(text, TEXT_LIMIT // 2):
                     receipt = await self._send(target, TelegramText(plain))
             first = first or receipt
@@ -340,9 +366,11 @@ class TelegramAdapter(EditablePreviews):
         thread = target.thread_id
         try:
             sent = await bot.send_message(
-                chat_id=_chat_id(str(target.to or "")), text=part.text,
+                chat_id=_chat_id(str(target.to or "")),
+                text=part.text,
                 entities=_entities(part),
-                message_thread_id=int(thread) if thread not in (None, "") else None)
+                message_thread_id=int(thread) if thread not in (None, "") else None,
+            )
         except BadRequest as exc:
             if part.entities and _is_format_error(exc):
                 raise _FormatRejected() from exc
@@ -363,13 +391,14 @@ class TelegramAdapter(EditablePreviews):
         except _FormatRejected:
             return await self._send(target, TelegramText(part.text))
 
-    async def _edit(self, target: DeliveryContext, message_id: str, text: str, *,
-                    final: bool) -> None:
+    async def _edit(
+        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
+    ) -> None:
         parts = (render_chunks(text) if final and text.strip() else []) or [preview(text)]
         try:
             await self._edit_once(target, message_id, parts[0])
         except _FormatRejected:  # plain text, all of it: the rest as new messages
-            plain = split_text(text, TEXT_LIMIT // 2) if final else [text[:TEXT_LIMIT // 2]]
+            plain = split_text(text, TEXT_LIMIT // 2) if final else [text[: TEXT_LIMIT // 2]]
             await self._edit_once(target, message_id, TelegramText(plain[0]))
             for rest in plain[1:]:
                 await self._send(target, TelegramText(rest))
@@ -377,13 +406,17 @@ class TelegramAdapter(EditablePreviews):
         for extra in parts[1:]:  # a chunk that rendered longer than the limit (padded table)
             await self._send_or_plain(target, extra)
 
-    async def _edit_once(self, target: DeliveryContext, message_id: str,
-                         part: TelegramText) -> None:
+    async def _edit_once(
+        self, target: DeliveryContext, message_id: str, part: TelegramText
+    ) -> None:
         bot, where = self._bot(target)
         try:
-            await bot.edit_message_text(chat_id=_chat_id(str(target.to or "")),
-                                        message_id=int(message_id), text=part.text,
-                                        entities=_entities(part))
+            await bot.edit_message_text(
+                chat_id=_chat_id(str(target.to or "")),
+                message_id=int(message_id),
+                text=part.text,
+                entities=_entities(part),
+            )
         except BadRequest as exc:
             if "not modified" in exc.message.lower():
                 return  # the preview already shows exactly this
@@ -407,8 +440,10 @@ class TelegramAdapter(EditablePreviews):
         thread = target.thread_id
         try:
             await bot.send_chat_action(
-                chat_id=_chat_id(str(target.to or "")), action=ChatAction.TYPING,
-                message_thread_id=int(thread) if thread not in (None, "") else None)
+                chat_id=_chat_id(str(target.to or "")),
+                action=ChatAction.TYPING,
+                message_thread_id=int(thread) if thread not in (None, "") else None,
+            )
         except TelegramError as exc:
             raise delivery_error(exc, where) from exc
 

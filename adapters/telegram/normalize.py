@@ -28,26 +28,53 @@ def attachments_of(message: Message) -> tuple[Attachment, ...]:
     out: list[Attachment] = []
     if message.photo:
         p = message.photo[-1]
-        out.append(Attachment(kind="image", name="photo.jpg", mime="image/jpeg",
-                              size=p.file_size, file_id=p.file_id))
+        out.append(
+            Attachment(
+                kind="image",
+                name="photo.jpg",
+                mime="image/jpeg",
+                size=p.file_size,
+                file_id=p.file_id,
+            )
+        )
     if message.voice is not None:
         v = message.voice
-        out.append(Attachment(kind="voice", name="voice.ogg", mime=v.mime_type or "audio/ogg",
-                              size=v.file_size, file_id=v.file_id))
+        out.append(
+            Attachment(
+                kind="voice",
+                name="voice.ogg",
+                mime=v.mime_type or "audio/ogg",
+                size=v.file_size,
+                file_id=v.file_id,
+            )
+        )
     media_kinds: tuple[tuple[object, AttachmentKind, str], ...] = (
         (message.audio, "audio", "audio"),
         (message.video, "video", "video.mp4"),
-        (message.video_note, "video", "video_note.mp4"))
+        (message.video_note, "video", "video_note.mp4"),
+    )
     for media, kind, default in media_kinds:
         if media is not None:
-            out.append(Attachment(kind=kind, name=getattr(media, "file_name", None) or default,
-                                  mime=getattr(media, "mime_type", None),
-                                  size=getattr(media, "file_size", None),
-                                  file_id=getattr(media, "file_id", None)))
+            out.append(
+                Attachment(
+                    kind=kind,
+                    name=getattr(media, "file_name", None) or default,
+                    mime=getattr(media, "mime_type", None),
+                    size=getattr(media, "file_size", None),
+                    file_id=getattr(media, "file_id", None),
+                )
+            )
     if message.document is not None:
         d = message.document
-        out.append(Attachment(kind=kind_of_mime(d.mime_type), name=d.file_name or "file",
-                              mime=d.mime_type, size=d.file_size, file_id=d.file_id))
+        out.append(
+            Attachment(
+                kind=kind_of_mime(d.mime_type),
+                name=d.file_name or "file",
+                mime=d.mime_type,
+                size=d.file_size,
+                file_id=d.file_id,
+            )
+        )
     return tuple(out)
 
 
@@ -58,8 +85,12 @@ def is_mentioned(message: Message, *, bot_id: int | None, bot_username: str | No
     for entity, value in parsed.items():
         if entity.type == MessageEntity.MENTION and wanted and value.lower() == wanted:
             return True
-        if (entity.type == MessageEntity.TEXT_MENTION and entity.user is not None
-                and bot_id is not None and entity.user.id == bot_id):
+        if (
+            entity.type == MessageEntity.TEXT_MENTION
+            and entity.user is not None
+            and bot_id is not None
+            and entity.user.id == bot_id
+        ):
             return True
     return False
 
@@ -127,6 +158,7 @@ def normalize_message(
         timestamp_ms=int(message.date.timestamp() * 1000),
         mentioned=is_mentioned(message, bot_id=bot_id, bot_username=bot_username),
         reply_to_bot=is_reply_to_bot(message, bot_id=bot_id),
-        reply_to=DeliveryContext(channel=CHANNEL, to=to, account_id=account_id,
-                                 thread_id=thread_id),
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=to, account_id=account_id, thread_id=thread_id
+        ),
     )

@@ -28,10 +28,20 @@ POISON_AFTER = 5  # a message that fails to route this often is logged and skipp
 class ConfirmingPoller:
     """`getUpdates` in a loop; `route` must raise when an update could not be stored."""
 
-    def __init__(self, bot: Bot, route: Route, *, timeout: float, read_timeout: float,
-                 allowed_updates: list[str], retry_initial: float, retry_max: float,
-                 on_error: Callable[[BaseException], None], on_fatal: Callable[[], None],
-                 name: str) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        route: Route,
+        *,
+        timeout: float,
+        read_timeout: float,
+        allowed_updates: list[str],
+        retry_initial: float,
+        retry_max: float,
+        on_error: Callable[[BaseException], None],
+        on_fatal: Callable[[], None],
+        name: str,
+    ) -> None:
         self.bot, self.route, self.name = bot, route, name
         self.timeout, self.read_timeout = timeout, read_timeout
         self.allowed_updates = allowed_updates
@@ -65,13 +75,21 @@ class ConfirmingPoller:
         if self.offset > self._confirmed:
             try:  # one short call; a failure only means a redelivery the router recognises
                 async with asyncio.timeout(CONFIRM_TIMEOUT):
-                    await self.bot.get_updates(offset=self.offset, limit=1, timeout=0,
-                                               read_timeout=CONFIRM_TIMEOUT,
-                                               allowed_updates=self.allowed_updates)
+                    await self.bot.get_updates(
+                        offset=self.offset,
+                        limit=1,
+                        timeout=0,
+                        read_timeout=CONFIRM_TIMEOUT,
+                        allowed_updates=self.allowed_updates,
+                    )
                 self._confirmed = self.offset
             except Exception as exc:
-                log.info("%s: could not confirm updates below %d at stop: %s", self.name,
-                         self.offset, exc)
+                log.info(
+                    "%s: could not confirm updates below %d at stop: %s",
+                    self.name,
+                    self.offset,
+                    exc,
+                )
 
     async def _loop(self) -> None:
         delay = self.retry[0]
@@ -79,8 +97,11 @@ class ConfirmingPoller:
             try:
                 asked = self.offset
                 updates = await self.bot.get_updates(
-                    offset=self.offset or None, timeout=dtm.timedelta(seconds=self.timeout),
-                    read_timeout=self.read_timeout, allowed_updates=self.allowed_updates)
+                    offset=self.offset or None,
+                    timeout=dtm.timedelta(seconds=self.timeout),
+                    read_timeout=self.read_timeout,
+                    allowed_updates=self.allowed_updates,
+                )
                 self._confirmed = max(self._confirmed, asked)
                 for update in updates:
                     await self._route_one(update)  # stored (or dropped) before it is confirmed
@@ -105,8 +126,9 @@ class ConfirmingPoller:
             self._failed = (update.update_id, count)
             if count < POISON_AFTER:
                 raise
-            log.exception("%s: update %s failed %d times; skipping it", self.name,
-                          update.update_id, count)
+            log.exception(
+                "%s: update %s failed %d times; skipping it", self.name, update.update_id, count
+            )
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         info: dict[str, Any] = {"offset": self.offset, "running": self.running}

@@ -77,8 +77,11 @@ def convert(md: str) -> tuple[str, list[MessageEntity]]:
     shown as their text only (Telegram would refuse them, and they are no use in a chat)."""
     text, events = _parse(tables_to_code(md), STANDARD_OPTIONS, latex_escape=False)
     plain, entities, _ = _Walker(_config(), text).walk(events)
-    kept = [e for e in entities if e.type != "text_link"
-            or str(e.url or "").lower().startswith(_LINK_SCHEMES)]
+    kept = [
+        e
+        for e in entities
+        if e.type != "text_link" or str(e.url or "").lower().startswith(_LINK_SCHEMES)
+    ]
     return str(plain).rstrip(), kept
 
 

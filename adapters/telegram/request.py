@@ -24,10 +24,15 @@ class ObservedRequest(HTTPXRequest):
 
     __slots__ = ("_observer",)
 
-    def __init__(self, observer: PollObserver, *, connect_timeout: float,
-                 read_timeout: float) -> None:
-        super().__init__(connect_timeout=connect_timeout, read_timeout=read_timeout,
-                         write_timeout=connect_timeout, pool_timeout=connect_timeout)
+    def __init__(
+        self, observer: PollObserver, *, connect_timeout: float, read_timeout: float
+    ) -> None:
+        super().__init__(
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            write_timeout=connect_timeout,
+            pool_timeout=connect_timeout,
+        )
         self._observer = observer
 
     async def do_request(
@@ -42,8 +47,14 @@ class ObservedRequest(HTTPXRequest):
     ) -> tuple[int, bytes]:
         try:
             code, payload = await super().do_request(
-                url, method, request_data, read_timeout, write_timeout, connect_timeout,
-                pool_timeout)
+                url,
+                method,
+                request_data,
+                read_timeout,
+                write_timeout,
+                connect_timeout,
+                pool_timeout,
+            )
         except Exception as exc:
             self._observer(None, str(exc) or type(exc).__name__)
             raise

@@ -51,8 +51,9 @@ class WebchatAdapter(ChannelAdapter):
     text_limit = MAX_TEXT
     preview_interval = 0.0  # its own socket: every delta, no platform rate limit
 
-    def __init__(self, config: WebchatConfig, account_id: str = "default",
-                 env: ChannelEnv | None = None) -> None:
+    def __init__(
+        self, config: WebchatConfig, account_id: str = "default", env: ChannelEnv | None = None
+    ) -> None:
         if env is None or env.runtime is None:
             raise ChannelUnavailable("the web chat needs the runtime (ChannelEnv.runtime)")
         self.rt: WebchatEnv = env.runtime  # D30: what the web chat reads, no more
@@ -85,16 +86,20 @@ class WebchatAdapter(ChannelAdapter):
 
     def status(self) -> AdapterStatus:
         clients = sum(len(s) for s in self._sockets.values())
-        return AdapterStatus(self.channel, self.account_id,
-                             "connected" if self._sink else "stopped",
-                             extra={"clients": str(clients)})
+        return AdapterStatus(
+            self.channel,
+            self.account_id,
+            "connected" if self._sink else "stopped",
+            extra={"clients": str(clients)},
+        )
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         sockets = self._sockets.get(target.to or "")
         if not sockets and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
-        await self._broadcast(target.to or "", {"type": "message", "role": "assistant",
-                                                "text": text})
+        await self._broadcast(
+            target.to or "", {"type": "message", "role": "assistant", "text": text}
+        )
         return SendReceipt()
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
@@ -104,13 +109,13 @@ class WebchatAdapter(ChannelAdapter):
         """The reply of run `run_id`: the page puts it in that run's bubble, wherever it is."""
         if not self._sockets.get(target.to or "") and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
-        await self._broadcast(target.to or "", {"type": "message", "role": "assistant",
-                                                "runId": run_id, "text": text})
+        await self._broadcast(
+            target.to or "", {"type": "message", "role": "assistant", "runId": run_id, "text": text}
+        )
         return SendReceipt()
 
     async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
-        await self._broadcast(target.to or "", {"type": "ended", "runId": run_id,
-                                                "status": status})
+        await self._broadcast(target.to or "", {"type": "ended", "runId": run_id, "status": status})
 
     async def _broadcast(self, peer: str, payload: dict[str, Any]) -> None:
         await self.send_local(peer, payload)
@@ -136,15 +141,15 @@ class WebchatAdapter(ChannelAdapter):
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
         if not is_authorized(request, request.app[SECRET]):
-            return web.json_response({"error": {"message": "Unauthorized",
-                                                "type": "unauthorized"}}, status=401)
+            return web.json_response(
+                {"error": {"message": "Unauthorized", "type": "unauthorized"}}, status=401
+            )
         peer = clean_text(request.query.get("chat") or "owner").strip()[:64] or "owner"
         ws = web.WebSocketResponse(heartbeat=30)
         await ws.prepare(request)
         self._sockets.setdefault(peer, set()).add(ws)
         try:
-            await ws.send_str(json.dumps({"type": "history",
-                                          "messages": await self._history()}))
+            await ws.send_str(json.dumps({"type": "history", "messages": await self._history()}))
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue
@@ -156,19 +161,33 @@ class WebchatAdapter(ChannelAdapter):
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
         text = _frame_text(data)
         if text is None:
-            await ws.send_str(json.dumps({"type": "error", "error":
-                                          "expected {\"type\":\"message\",\"text\":\"...\"} "
-                                          f"with 1-{MAX_TEXT} characters"}))
+            await ws.send_str(
+                json.dumps(
+                    {
+                        "type": "error",
+                        "error": 'expected {"type":"message","text":"..."} '
+                        f"with 1-{MAX_TEXT} characters",
+                    }
+                )
+            )
             return
         if self._sink is None:
             return
         sent_at = now_ms()
-        await self._sink(InboundMessage(
-            channel=self.channel, account_id=self.account_id, chat_type="direct", chat_id=peer,
-            sender_id=peer, sender_name="web chat", text=text, timestamp_ms=sent_at,
-            reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
-            identities=_identities(peer, data),
-        ))
+        await self._sink(
+            InboundMessage(
+                channel=self.channel,
+                account_id=self.account_id,
+                chat_type="direct",
+                chat_id=peer,
+                sender_id=peer,
+                sender_name="web chat",
+                text=text,
+                timestamp_ms=sent_at,
+                reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
+                identities=_identities(peer, data),
+            )
+        )
         await self._ack_unanswered(ws, text, sent_at)
 
     async def _ack_unanswered(self, ws: web.WebSocketResponse, text: str, sent_at: int) -> None:
@@ -181,8 +200,9 @@ class WebchatAdapter(ChannelAdapter):
             if m.role == "user" and m.timestamp == sent_at and m.plain_text() == text:
                 reason = (m.meta or {}).get("noRun")
                 if reason:
-                    await ws.send_str(json.dumps({"type": "stored", "text": text,
-                                                  "reason": str(reason)}))
+                    await ws.send_str(
+                        json.dumps({"type": "stored", "text": text, "reason": str(reason)})
+                    )
                 return
 
 

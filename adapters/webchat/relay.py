@@ -46,8 +46,15 @@ class ClusterRelay:
 
     async def publish(self, peer: str, payload: dict[str, Any]) -> None:
         if self.shared:
-            await self.bus.publish(TOPIC, {"a": self.adapter.account_id, "peer": peer,
-                                           "frame": payload, "from": self.bus.origin})
+            await self.bus.publish(
+                TOPIC,
+                {
+                    "a": self.adapter.account_id,
+                    "peer": peer,
+                    "frame": payload,
+                    "from": self.bus.origin,
+                },
+            )
 
     def _on_event(self, topic: str, payload: dict[str, Any]) -> None:
         if topic != TOPIC or payload.get("from") == self.bus.origin:

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 VENDOR = Path(__file__).parent / "static" / "vendor"
 _FILES = {"marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}
 HOW_TO_GET_THE_URL = (
-    "Open the \"Web chat:\" link the gateway prints when it starts (./scripts/run or "
+    'Open the "Web chat:" link the gateway prints when it starts (./scripts/run or '
     "crosstalk gateway). The token is gateway.auth.token in your config, or the file "
-    "gateway-token in the state directory.")
+    "gateway-token in the state directory."
+)
 HOW_TO_ADD_A_MODEL = (
     "Add a provider under models.providers and set agents.defaults.model (e.g. local/llama3.2), "
-    "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine.")
+    "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine."
+)
 
 
 def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
@@ -35,21 +37,38 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
         name = request.match_info["name"]
         if name not in _FILES:
             raise web.HTTPNotFound(text=f"no such file: {name}")
-        return web.Response(body=(VENDOR / name).read_bytes(), content_type=_FILES[name],
-                            headers={"Cache-Control": "public, max-age=86400"})
+        return web.Response(
+            body=(VENDOR / name).read_bytes(),
+            content_type=_FILES[name],
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
 
     async def info(request: web.Request) -> web.Response:
         if not is_authorized(request, request.app[SECRET]):
-            return web.json_response({"error": {
-                "message": "invalid token", "type": "unauthorized",
-                "howToFix": HOW_TO_GET_THE_URL}}, status=401)
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "invalid token",
+                        "type": "unauthorized",
+                        "howToFix": HOW_TO_GET_THE_URL,
+                    }
+                },
+                status=401,
+            )
         agent_id = rt.config.default_agent_id()
         model = rt.models.default_ref(agent_id)
-        commands = [{"name": spec.name, "description": spec.description}
-                    for spec in rt.commands.visible(is_owner=True)]  # token holder = owner
-        return web.json_response({"agent": agent_id, "model": model,
-                                  "howToAddModel": None if model else HOW_TO_ADD_A_MODEL,
-                                  "commands": commands})
+        commands = [
+            {"name": spec.name, "description": spec.description}
+            for spec in rt.commands.visible(is_owner=True)
+        ]  # token holder = owner
+        return web.json_response(
+            {
+                "agent": agent_id,
+                "model": model,
+                "howToAddModel": None if model else HOW_TO_ADD_A_MODEL,
+                "commands": commands,
+            }
+        )
 
     app.router.add_get("/webchat/static/{name}", static)
     app.router.add_get("/webchat/info", info)

@@ -74,9 +74,16 @@ class WhatsAppAdapter(ChannelAdapter):
     text_limit = TEXT_LIMIT
     reconcile = "resend"  # Graph has no idempotency key: an in-doubt chunk goes once more
 
-    def __init__(self, config: WhatsAppAccountConfig, account_id: str = "default",
-                 env: ChannelEnv | None = None, *, clock: Callable[[], float] = time.time,
-                 retry_initial: float = 1.0, retry_max: float = 60.0) -> None:
+    def __init__(
+        self,
+        config: WhatsAppAccountConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+    ) -> None:
         self.config = config
         self.account_id = account_id
         self.phone_number_id = config.phone_number_id or ""
@@ -129,20 +136,29 @@ class WhatsAppAdapter(ChannelAdapter):
     async def start(self, sink: InboundSink) -> None:
         if self._sup is not None:
             return
-        missing = [label for label, value in (
-            ("phoneNumberId", self.config.phone_number_id),
-            ("accessToken", secret_value(self.config.access_token)),
-            ("appSecret", secret_value(self.config.app_secret)),
-            ("verifyToken", secret_value(self.config.verify_token))) if not value]
+        missing = [
+            label
+            for label, value in (
+                ("phoneNumberId", self.config.phone_number_id),
+                ("accessToken", secret_value(self.config.access_token)),
+                ("appSecret", secret_value(self.config.app_secret)),
+                ("verifyToken", secret_value(self.config.verify_token)),
+            )
+            if not value
+        ]
         if missing:
             self._failed = f"not configured: {', '.join(missing)}"
             raise ChannelUnavailable(f"{self.name}: {self._failed}")
         self._failed = None
-        self._graph = GraphClient(self.config.api_base_url, self.phone_number_id,
-                                  secret_value(self.config.access_token) or "")
+        self._graph = GraphClient(
+            self.config.api_base_url,
+            self.phone_number_id,
+            secret_value(self.config.access_token) or "",
+        )
         self._sink = sink
-        self._sup = ConnectionSupervisor(self.name, self,
-                                         backoff=Backoff(self.retry_initial, self.retry_max))
+        self._sup = ConnectionSupervisor(
+            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max)
+        )
         try:
             await self._sup.start()
         except ChannelUnavailable:
@@ -169,8 +185,9 @@ class WhatsAppAdapter(ChannelAdapter):
             profile = await self._graph.phone_number()
         except GraphError as exc:
             if exc.status in (400, 401, 403, 404) or exc.code == 190:
-                raise _Rejected(f"Graph refused the accessToken or phoneNumberId "
-                                f"({exc.describe()})") from exc
+                raise _Rejected(
+                    f"Graph refused the accessToken or phoneNumberId ({exc.describe()})"
+                ) from exc
             raise
         self.display_number = str(profile.get("display_phone_number") or "") or None
 
@@ -194,8 +211,11 @@ class WhatsAppAdapter(ChannelAdapter):
         names = contact_names(value)
         async with self._lock:
             for message in value.get("messages") or []:
-                msg = to_inbound(message, account_id=self.account_id, names=names) \
-                    if isinstance(message, dict) else None
+                msg = (
+                    to_inbound(message, account_id=self.account_id, names=names)
+                    if isinstance(message, dict)
+                    else None
+                )
                 if msg is None or self._sink is None:
                     continue
                 self._remember(msg)
@@ -227,17 +247,25 @@ class WhatsAppAdapter(ChannelAdapter):
         where = f"{self.name} to {recipient}"
         if code == WINDOW_CLOSED:
             self._closed.add(recipient)
-            reason = (f"OutsideServiceWindow: {where}: reported by WhatsApp after sending: "
-                      f"outside the 24-hour customer-service window (Graph error 131047)")
+            reason = (
+                f"OutsideServiceWindow: {where}: reported by WhatsApp after sending: "
+                f"outside the 24-hour customer-service window (Graph error 131047)"
+            )
         else:
-            reason = f"DeliveryError: {where}: reported by WhatsApp after sending: Graph " \
-                     f"error {code}: {why}"
+            reason = (
+                f"DeliveryError: {where}: reported by WhatsApp after sending: Graph "
+                f"error {code}: {why}"
+            )
         self.late_failures += 1
-        log.warning("%s: message %s failed after sending (Graph error %s: %s)", where,
-                    status.get("id"), code, why)
+        log.warning(
+            "%s: message %s failed after sending (Graph error %s: %s)",
+            where,
+            status.get("id"),
+            code,
+            why,
+        )
         if self.delivery_reports is not None and status.get("id"):
-            await self.delivery_reports.failed(CHANNEL, self.account_id, str(status["id"]),
-                                               reason)
+            await self.delivery_reports.failed(CHANNEL, self.account_id, str(status["id"]), reason)
 
     async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
         if not attachment.file_id or self._graph is None:
@@ -258,8 +286,9 @@ class WhatsAppAdapter(ChannelAdapter):
     def _client(self, target: DeliveryContext) -> tuple[GraphClient, str]:
         graph = self._graph
         if graph is None or self.status().state in ("stopped", "failed"):
-            raise ChannelUnavailable(f"{self.name} is not connected "
-                                     f"({self.status().detail or self.status().state})")
+            raise ChannelUnavailable(
+                f"{self.name} is not connected ({self.status().detail or self.status().state})"
+            )
         to = (target.to or "").strip().lstrip("+")
         if not to:
             raise ChannelUnavailable(f"{self.name}: no target number")
@@ -277,11 +306,15 @@ class WhatsAppAdapter(ChannelAdapter):
         graph, to = self._client(target)
         where = f"{self.name} to {to}"
         if self.window_open(to) is False:
-            why = "WhatsApp reported error 131047 for an earlier reply" if to in self._closed \
+            why = (
+                "WhatsApp reported error 131047 for an earlier reply"
+                if to in self._closed
                 else f"the user last wrote {(self.clock() - self._last[to][0]) / 3600:.0f} h ago"
+            )
             raise OutsideServiceWindow(
                 f"{where}: outside WhatsApp's 24-hour customer-service window ({why}); only "
-                f"template messages can reach them until they write again")
+                f"template messages can reach them until they write again"
+            )
         try:
             wamid = await graph.post_text(to, text)
         except GraphError as exc:

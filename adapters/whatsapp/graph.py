@@ -51,8 +51,11 @@ class GraphError(Exception):
         self.status = status
         self.code = error.get("code") if isinstance(error.get("code"), int) else None
         self.message = str(error.get("message") or f"HTTP {status}")
-        details = (error.get("error_data") or {}).get("details") \
-            if isinstance(error.get("error_data"), dict) else None
+        details = (
+            (error.get("error_data") or {}).get("details")
+            if isinstance(error.get("error_data"), dict)
+            else None
+        )
         self.details = str(details) if details else None
         self.retry_after = retry_after
         super().__init__(self.describe())
@@ -70,7 +73,8 @@ def delivery_error(exc: GraphError, where: str) -> DeliveryError:
     if code == WINDOW_CLOSED:
         return OutsideServiceWindow(
             f"{where}: outside WhatsApp's 24-hour customer-service window (Graph error "
-            f"131047); only template messages can reach this user until they write again")
+            f"131047); only template messages can reach this user until they write again"
+        )
     if status == 429 or code in _RATE_CODES:
         return RateLimited(text, exc.retry_after if exc.retry_after is not None else 2.0)
     if status in (502, 503, 504) or code in _UNAVAILABLE_CODES:
@@ -97,8 +101,9 @@ def _retry_after(headers: Any) -> float | None:
 class GraphClient:
     """The few Graph endpoints the channel uses, with the account's token (never logged)."""
 
-    def __init__(self, base_url: str, phone_number_id: str, token: str, *,
-                 timeout: float = 15.0) -> None:
+    def __init__(
+        self, base_url: str, phone_number_id: str, token: str, *, timeout: float = 15.0
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.phone_number_id = phone_number_id
         self._token = token
@@ -119,40 +124,65 @@ class GraphClient:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"}
 
-    async def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
-                    params: dict[str, str] | None = None) -> dict[str, Any]:
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         url = f"{self.base_url}/{path}"
-        async with self.http.request(method, url, json=body, params=params,
-                                     headers=self._headers()) as resp:
+        async with self.http.request(
+            method, url, json=body, params=params, headers=self._headers()
+        ) as resp:
             try:
                 data = await resp.json(content_type=None)
             except (ValueError, aiohttp.ContentTypeError):
                 data = None
             if resp.status >= 400 or (isinstance(data, dict) and "error" in data):
                 error = data.get("error") if isinstance(data, dict) else None
-                raise GraphError(resp.status, error if isinstance(error, dict) else {},
-                                 _retry_after(resp.headers))
+                raise GraphError(
+                    resp.status,
+                    error if isinstance(error, dict) else {},
+                    _retry_after(resp.headers),
+                )
             return data if isinstance(data, dict) else {}
 
     async def phone_number(self) -> dict[str, Any]:
         """The business number's profile: checks the token and the phone number id."""
-        return await self._call("GET", self.phone_number_id,
-                                params={"fields": "display_phone_number,verified_name"})
+        return await self._call(
+            "GET", self.phone_number_id, params={"fields": "display_phone_number,verified_name"}
+        )
 
     async def post_text(self, to: str, body: str) -> str | None:
         """Send one text message; returns its ``wamid``."""
-        data = await self._call("POST", f"{self.phone_number_id}/messages", {
-            "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
-            "type": "text", "text": {"preview_url": False, "body": body}})
+        data = await self._call(
+            "POST",
+            f"{self.phone_number_id}/messages",
+            {
+                "messaging_product": "whatsapp",
+                "recipient_type": "individual",
+                "to": to,
+                "type": "text",
+                "text": {"preview_url": False, "body": body},
+            },
+        )
         messages = data.get("messages") or [{}]
         wamid = messages[0].get("id") if isinstance(messages[0], dict) else None
         return str(wamid) if wamid else None
 
     async def read_and_typing(self, wamid: str) -> None:
         """Mark the user's message read and show "typing…" (up to 25 s or the next reply)."""
-        await self._call("POST", f"{self.phone_number_id}/messages", {
-            "messaging_product": "whatsapp", "status": "read", "message_id": wamid,
-            "typing_indicator": {"type": "text"}})
+        await self._call(
+            "POST",
+            f"{self.phone_number_id}/messages",
+            {
+                "messaging_product": "whatsapp",
+                "status": "read",
+                "message_id": wamid,
+                "typing_indicator": {"type": "text"},
+            },
+        )
 
     async def media(self, media_id: str) -> bytes:
         """A received media file: its short-lived URL from Graph, then the bytes.
@@ -167,6 +197,7 @@ class GraphClient:
             raise DeliveryError(f"media {media_id}: unexpected download host")
         async with self.http.get(url, headers=self._headers()) as resp:
             if resp.status != 200:
-                raise GraphError(resp.status, {"message": "media download failed"},
-                                 _retry_after(resp.headers))
+                raise GraphError(
+                    resp.status, {"message": "media download failed"}, _retry_after(resp.headers)
+                )
             return await resp.read()

@@ -59,5 +59,4 @@ class WhatsAppConfig(ChannelCommon, WhatsAppAccountConfig):  # type: ignore[misc
         return [account_id for account_id, _ in self.iter_accounts()]
 
 
-SPEC = ChannelSpec(CHANNEL, WhatsAppConfig, "adapters.whatsapp.adapter:WhatsAppAdapter",
-                   order=10)
+SPEC = ChannelSpec(CHANNEL, WhatsAppConfig, "adapters.whatsapp.adapter:WhatsAppAdapter", order=10)

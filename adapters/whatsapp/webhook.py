@@ -31,9 +31,12 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "whatsapp"
 _MEDIA: dict[str, tuple[AttachmentKind, str]] = {
-    "image": ("image", "image.jpg"), "video": ("video", "video.mp4"),
-    "audio": ("audio", "audio.ogg"), "sticker": ("image", "sticker.webp"),
-    "document": ("file", "file")}
+    "image": ("image", "image.jpg"),
+    "video": ("video", "video.mp4"),
+    "audio": ("audio", "audio.ogg"),
+    "sticker": ("image", "sticker.webp"),
+    "document": ("file", "file"),
+}
 
 
 class Receiver(Protocol):
@@ -57,8 +60,11 @@ def signature(raw: bytes, app_secret: str) -> str:
 
 
 def signature_valid(raw: bytes, header: str, app_secret: str) -> bool:
-    return bool(header) and bool(app_secret) and hmac.compare_digest(
-        signature(raw, app_secret).encode(), header.strip().encode())
+    return (
+        bool(header)
+        and bool(app_secret)
+        and hmac.compare_digest(signature(raw, app_secret).encode(), header.strip().encode())
+    )
 
 
 def _error(status: int, message: str, type_: str) -> web.Response:
@@ -75,9 +81,11 @@ class WebhookRoute:
         q = request.query
         token = q.get("hub.verify_token", "")
         if q.get("hub.mode") != "subscribe" or not any(
-                r.verify_token_matches(token) for r in self.receivers):
-            return _error(403, "verification failed: wrong hub.mode or hub.verify_token",
-                          "forbidden")
+            r.verify_token_matches(token) for r in self.receivers
+        ):
+            return _error(
+                403, "verification failed: wrong hub.mode or hub.verify_token", "forbidden"
+            )
         return web.Response(text=q.get("hub.challenge", ""))
 
     async def receive(self, request: web.Request) -> web.Response:
@@ -85,32 +93,34 @@ class WebhookRoute:
         header = request.headers.get("X-Hub-Signature-256", "")
         signed = [r for r in self.receivers if r.secret_matches(raw, header)]
         if not signed:
-            log.warning("whatsapp webhook: %s X-Hub-Signature-256; request refused",
-                        "missing" if not header else "invalid")
+            log.warning(
+                "whatsapp webhook: %s X-Hub-Signature-256; request refused",
+                "missing" if not header else "invalid",
+            )
             return _error(401, "invalid or missing X-Hub-Signature-256", "unauthorized")
         try:
             payload = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return _error(400, "body is not JSON", "invalid_request_error")
         if not isinstance(payload, dict) or not isinstance(payload.get("entry", []), list):
-            return _error(400, "body must be an object with an entry list",
-                          "invalid_request_error")
+            return _error(400, "body must be an object with an entry list", "invalid_request_error")
         for value in _message_changes(payload):
             pnid = str((value.get("metadata") or {}).get("phone_number_id") or "")
             receiver = next((r for r in signed if r.phone_number_id == pnid), None)
             if receiver is None:
-                log.warning("whatsapp webhook: no configured account has phone number id %r",
-                            pnid)
+                log.warning("whatsapp webhook: no configured account has phone number id %r", pnid)
                 continue
             if not receiver.started:
-                return _error(503, "whatsapp channel not started; deliver again later",
-                              "unavailable")
+                return _error(
+                    503, "whatsapp channel not started; deliver again later", "unavailable"
+                )
             try:
                 await receiver.receive(value)
             except Exception:
                 log.exception("whatsapp webhook: storing a message failed")
-                return _error(503, "could not store the message; deliver again later",
-                              "unavailable")
+                return _error(
+                    503, "could not store the message; deliver again later", "unavailable"
+                )
         return web.json_response({"ok": True})
 
 
@@ -131,8 +141,11 @@ def _message_changes(payload: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for entry in payload.get("entry") or []:
         for change in (entry.get("changes") or []) if isinstance(entry, dict) else []:
-            if isinstance(change, dict) and change.get("field") == "messages" and \
-                    isinstance(change.get("value"), dict):
+            if (
+                isinstance(change, dict)
+                and change.get("field") == "messages"
+                and isinstance(change.get("value"), dict)
+            ):
                 out.append(change["value"])
     return out
 
@@ -157,7 +170,8 @@ def message_text(message: dict[str, Any]) -> str:
         loc = message.get("location") or {}
         where = ", ".join(str(loc[k]) for k in ("name", "address") if loc.get(k))
         return f"[location: {loc.get('latitude')}, {loc.get('longitude')}" + (
-            f", {where}]" if where else "]")
+            f", {where}]" if where else "]"
+        )
     return ""
 
 
@@ -176,8 +190,9 @@ def attachment_of(message: dict[str, Any]) -> Attachment | None:
     return Attachment(kind=att_kind, name=name, mime=mime, file_id=str(media["id"]))
 
 
-def to_inbound(message: dict[str, Any], *, account_id: str, names: dict[str, str]
-               ) -> InboundMessage | None:
+def to_inbound(
+    message: dict[str, Any], *, account_id: str, names: dict[str, str]
+) -> InboundMessage | None:
     """A user's message as the router wants it; ``None`` for what is no conversation input
     (reactions, system notices, unsupported kinds, messages without an id or sender)."""
     wamid, sender = message.get("id"), message.get("from")
@@ -193,11 +208,19 @@ def to_inbound(message: dict[str, Any], *, account_id: str, names: dict[str, str
     except (TypeError, ValueError):
         timestamp_ms = None
     return InboundMessage(
-        channel=CHANNEL, account_id=account_id, chat_type="direct", chat_id=wa_id,
-        sender_id=wa_id, sender_name=names.get(wa_id), text=text,
-        attachments=(attachment,) if attachment else (), message_id=str(wamid),
-        timestamp_ms=timestamp_ms, identities=(f"msg:{wamid}",),
-        reply_to=DeliveryContext(channel=CHANNEL, to=wa_id, account_id=account_id))
+        channel=CHANNEL,
+        account_id=account_id,
+        chat_type="direct",
+        chat_id=wa_id,
+        sender_id=wa_id,
+        sender_name=names.get(wa_id),
+        text=text,
+        attachments=(attachment,) if attachment else (),
+        message_id=str(wamid),
+        timestamp_ms=timestamp_ms,
+        identities=(f"msg:{wamid}",),
+        reply_to=DeliveryContext(channel=CHANNEL, to=wa_id, account_id=account_id),
+    )
 
 
 def contact_names(value: dict[str, Any]) -> dict[str, str]:
@@ -208,4 +231,3 @@ def contact_names(value: dict[str, Any]) -> dict[str, str]:
             if name:
                 out[str(contact["wa_id"])] = str(name)
     return out
-

@@ -42,16 +42,24 @@ class Admission:
         if policy is None:
             return True
         approved = needs_approval_lookup(policy, msg) and await self.pairing.is_approved(
-            msg.channel, msg.account_id, msg.sender_id)
+            msg.channel, msg.account_id, msg.sender_id
+        )
         verdict = judge(policy, msg, approved=approved)
         if verdict.admit:
             return True
         reason = await self.pairing.on_unknown_dm(msg) if verdict.pair else str(verdict.reason)
         self._refused[(msg.channel, msg.account_id)] += 1
         self.metrics.refusal(msg.channel, msg.account_id, reason)
-        log.info("refused %s message on %s/%s from sender %s (%s) in chat %s: %s",
-                 msg.chat_type, msg.channel, msg.account_id, msg.sender_id,
-                 msg.sender_name or "-", msg.chat_id, reason)
+        log.info(
+            "refused %s message on %s/%s from sender %s (%s) in chat %s: %s",
+            msg.chat_type,
+            msg.channel,
+            msg.account_id,
+            msg.sender_id,
+            msg.sender_name or "-",
+            msg.chat_id,
+            reason,
+        )
         return False
 
     def refused(self, channel: str, account_id: str) -> int:

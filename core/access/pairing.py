@@ -43,8 +43,7 @@ def new_code() -> str:
 
 
 class PairingService:
-    def __init__(self, store: Store, gate: OutboundGate,
-                 clock: Callable[[], int] = now_ms) -> None:
+    def __init__(self, store: Store, gate: OutboundGate, clock: Callable[[], int] = now_ms) -> None:
         self.store = store
         self.gate = gate
         self.clock = clock
@@ -61,16 +60,27 @@ class PairingService:
             while await ps.code_exists(self.store, code):
                 code = new_code()
             # checked and added atomically: other gateway processes share these rows (D29)
-            refused = await ps.add_request_once(self.store, PairingRequest(
-                code=code, channel=msg.channel, account_id=msg.account_id,
-                user_id=msg.sender_id, user_name=msg.sender_name, chat_id=msg.chat_id,
-                thread_id=None if msg.thread_id is None else str(msg.thread_id),
-                deliver_to=msg.reply_to.to or msg.chat_id, preview=msg.text[:PREVIEW_CHARS],
-                status="pending", created_at=now, expires_at=now + REQUEST_TTL_MS), MAX_PENDING)
+            refused = await ps.add_request_once(
+                self.store,
+                PairingRequest(
+                    code=code,
+                    channel=msg.channel,
+                    account_id=msg.account_id,
+                    user_id=msg.sender_id,
+                    user_name=msg.sender_name,
+                    chat_id=msg.chat_id,
+                    thread_id=None if msg.thread_id is None else str(msg.thread_id),
+                    deliver_to=msg.reply_to.to or msg.chat_id,
+                    preview=msg.text[:PREVIEW_CHARS],
+                    status="pending",
+                    created_at=now,
+                    expires_at=now + REQUEST_TTL_MS,
+                ),
+                MAX_PENDING,
+            )
             if refused is not None:
                 return refused
-        await self.gate.deliver(Outbound(pairing_text(code), "notice", None,
-                                         target=msg.reply_to))
+        await self.gate.deliver(Outbound(pairing_text(code), "notice", None, target=msg.reply_to))
         return "not paired: pairing code sent"
 
     async def pending(self, channel: str | None = None) -> list[PairingRequest]:
@@ -81,22 +91,44 @@ class PairingService:
 
     async def approve(self, code: str, channel: str | None = None) -> PairingRequest | None:
         """Approve a pending request; the sender is told once, through the gate."""
-        req = await ps.settle_request(self.store, code.strip().upper(), self.clock(),
-                                      "approved", channel)
+        req = await ps.settle_request(
+            self.store, code.strip().upper(), self.clock(), "approved", channel
+        )
         if req is not None:
-            log.info("pairing approved: %s/%s user %s (code %s)", req.channel, req.account_id,
-                     req.user_id, req.code)
-            await self.gate.deliver(Outbound(APPROVED_TEXT, "notice", None, target=DeliveryContext(
-                channel=req.channel, to=req.deliver_to, account_id=req.account_id,
-                thread_id=req.thread_id)))
+            log.info(
+                "pairing approved: %s/%s user %s (code %s)",
+                req.channel,
+                req.account_id,
+                req.user_id,
+                req.code,
+            )
+            await self.gate.deliver(
+                Outbound(
+                    APPROVED_TEXT,
+                    "notice",
+                    None,
+                    target=DeliveryContext(
+                        channel=req.channel,
+                        to=req.deliver_to,
+                        account_id=req.account_id,
+                        thread_id=req.thread_id,
+                    ),
+                )
+            )
         return req
 
     async def deny(self, code: str, channel: str | None = None) -> PairingRequest | None:
-        req = await ps.settle_request(self.store, code.strip().upper(), self.clock(), "denied",
-                                      channel)
+        req = await ps.settle_request(
+            self.store, code.strip().upper(), self.clock(), "denied", channel
+        )
         if req is not None:
-            log.info("pairing denied: %s/%s user %s (code %s)", req.channel, req.account_id,
-                     req.user_id, req.code)
+            log.info(
+                "pairing denied: %s/%s user %s (code %s)",
+                req.channel,
+                req.account_id,
+                req.user_id,
+                req.code,
+            )
         return req
 
     async def revoke(self, channel: str, user_id: str) -> bool:

@@ -26,8 +26,9 @@ from core.inbound import InboundMessage
 T = TypeVar("T")
 GUARDED_CHANNELS = ("telegram", "discord", "slack")
 
-Reason = Literal["dms disabled", "not on the allowlist", "groups disabled",
-                 "group not on the allowlist"]
+Reason = Literal[
+    "dms disabled", "not on the allowlist", "groups disabled", "group not on the allowlist"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +59,9 @@ class AccessPolicy:
         return bool(set(self.allow_from) - set(self.owners))
 
 
-def access_policy(config: CrosstalkConfig, channel: str, account_id: str = "default"
-                  ) -> AccessPolicy | None:
+def access_policy(
+    config: CrosstalkConfig, channel: str, account_id: str = "default"
+) -> AccessPolicy | None:
     """The policy for `channel`/`account_id`, or None for channels that are not guarded.
 
     A platform without a config section still gets the defaults (pairing): safe by default.
@@ -77,12 +79,15 @@ def access_policy(config: CrosstalkConfig, channel: str, account_id: str = "defa
         groups = defaults.groups
     acc_groups = account.groups or AccountGroupsConfig()
     return AccessPolicy(
-        channel=channel, account_id=account_id,
+        channel=channel,
+        account_id=account_id,
         dm_policy=_inherit(account.dm_policy, getattr(section, "dm_policy", defaults.dm_policy)),
-        allow_from=tuple(_inherit(account.allow_from,
-                                  getattr(section, "allow_from", defaults.allow_from))),
-        group_policy=_inherit(account.group_policy,
-                              getattr(section, "group_policy", defaults.group_policy)),
+        allow_from=tuple(
+            _inherit(account.allow_from, getattr(section, "allow_from", defaults.allow_from))
+        ),
+        group_policy=_inherit(
+            account.group_policy, getattr(section, "group_policy", defaults.group_policy)
+        ),
         groups_allow=tuple(_inherit(acc_groups.allow, groups.allow)),
         owners=tuple(getattr(section, "owners", None) or ()),
         require_mention=_inherit(acc_groups.require_mention, groups.require_mention),
@@ -95,8 +100,11 @@ def guarded_channels() -> tuple[str, ...]:
     `/pair` command accept exactly these."""
     from core.channels.registry import installed_channels
 
-    extra = tuple(name for name, spec in installed_channels().items()
-                  if spec.guarded and name not in GUARDED_CHANNELS)
+    extra = tuple(
+        name
+        for name, spec in installed_channels().items()
+        if spec.guarded and name not in GUARDED_CHANNELS
+    )
     return GUARDED_CHANNELS + extra
 
 
@@ -139,13 +147,18 @@ def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdi
         if policy.group_policy == "disabled":
             return Verdict(False, "groups disabled")
         if policy.group_policy == "allowlist" and not (
-                "*" in policy.groups_allow or msg.chat_id in policy.groups_allow):
+            "*" in policy.groups_allow or msg.chat_id in policy.groups_allow
+        ):
             return Verdict(False, "group not on the allowlist")
         return ADMIT
     if policy.dm_policy == "disabled":
         return Verdict(False, "dms disabled")
-    if (policy.dm_policy == "open" or policy.is_owner(msg.sender_id)
-            or policy.allow_listed(msg.sender_id) or approved):
+    if (
+        policy.dm_policy == "open"
+        or policy.is_owner(msg.sender_id)
+        or policy.allow_listed(msg.sender_id)
+        or approved
+    ):
         return ADMIT
     if policy.dm_policy == "pairing":
         return Verdict(False, pair=True)
@@ -154,8 +167,12 @@ def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdi
 
 def needs_approval_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
     """Whether `judge` depends on the store (so trusted senders cost no query)."""
-    return (msg.chat_type == "direct" and policy.dm_policy in ("pairing", "allowlist")
-            and not policy.is_owner(msg.sender_id) and not policy.allow_listed(msg.sender_id))
+    return (
+        msg.chat_type == "direct"
+        and policy.dm_policy in ("pairing", "allowlist")
+        and not policy.is_owner(msg.sender_id)
+        and not policy.allow_listed(msg.sender_id)
+    )
 
 
 def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
@@ -169,6 +186,8 @@ def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
             continue
         policies = [access_policy(config, channel, a) for a in _account_ids(channel, section)]
         if any(p is not None and p.lets_others_dm() for p in policies):
-            out.append(f'warning: session.dmScope is "main", so everyone allowed to DM '
-                       f'{channel} shares one session; set session.dmScope: per-channel-peer')
+            out.append(
+                f'warning: session.dmScope is "main", so everyone allowed to DM '
+                f"{channel} shares one session; set session.dmScope: per-channel-peer"
+            )
     return out

@@ -15,12 +15,17 @@ from core.config import CrosstalkConfig
 
 log = logging.getLogger(__name__)
 
-_VENDOR_OF_API = {"openai-completions": "openai", "openai-responses": "openai",
-                  "anthropic-messages": "anthropic", "google-gemini": "google"}
+_VENDOR_OF_API = {
+    "openai-completions": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+    "google-gemini": "google",
+}
 
 
-def request_cost(config: CrosstalkConfig, ref: str, input_tokens: int, output_tokens: int
-                 ) -> float | None:
+def request_cost(
+    config: CrosstalkConfig, ref: str, input_tokens: int, output_tokens: int
+) -> float | None:
     """USD for one request of `ref` (`provider/model`), or None when no price is known."""
     provider_id, _, model_id = ref.partition("/")
     provider = config.models.providers.get(provider_id)
@@ -35,16 +40,20 @@ def request_cost(config: CrosstalkConfig, ref: str, input_tokens: int, output_to
     try:
         from genai_prices import Usage, calc_price
 
-        price = calc_price(Usage(input_tokens=input_tokens, output_tokens=output_tokens),
-                           model_ref=model_id, provider_id=vendor)
+        price = calc_price(
+            Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            model_ref=model_id,
+            provider_id=vendor,
+        )
     except (LookupError, ImportError, ValueError) as exc:
         log.debug("no price for %s: %s", ref, exc)
         return None
     return float(price.total_price)
 
 
-def run_cost(config: CrosstalkConfig, messages: Sequence[Any], answered: list[str],
-             last_ref: str) -> float | None:
+def run_cost(
+    config: CrosstalkConfig, messages: Sequence[Any], answered: list[str], last_ref: str
+) -> float | None:
     """Sum of the run's request costs; each model response is priced for the model that gave
     it (`answered`, in order), or `last_ref` when that record is incomplete."""
     from pydantic_ai.messages import ModelResponse
@@ -53,8 +62,9 @@ def run_cost(config: CrosstalkConfig, messages: Sequence[Any], answered: list[st
     refs = answered if len(answered) == len(responses) else [last_ref] * len(responses)
     total: float | None = None
     for response, ref in zip(responses, refs, strict=True):
-        cost = request_cost(config, ref, response.usage.input_tokens or 0,
-                            response.usage.output_tokens or 0)
+        cost = request_cost(
+            config, ref, response.usage.input_tokens or 0, response.usage.output_tokens or 0
+        )
         if cost is None:
             return None
         total = (total or 0.0) + cost

@@ -53,13 +53,15 @@ async def user_prompt(rt: TurnEnv, request: RunRequest, ref: str) -> str | list[
     return [text, *images] if text else images
 
 
-async def _image_bytes(rt: TurnEnv, request: RunRequest, attachment: Attachment, limit: int
-                       ) -> bytes | None:
+async def _image_bytes(
+    rt: TurnEnv, request: RunRequest, attachment: Attachment, limit: int
+) -> bytes | None:
     if attachment.kind != "image" or (attachment.size is not None and attachment.size > limit):
         return None
     origin = request.context.origin
-    adapter = rt.channels.get(origin.channel, origin.account_id) if origin and \
-        origin.channel else None
+    adapter = (
+        rt.channels.get(origin.channel, origin.account_id) if origin and origin.channel else None
+    )
     if adapter is None:
         return None
     try:

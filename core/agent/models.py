@@ -100,8 +100,9 @@ class ModelResolver:
             cfg = self.config.models.providers[provider_id]
             api_key = _secret(cfg.api_key)
         try:
-            model = tagged(build_model(model_id, cfg, api_key, fail_fast=fail_fast,
-                                       clients=self._clients), ref)
+            model = tagged(
+                build_model(model_id, cfg, api_key, fail_fast=fail_fast, clients=self._clients), ref
+            )
         except MissingExtra as exc:
             raise ModelNotAvailable(str(exc)) from exc
         self._cache[key] = model
@@ -127,9 +128,10 @@ class ModelResolver:
         async def one(port: int, name: str) -> ProbedProvider | None:
             url = f"http://127.0.0.1:{port}/v1"
             try:
-                async with aiohttp.ClientSession(
-                        timeout=aiohttp.ClientTimeout(total=timeout)) as http, \
-                        http.get(f"{url}/models") as resp:
+                async with (
+                    aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
+                    http.get(f"{url}/models") as resp,
+                ):
                     if resp.status != 200:
                         return None
                     data = await resp.json(content_type=None)
@@ -183,9 +185,11 @@ def _import_model_stack(config: CrosstalkConfig | None) -> None:
     get_snapshot()  # the price table (~0.15 s) that the first model built would load on the loop
 
     apis = {p.api for p in config.models.providers.values()} if config else set()
-    for api, module in (("anthropic-messages", "pydantic_ai.models.anthropic"),
-                        ("google-gemini", "pydantic_ai.models.google"),
-                        ("ollama", "pydantic_ai.models.ollama")):
+    for api, module in (
+        ("anthropic-messages", "pydantic_ai.models.anthropic"),
+        ("google-gemini", "pydantic_ai.models.google"),
+        ("ollama", "pydantic_ai.models.ollama"),
+    ):
         if api in apis:
             try:
                 __import__(module)

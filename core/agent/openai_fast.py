@@ -69,8 +69,9 @@ def _plain(data: Any, omitted: tuple[type, ...]) -> Any:
     from pydantic import BaseModel
 
     if isinstance(data, BaseModel):
-        return data.model_dump(exclude_unset=True, mode="json",
-                               exclude=getattr(data, "__api_exclude__", None))
+        return data.model_dump(
+            exclude_unset=True, mode="json", exclude=getattr(data, "__api_exclude__", None)
+        )
     if isinstance(data, Iterable) and not isinstance(data, str | bytes | bytearray):
         return [_plain(v, omitted) for v in data]
     return data
@@ -84,8 +85,11 @@ def install() -> bool:
     from openai.resources.chat.completions import completions as module
     from openai.types.chat import completion_create_params as params
 
-    targets = (params.CompletionCreateParamsStreaming, params.CompletionCreateParamsNonStreaming,
-               params.CompletionCreateParamsBase)
+    targets = (
+        params.CompletionCreateParamsStreaming,
+        params.CompletionCreateParamsNonStreaming,
+        params.CompletionCreateParamsBase,
+    )
     try:
         declared = any(_declares_transform(t, set()) for t in targets)
     except Exception as exc:  # an SDK whose types we cannot read keeps its own transform

@@ -14,7 +14,10 @@ DEFAULT_SYSTEM_PROMPT = (
 
 def base_system_prompt(config: CrosstalkConfig, entry: SessionEntry) -> str:
     agent = config.agent(entry.agent_id)
-    prompt = (agent.system_prompt if agent and agent.system_prompt else None) \
-        or config.agents.defaults.system_prompt or DEFAULT_SYSTEM_PROMPT
+    prompt = (
+        (agent.system_prompt if agent and agent.system_prompt else None)
+        or config.agents.defaults.system_prompt
+        or DEFAULT_SYSTEM_PROMPT
+    )
     where = entry.display_name or entry.key
     return f"{prompt}\n\nSession: {entry.key} ({where})."

@@ -30,8 +30,14 @@ class MissingExtra(CrosstalkError):
     """A provider's API needs an optional dependency that is not installed."""
 
 
-def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None, *,
-                fail_fast: bool = False, clients: list[Any] | None = None) -> Model:
+def build_model(
+    model_id: str,
+    cfg: ProviderConfig,
+    api_key: str | None,
+    *,
+    fail_fast: bool = False,
+    clients: list[Any] | None = None,
+) -> Model:
     """A pydantic-ai model for `model_id` on a provider configured as `cfg`.
 
     `fail_fast` (a model in a fallback chain): no SDK retries, so an error or a timeout moves
@@ -42,19 +48,24 @@ def build_model(model_id: str, cfg: ProviderConfig, api_key: str | None, *,
 
     made = clients if clients is not None else []
     try:
-        return memoize_tool_schemas(_build(model_id, cfg, api_key, 0 if fail_fast else None,
-                                           made))
+        return memoize_tool_schemas(_build(model_id, cfg, api_key, 0 if fail_fast else None, made))
     except ImportError as exc:
         extra = EXTRA_OF_API.get(cfg.api)
         if extra is None:
             raise
         raise MissingExtra(
             f"models.providers api {cfg.api!r} needs the optional extra: "
-            f"pip install 'crosstalk[{extra}]' ({exc})") from exc
+            f"pip install 'crosstalk[{extra}]' ({exc})"
+        ) from exc
 
 
-def _build(model_id: str, cfg: ProviderConfig, api_key: str | None,
-           max_retries: int | None, clients: list[Any]) -> Model:
+def _build(
+    model_id: str,
+    cfg: ProviderConfig,
+    api_key: str | None,
+    max_retries: int | None,
+    clients: list[Any],
+) -> Model:
     from pydantic_ai.settings import ModelSettings
 
     settings = ModelSettings(timeout=cfg.timeout_seconds) if cfg.timeout_seconds else None
@@ -67,27 +78,39 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None,
         else:
             from anthropic import AsyncAnthropic
 
-            anthropic = AnthropicProvider(anthropic_client=AsyncAnthropic(
-                api_key=api_key or "none", base_url=cfg.base_url, max_retries=max_retries))
+            anthropic = AnthropicProvider(
+                anthropic_client=AsyncAnthropic(
+                    api_key=api_key or "none", base_url=cfg.base_url, max_retries=max_retries
+                )
+            )
         return AnthropicModel(model_id, settings=settings, provider=anthropic)
     if cfg.api == "google-gemini":
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
 
-        return GoogleModel(model_id, settings=settings, provider=GoogleProvider(
-            api_key=api_key or "none", base_url=cfg.base_url))
+        return GoogleModel(
+            model_id,
+            settings=settings,
+            provider=GoogleProvider(api_key=api_key or "none", base_url=cfg.base_url),
+        )
     if cfg.api == "ollama":
         from pydantic_ai.models.ollama import OllamaModel
         from pydantic_ai.providers.ollama import OllamaProvider
 
         base = cfg.base_url or OLLAMA_DEFAULT_URL
         base = base if base.endswith("/v1") else f"{base}/v1"
-        return OllamaModel(model_id, settings=settings, provider=OllamaProvider(
-            openai_client=_openai_client(base, api_key or "ollama", max_retries, clients)))
+        return OllamaModel(
+            model_id,
+            settings=settings,
+            provider=OllamaProvider(
+                openai_client=_openai_client(base, api_key or "ollama", max_retries, clients)
+            ),
+        )
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(openai_client=_openai_client(cfg.base_url, api_key or "none",
-                                                           max_retries, clients))
+    provider = OpenAIProvider(
+        openai_client=_openai_client(cfg.base_url, api_key or "none", max_retries, clients)
+    )
     if cfg.api == "openai-responses":
         from pydantic_ai.models.openai import OpenAIResponsesModel
 
@@ -97,8 +120,9 @@ def _build(model_id: str, cfg: ProviderConfig, api_key: str | None,
     return OpenAIChatModel(model_id, provider=provider, settings=settings)
 
 
-def _openai_client(base_url: str | None, api_key: str, max_retries: int | None,
-                   clients: list[Any]) -> Any:
+def _openai_client(
+    base_url: str | None, api_key: str, max_retries: int | None, clients: list[Any]
+) -> Any:
     """The SDK's own aiohttp-based client (D51): its httpx2 connection pool cost ~1 ms of CPU
     per request more and queued requests under concurrency. Closed by `ModelResolver.aclose`."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
@@ -110,8 +134,9 @@ def _openai_client(base_url: str | None, api_key: str, max_retries: int | None,
     if max_retries is None:
         client = AsyncOpenAI(base_url=base_url, api_key=api_key, http_client=http)
     else:
-        client = AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries,
-                             http_client=http)
+        client = AsyncOpenAI(
+            base_url=base_url, api_key=api_key, max_retries=max_retries, http_client=http
+        )
     clients.append(client)
     return client
 

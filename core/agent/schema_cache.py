@@ -28,8 +28,9 @@ class SchemaMemo:
     def __init__(self, transformer: Any, limit: int = MAX_SCHEMAS) -> None:
         self.transformer = transformer
         self.limit = limit
-        self._memo: OrderedDict[tuple[int, bool | None],
-                                tuple[dict[str, Any], dict[str, Any], bool]] = OrderedDict()
+        self._memo: OrderedDict[
+            tuple[int, bool | None], tuple[dict[str, Any], dict[str, Any], bool]
+        ] = OrderedDict()
 
     def tool(self, tool_def: ToolDefinition) -> ToolDefinition:
         schema = tool_def.parameters_json_schema
@@ -46,8 +47,10 @@ class SchemaMemo:
         else:
             self._memo.move_to_end(key)
         return dataclasses.replace(
-            tool_def, parameters_json_schema=hit[1],
-            strict=hit[2] if tool_def.strict is None else tool_def.strict)
+            tool_def,
+            parameters_json_schema=hit[1],
+            strict=hit[2] if tool_def.strict is None else tool_def.strict,
+        )
 
     def __len__(self) -> int:
         return len(self._memo)
@@ -72,8 +75,10 @@ def memoize_tool_schemas(model: Model) -> Model:
             return original(params)
         try:
             return dataclasses.replace(
-                params, function_tools=[memo.tool(t) for t in params.function_tools],
-                output_tools=[memo.tool(t) for t in params.output_tools])
+                params,
+                function_tools=[memo.tool(t) for t in params.function_tools],
+                output_tools=[memo.tool(t) for t in params.output_tools],
+            )
         except Exception:  # pydantic-ai's own path words the error (which tool, what to do)
             return original(params)
 

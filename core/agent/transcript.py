@@ -35,7 +35,8 @@ BUILT_LIMIT = 4096
 """Placed messages whose pydantic-ai form is kept (D57): about a hundred sessions' histories."""
 
 _built: OrderedDict[tuple[int, int, str, int], tuple[TranscriptMessage, ModelMessage | None]] = (
-    OrderedDict())
+    OrderedDict()
+)
 
 
 def to_model_messages(history: Sequence[TranscriptMessage]) -> list[ModelMessage]:
@@ -65,8 +66,11 @@ def _cached(m: TranscriptMessage) -> ModelMessage | None:
     hit = _built.get(key)
     if hit is not None:
         source, built = hit
-        if source is m or (source.content == m.content and source.tool_name == m.tool_name
-                           and source.tool_call_id == m.tool_call_id):
+        if source is m or (
+            source.content == m.content
+            and source.tool_name == m.tool_name
+            and source.tool_call_id == m.tool_call_id
+        ):
             _built.move_to_end(key)
             return built
     built = _build(m)
@@ -78,20 +82,35 @@ def _cached(m: TranscriptMessage) -> ModelMessage | None:
 
 def _build(m: TranscriptMessage) -> ModelMessage | None:
     if m.role == "user":
-        return ModelRequest(parts=[UserPromptPart(content=text_with_placeholders(m.content),
-                                                  timestamp=_ts(m.timestamp))])
+        return ModelRequest(
+            parts=[
+                UserPromptPart(
+                    content=text_with_placeholders(m.content), timestamp=_ts(m.timestamp)
+                )
+            ]
+        )
     if m.role == "assistant":
         parts: list[Any] = []
         for b in m.content:
             if b.get("type") == "text" and b.get("text"):
                 parts.append(TextPart(content=b["text"]))
             elif b.get("type") == "toolCall":
-                parts.append(ToolCallPart(tool_name=b["name"], args=b.get("arguments") or {},
-                                          tool_call_id=b["id"]))
+                parts.append(
+                    ToolCallPart(
+                        tool_name=b["name"], args=b.get("arguments") or {}, tool_call_id=b["id"]
+                    )
+                )
         return ModelResponse(parts=parts, timestamp=_ts(m.timestamp)) if parts else None
-    return ModelRequest(parts=[ToolReturnPart(
-        tool_name=m.tool_name or "", content=_text(m.content),
-        tool_call_id=m.tool_call_id or "", timestamp=_ts(m.timestamp))])
+    return ModelRequest(
+        parts=[
+            ToolReturnPart(
+                tool_name=m.tool_name or "",
+                content=_text(m.content),
+                tool_call_id=m.tool_call_id or "",
+                timestamp=_ts(m.timestamp),
+            )
+        ]
+    )
 
 
 def _tool_return_text(content: Any) -> str:
@@ -100,8 +119,9 @@ def _tool_return_text(content: Any) -> str:
     return json.dumps(content, indent=2, ensure_ascii=False, default=str)
 
 
-def from_model_messages(messages: Sequence[ModelMessage], *, now_ms: int, run_id: str
-                        ) -> list[TranscriptMessage]:
+def from_model_messages(
+    messages: Sequence[ModelMessage], *, now_ms: int, run_id: str
+) -> list[TranscriptMessage]:
     """New pydantic-ai messages of a run → transcript rows (the user prompt is already stored).
 
     Model output is an edge (D12): its text, tool arguments and tool results are cleaned here.
@@ -114,23 +134,38 @@ def from_model_messages(messages: Sequence[ModelMessage], *, now_ms: int, run_id
                 if isinstance(part, TextPart) and part.content:
                     blocks.append({"type": "text", "text": clean_text(part.content)})
                 elif isinstance(part, ToolCallPart):
-                    blocks.append(clean_json({"type": "toolCall", "id": part.tool_call_id,
-                                              "name": part.tool_name,
-                                              "arguments": part.args_as_dict()}))
+                    blocks.append(
+                        clean_json(
+                            {
+                                "type": "toolCall",
+                                "id": part.tool_call_id,
+                                "name": part.tool_name,
+                                "arguments": part.args_as_dict(),
+                            }
+                        )
+                    )
             if blocks:
-                out.append(TranscriptMessage(role="assistant", content=blocks, timestamp=now_ms,
-                                             run_id=run_id))
+                out.append(
+                    TranscriptMessage(
+                        role="assistant", content=blocks, timestamp=now_ms, run_id=run_id
+                    )
+                )
             continue
         for rpart in msg.parts:
             if isinstance(rpart, ToolReturnPart):
                 payload = rpart.content
                 is_error = isinstance(payload, dict) and payload.get("status") == "error"
-                out.append(TranscriptMessage(
-                    role="toolResult",
-                    content=[{"type": "text", "text": clean_text(_tool_return_text(payload))}],
-                    timestamp=now_ms, tool_call_id=clean_text(rpart.tool_call_id),
-                    tool_name=clean_text(rpart.tool_name),
-                    is_error=is_error, run_id=run_id))
+                out.append(
+                    TranscriptMessage(
+                        role="toolResult",
+                        content=[{"type": "text", "text": clean_text(_tool_return_text(payload))}],
+                        timestamp=now_ms,
+                        tool_call_id=clean_text(rpart.tool_call_id),
+                        tool_name=clean_text(rpart.tool_name),
+                        is_error=is_error,
+                        run_id=run_id,
+                    )
+                )
     return out
 
 

@@ -54,8 +54,7 @@ class PydanticAITurnExecutor:
         if agent is None:
             from pydantic_ai import Agent
 
-            agent = Agent(deps_type=Deps, output_type=str,
-                          tools=[self._tool(n) for n in names])
+            agent = Agent(deps_type=Deps, output_type=str, tools=[self._tool(n) for n in names])
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
         self._agents[names] = agent
@@ -72,13 +71,19 @@ class PydanticAITurnExecutor:
 
         async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
             try:
-                return await ctx.deps.env.tools.invoke(ctx.deps.env.tool_env, name, kwargs,
-                                                       ctx.deps.context)
+                return await ctx.deps.env.tools.invoke(
+                    ctx.deps.env.tool_env, name, kwargs, ctx.deps.context
+                )
             except ToolError as exc:
                 return {"status": "error", "tool": name, "error": str(exc)}
 
-        tool = Tool.from_schema(call, name=name, description=spec.description,
-                                json_schema=spec.json_schema(), takes_ctx=True)
+        tool = Tool.from_schema(
+            call,
+            name=name,
+            description=spec.description,
+            json_schema=spec.json_schema(),
+            takes_ctx=True,
+        )
         self._tools[name] = tool
         return tool
 
@@ -86,8 +91,9 @@ class PydanticAITurnExecutor:
         """After the last turn: the model clients' connections are closed (D51)."""
         await self.rt.models.aclose()
 
-    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
-                       on_delta: DeltaSink | None) -> TurnResult:
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
+    ) -> TurnResult:
         rt = self.rt
         warm = rt.warmup
         if warm is not None and not warm.done():  # never import beside the warm-up thread
@@ -105,7 +111,8 @@ class PydanticAITurnExecutor:
 
         history = context_messages(
             await rt.store.context_tail(entry.session_id, HISTORY_LIMIT + 1),
-            request.input_message_id)[-HISTORY_LIMIT:]
+            request.input_message_id,
+        )[-HISTORY_LIMIT:]
         from core.agent.media import user_prompt
 
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
@@ -122,16 +129,22 @@ class PydanticAITurnExecutor:
 
         try:
             result = await self._pai_agent(names).run(
-                prompt, message_history=to_model_messages(history), model=model,
-                instructions=instructions, deps=Deps(rt, request.context.for_run(run.id)),
-                toolsets=toolsets, event_stream_handler=handler,
+                prompt,
+                message_history=to_model_messages(history),
+                model=model,
+                instructions=instructions,
+                deps=Deps(rt, request.context.for_run(run.id)),
+                toolsets=toolsets,
+                event_stream_handler=handler,
             )
         except ModelAPIError as exc:  # the provider's body stays in the log (D12)
             raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
         except ExceptionGroup as group:  # every model of a fallback chain failed
-            failures = [provider_failure(e, r) for e, r in zip(group.exceptions, refs,
-                                                               strict=False)
-                        if isinstance(e, ModelAPIError)]
+            failures = [
+                provider_failure(e, r)
+                for e, r in zip(group.exceptions, refs, strict=False)
+                if isinstance(e, ModelAPIError)
+            ]
             if not failures:
                 raise
             raise failures[-1] from None
@@ -142,15 +155,27 @@ class PydanticAITurnExecutor:
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         ref = answered[-1] if answered else refs[0]
         cost = run_cost(rt.config, result.new_messages(), answered, ref)
-        run.meta = {**(run.meta or {}), "model": ref,
-                    **({"costUsd": cost} if cost is not None else {})}
+        run.meta = {
+            **(run.meta or {}),
+            "model": ref,
+            **({"costUsd": cost} if cost is not None else {}),
+        }
         session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
-        write = TurnWrite(entry, new, {
-            "input_tokens": tin, "output_tokens": tout, "context_tokens": tin,
-            "total_tokens": (entry.total_tokens or 0) + (tin or 0) + (tout or 0),
-            "cost_usd": session_cost}, run_meta=run.meta)
-        return TurnResult(final_text(new), input_tokens=tin, output_tokens=tout,
-                          context_tokens=tin, write=write)  # stored with the run's end (D41)
+        write = TurnWrite(
+            entry,
+            new,
+            {
+                "input_tokens": tin,
+                "output_tokens": tout,
+                "context_tokens": tin,
+                "total_tokens": (entry.total_tokens or 0) + (tin or 0) + (tout or 0),
+                "cost_usd": session_cost,
+            },
+            run_meta=run.meta,
+        )
+        return TurnResult(
+            final_text(new), input_tokens=tin, output_tokens=tout, context_tokens=tin, write=write
+        )  # stored with the run's end (D41)
 
     @staticmethod
     def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
@@ -158,8 +183,9 @@ class PydanticAITurnExecutor:
         return TurnResult(text, write=TurnWrite(entry, [msg]))
 
 
-def context_messages(history: list[TranscriptMessage], input_id: int | None
-                     ) -> list[TranscriptMessage]:
+def context_messages(
+    history: list[TranscriptMessage], input_id: int | None
+) -> list[TranscriptMessage]:
     """What a turn sees: the placed transcript before its own input (D13).
 
     A turn's input is placed when the turn starts, after the earlier turns' replies; messages

@@ -16,6 +16,16 @@ from core.channels.protocol import (
 )
 from core.channels.supervisor import Backoff, Connection, ConnectionSupervisor
 
-__all__ = ["AdapterState", "AdapterStatus", "Backoff", "ChannelAdapter", "ChannelLease",
-           "ChunkRef", "Connection", "ConnectionSupervisor", "HttpMounted", "InboundSink",
-           "SendReceipt"]
+__all__ = [
+    "AdapterState",
+    "AdapterStatus",
+    "Backoff",
+    "ChannelAdapter",
+    "ChannelLease",
+    "ChunkRef",
+    "Connection",
+    "ConnectionSupervisor",
+    "HttpMounted",
+    "InboundSink",
+    "SendReceipt",
+]

@@ -41,8 +41,7 @@ class ChannelLease(Protocol):
 class DeliveryReports(Protocol):
     """Where an adapter says that its platform gave up on a message it had accepted (D166)."""
 
-    async def failed(self, channel: str, account_id: str, message_id: str,
-                     reason: str) -> bool:
+    async def failed(self, channel: str, account_id: str, message_id: str, reason: str) -> bool:
         """Mark the chunk with that platform message id, and its delivery, `failed`."""
 
 
@@ -75,8 +74,13 @@ class AdapterStatus:
     extra: dict[str, str] = field(default_factory=dict)
 
     def to_wire(self) -> dict[str, object]:
-        return {"channel": self.channel, "accountId": self.account_id, "state": self.state,
-                "detail": self.detail, **self.extra}
+        return {
+            "channel": self.channel,
+            "accountId": self.account_id,
+            "state": self.state,
+            "detail": self.detail,
+            **self.extra,
+        }
 
 
 class ChannelAdapter(abc.ABC):

@@ -88,8 +88,10 @@ def installed_channels() -> dict[str, ChannelSpec]:
     for ep in entry_points(group=GROUP):
         spec = ep.load()
         if not isinstance(spec, ChannelSpec) or spec.name != ep.name:
-            raise ChannelRegistryError(f"entry point {ep.name!r} ({ep.value}) in {GROUP!r} is "
-                                       "not a ChannelSpec of that name")
+            raise ChannelRegistryError(
+                f"entry point {ep.name!r} ({ep.value}) in {GROUP!r} is "
+                "not a ChannelSpec of that name"
+            )
         dist = ep.dist.name if ep.dist is not None else None
         if ep.name in found and found[ep.name].adapter != spec.adapter:
             raise ChannelRegistryError(f"two channels are named {ep.name!r}")
@@ -98,16 +100,21 @@ def installed_channels() -> dict[str, ChannelSpec]:
 
 
 def _plugin_dists() -> dict[str, str | None]:
-    return {ep.name: (ep.dist.name if ep.dist is not None else None)
-            for ep in entry_points(group="crosstalk.plugins")}
+    return {
+        ep.name: (ep.dist.name if ep.dist is not None else None)
+        for ep in entry_points(group="crosstalk.plugins")
+    }
 
 
 def selected_channels(config: CrosstalkConfig) -> list[ChannelSpec]:
     """Installed channels whose plugin is selected (``plugins.enabled``/``disabled``)."""
     plugins = _plugin_dists()
-    chosen = {name for name in plugins
-              if (config.plugins.enabled is None or name in config.plugins.enabled)
-              and name not in config.plugins.disabled}
+    chosen = {
+        name
+        for name in plugins
+        if (config.plugins.enabled is None or name in config.plugins.enabled)
+        and name not in config.plugins.disabled
+    }
     out = []
     for spec in installed_channels().values():
         owners = {name for name, dist in plugins.items() if dist == spec.dist}
@@ -121,17 +128,26 @@ def build_adapters(config: CrosstalkConfig, env: ChannelEnv) -> list[ChannelAdap
     if not any(spec.dist == DIST for spec in installed_channels().values()):
         raise ChannelRegistryError(
             f"Crosstalk's own channels are not registered in the {GROUP!r} entry-point group: "
-            "install the package (pip install -e .)")
+            "install the package (pip install -e .)"
+        )
     out: list[ChannelAdapter] = []
     for spec in selected_channels(config):
         section = getattr(config.channels, spec.name, None)
         if section is None or not getattr(section, "enabled", True):
             continue
         cls = spec.adapter_class()
-        out.extend(cls(account, account_id, env)
-                   for account_id, account in spec.account_configs(section))
+        out.extend(
+            cls(account, account_id, env) for account_id, account in spec.account_configs(section)
+        )
     return out
 
 
-__all__ = ["GROUP", "ChannelEnv", "ChannelRegistryError", "ChannelSpec", "build_adapters",
-           "installed_channels", "selected_channels"]
+__all__ = [
+    "GROUP",
+    "ChannelEnv",
+    "ChannelRegistryError",
+    "ChannelSpec",
+    "build_adapters",
+    "installed_channels",
+    "selected_channels",
+]

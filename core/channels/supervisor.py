@@ -85,9 +85,16 @@ def describe(exc: BaseException) -> str:
 class ConnectionSupervisor:
     """Keeps one :class:`Connection` up; its state is the adapter's state."""
 
-    def __init__(self, label: str, conn: Connection, *, backoff: Backoff | None = None,
-                 lease: ChannelLease | None = None, lease_name: str = "",
-                 sleep: Sleep = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        label: str,
+        conn: Connection,
+        *,
+        backoff: Backoff | None = None,
+        lease: ChannelLease | None = None,
+        lease_name: str = "",
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.label = label
         self.conn = conn
         self.backoff = backoff or Backoff()
@@ -132,8 +139,9 @@ class ConnectionSupervisor:
                 await self._fail(reason)
                 raise ChannelUnavailable(f"{self.label}: {reason}") from None
             self._retrying(exc)
-            log.warning("%s: connect failed (%s); retrying in the background", self.label,
-                        describe(exc))
+            log.warning(
+                "%s: connect failed (%s); retrying in the background", self.label, describe(exc)
+            )
         self._task = asyncio.create_task(self._run(error is not None), name=self.label)
 
     async def stop(self) -> None:
@@ -182,8 +190,11 @@ class ConnectionSupervisor:
     def note(self, state: AdapterState, detail: str | None = None) -> None:
         """A finer report from the receiving side (a failed poll, a resumed socket); only
         while it runs, so it never hides standby, failed or a pending reconnect."""
-        if (self.receiving or self._opening) and self.state in ("connected", "retrying",
-                                                                   "starting"):
+        if (self.receiving or self._opening) and self.state in (
+            "connected",
+            "retrying",
+            "starting",
+        ):
             self._set(state, detail)
 
     # ---- the loop ---------------------------------------------------------------------------
@@ -197,7 +208,8 @@ class ConnectionSupervisor:
                     retry = False
                     await self._step()
                 ended = await self._hold_for(
-                    self.renew_every if self.receiving else self.retry_every)
+                    self.renew_every if self.receiving else self.retry_every
+                )
                 if ended is not None:
                     raise ended
                 await self._step()  # renew the lease (or take it over from a dead holder)

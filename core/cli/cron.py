@@ -36,14 +36,17 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for job in data["jobs"]:
         state = "enabled" if job["enabled"] else "disabled"
-        print(f"{job['id']:<20} {_when(job):<28} → {_deliver(job):<24} {state:<8} "
-              f"next={iso(job['nextRunAt'])} last={job['lastStatus'] or '-'}")
+        print(
+            f"{job['id']:<20} {_when(job):<28} → {_deliver(job):<24} {state:<8} "
+            f"next={iso(job['nextRunAt'])} last={job['lastStatus'] or '-'}"
+        )
     print(f"{len(data['jobs'])} job(s)")
     return 0
 
 
-def _parse_deliver(value: str | None, account: str | None, thread: str | None
-                   ) -> dict[str, Any] | str | None:
+def _parse_deliver(
+    value: str | None, account: str | None, thread: str | None
+) -> dict[str, Any] | str | None:
     if value is None:
         return None
     if value == "none":
@@ -118,8 +121,11 @@ def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
     add.add_argument("--disabled", action="store_true")
     add.set_defaults(fn=_add)
     handlers: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
-        "rm": ("remove a job", _rm), "enable": ("enable a job", _toggle("enable")),
-        "disable": ("disable a job", _toggle("disable")), "run": ("fire a job now", _run)}
+        "rm": ("remove a job", _rm),
+        "enable": ("enable a job", _toggle("enable")),
+        "disable": ("disable a job", _toggle("disable")),
+        "run": ("fire a job now", _run),
+    }
     parsers = [ls, add]
     for name, (text, fn) in handlers.items():
         sp = cron.add_parser(name, help=text)

@@ -108,9 +108,10 @@ def _client_target(args: argparse.Namespace) -> tuple[str, str]:
 async def _request(method: str, url: str, token: str, body: Any = None) -> tuple[int, Any]:
     import aiohttp
 
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http, \
-            http.request(method, url, json=body,
-                         headers={"Authorization": f"Bearer {token}"}) as resp:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http,
+        http.request(method, url, json=body, headers={"Authorization": f"Bearer {token}"}) as resp,
+    ):
         text = await resp.text()
         try:
             return resp.status, json.loads(text)
@@ -142,8 +143,9 @@ def _sessions_list(args: argparse.Namespace) -> int:
         print(json.dumps(details, indent=2))
         return 0
     for row in details["sessions"]:
-        print(f"{row['key']:<48} {row['kind']:<6} {row['channel']:<9} "
-              f"{row.get('displayName') or ''}")
+        print(
+            f"{row['key']:<48} {row['kind']:<6} {row['channel']:<9} {row.get('displayName') or ''}"
+        )
     print(f"{details['count']} session(s)")
     return 0
 
@@ -151,14 +153,22 @@ def _sessions_list(args: argparse.Namespace) -> int:
 def _sessions_patch(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {}
     if args.send_policy is not None:
-        body["sendPolicy"] = {"on": "allow", "allow": "allow", "off": "deny", "deny": "deny",
-                              "inherit": None}[args.send_policy]
+        body["sendPolicy"] = {
+            "on": "allow",
+            "allow": "allow",
+            "off": "deny",
+            "deny": "deny",
+            "inherit": None,
+        }[args.send_policy]
     if args.label is not None:
         body["label"] = args.label
     from urllib.parse import quote
 
-    print(json.dumps(_call(args, "PATCH", f"/api/sessions/{quote(args.key, safe='')}", body),
-                     indent=2))
+    print(
+        json.dumps(
+            _call(args, "PATCH", f"/api/sessions/{quote(args.key, safe='')}", body), indent=2
+        )
+    )
     return 0
 
 
@@ -175,12 +185,21 @@ def _tools_invoke(args: argparse.Namespace) -> int:
 def _deliveries(args: argparse.Namespace) -> int:
     from urllib.parse import urlencode
 
-    query = {k: v for k, v in (("session", args.session_filter), ("outcome", args.outcome),
-                               ("limit", str(args.limit))) if v}
+    query = {
+        k: v
+        for k, v in (
+            ("session", args.session_filter),
+            ("outcome", args.outcome),
+            ("limit", str(args.limit)),
+        )
+        if v
+    }
     data = _call(args, "GET", "/api/deliveries?" + urlencode(query))
     for d in data["deliveries"]:
-        print(f"#{d['id']} {d['outcome']:<21} {d['kind']:<13} {d['sessionKey'] or '-'} "
-              f"→ {d['channel']}:{d['to']}  {d['reason'] or ''}")
+        print(
+            f"#{d['id']} {d['outcome']:<21} {d['kind']:<13} {d['sessionKey'] or '-'} "
+            f"→ {d['channel']}:{d['to']}  {d['reason'] or ''}"
+        )
     return 0
 
 
@@ -215,13 +234,15 @@ class _Subparsers:
 
     def add_parser(self, name: str, **kw: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = self._action.add_parser(
-            name, parents=[self._common], **kw)
+            name, parents=[self._common], **kw
+        )
         return parser
 
     def group(self, name: str, **kw: Any) -> _Subparsers:
         """A subcommand with subcommands of its own (`config check`, `sessions list`)."""
-        return _Subparsers(self.add_parser(name, **kw).add_subparsers(dest="sub", required=True),
-                           self._common)
+        return _Subparsers(
+            self.add_parser(name, **kw).add_subparsers(dest="sub", required=True), self._common
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -242,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gateway", help="run the gateway in the foreground").set_defaults(fn=_gateway)
     cfg = sub.group("config")
     cfg.add_parser("check", help="print the effective config, secrets masked").set_defaults(
-        fn=_config_check)
+        fn=_config_check
+    )
     db = sub.group("db")
     db.add_parser("upgrade", help="apply database migrations").set_defaults(fn=_db_upgrade)
     sessions = sub.group("sessions")
@@ -277,8 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     from core.cli.cron import add_cron_commands
 
     add_cron_commands(sub, client)
-    mcp = sub.add_parser("mcp", help="serve the session tools over MCP on stdio (relays to "
-                                     "the running gateway's /mcp)")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the session tools over MCP on stdio (relays to the running gateway's /mcp)",
+    )
     client(mcp)
     mcp.set_defaults(fn=_mcp)
     return p

@@ -42,8 +42,7 @@ def _settle(args: argparse.Namespace, action: str) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    path = (f"/api/pairing/{quote(args.channel, safe='')}/approved/"
-            f"{quote(args.user_id, safe='')}")
+    path = f"/api/pairing/{quote(args.channel, safe='')}/approved/{quote(args.user_id, safe='')}"
     data = _call(args, "DELETE", path)
     print(f"Revoked {data['userId']} on {args.channel.strip().lower()}.")
     return 0
@@ -57,8 +56,10 @@ def add_pairing_parser(sub: Any, client: ClientArgs) -> None:
     ls.add_argument("--json", action="store_true")
     client(ls, requester=False)
     ls.set_defaults(fn=_list)
-    for action, text in (("approve", "approve a pending request by its code"),
-                         ("deny", "deny a pending request by its code")):
+    for action, text in (
+        ("approve", "approve a pending request by its code"),
+        ("deny", "deny a pending request by its code"),
+    ):
         sp = pairing.add_parser(action, help=text)
         sp.add_argument("channel")
         sp.add_argument("code")

@@ -34,18 +34,39 @@ _LOCK_SESSION = select(S.c.key).where(S.c.key == bindparam("b_key")).with_for_up
 
 def _blocker(order: Any) -> Any:
     """A run that must go first: one running anywhere, or an older one queued elsewhere."""
-    return select(R.c.id).where(and_(
-        R.c.session_key == bindparam("b_key"), R.c.id != bindparam("b_rid"),
-        or_(R.c.status == "running",
-            and_(R.c.status == "queued", R.c.owner != bindparam("b_me"),
-                 order < bindparam("b_older"))))).limit(1)
+    return (
+        select(R.c.id)
+        .where(
+            and_(
+                R.c.session_key == bindparam("b_key"),
+                R.c.id != bindparam("b_rid"),
+                or_(
+                    R.c.status == "running",
+                    and_(
+                        R.c.status == "queued",
+                        R.c.owner != bindparam("b_me"),
+                        order < bindparam("b_older"),
+                    ),
+                ),
+            )
+        )
+        .limit(1)
+    )
 
 
 _BLOCKER_BY_INPUT = _blocker(R.c.input_message_id)
 _BLOCKER_BY_TIME = _blocker(R.c.created_at)
-_START = update(R).where(and_(
-    R.c.id == bindparam("b_rid"), R.c.status == "queued", R.c.owner == bindparam("b_me"),
-)).values(status="running", started_at=bindparam("b_started"))
+_START = (
+    update(R)
+    .where(
+        and_(
+            R.c.id == bindparam("b_rid"),
+            R.c.status == "queued",
+            R.c.owner == bindparam("b_me"),
+        )
+    )
+    .values(status="running", started_at=bindparam("b_started"))
+)
 
 RUN_TOPIC = "run"
 ABORT_TOPIC = "abort"
@@ -55,8 +76,9 @@ MAX_TRACKED = 10_000
 class TurnClaims:
     """Claims turns for the process `owner`; one instance per RunManager."""
 
-    def __init__(self, store: Store, owner: str, bus: EventBus, *, poll_seconds: float = 5.0
-                 ) -> None:
+    def __init__(
+        self, store: Store, owner: str, bus: EventBus, *, poll_seconds: float = 5.0
+    ) -> None:
         self.store = store
         self.owner = owner
         self.bus = bus
@@ -76,8 +98,12 @@ class TurnClaims:
     async def claim(self, run: RunRecord, entry: SessionEntry) -> ClaimResult:
         key = entry.key
         by_input = run.input_message_id is not None
-        params = {"b_key": key, "b_rid": run.id, "b_me": self.owner,
-                  "b_older": run.input_message_id if by_input else run.created_at}
+        params = {
+            "b_key": key,
+            "b_rid": run.id,
+            "b_me": self.owner,
+            "b_older": run.input_message_id if by_input else run.created_at,
+        }
 
         def op(c: Connection) -> tuple[ClaimResult, TranscriptMessage | None]:
             if c.dialect.name == "postgresql":
@@ -85,8 +111,9 @@ class TurnClaims:
             blocking = _BLOCKER_BY_INPUT if by_input else _BLOCKER_BY_TIME
             if c.execute(blocking, params).first() is not None:
                 return "busy", None
-            done = c.execute(_START, {"b_rid": run.id, "b_me": self.owner,
-                                      "b_started": run.started_at})
+            done = c.execute(
+                _START, {"b_rid": run.id, "b_me": self.owner, "b_started": run.started_at}
+            )
             if not done.rowcount:
                 return "gone", None
             if run.input_message_id is None:
@@ -110,20 +137,25 @@ class TurnClaims:
 
     async def ended(self, run: RunRecord) -> None:
         """Tell every process that a turn of this session ended (its status is stored)."""
-        await self.bus.publish(RUN_TOPIC, {"s": run.session_key, "r": run.id,
-                                           "st": run.status})
+        await self.bus.publish(RUN_TOPIC, {"s": run.session_key, "r": run.id, "st": run.status})
 
     async def abort_elsewhere(self, session_key: str, reason: str) -> int:
         """Ask the other processes to stop their turns of the session; returns how many
         they hold (queued or running)."""
         me = self.owner
-        count = await self.store.read(lambda c: c.execute(
-            select(func.count()).where(and_(
-                R.c.session_key == session_key, R.c.owner != me,
-                R.c.status.in_(("queued", "running"))))).scalar())
+        count = await self.store.read(
+            lambda c: c.execute(
+                select(func.count()).where(
+                    and_(
+                        R.c.session_key == session_key,
+                        R.c.owner != me,
+                        R.c.status.in_(("queued", "running")),
+                    )
+                )
+            ).scalar()
+        )
         if count:
-            await self.bus.publish(ABORT_TOPIC, {"s": session_key, "reason": reason,
-                                                 "from": me})
+            await self.bus.publish(ABORT_TOPIC, {"s": session_key, "reason": reason, "from": me})
         return int(count or 0)
 
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:

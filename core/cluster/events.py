@@ -121,7 +121,7 @@ class PgEventBus(EventBus):
             frames = [f"1|{data}"]
         else:
             ref = uuid.uuid4().hex
-            parts = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
+            parts = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
             frames = [f"n|{ref}|{i}|{len(parts)}|{p}" for i, p in enumerate(parts)]
         if self._notify is None:
             return

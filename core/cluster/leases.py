@@ -40,8 +40,9 @@ class Leases:
     a dead holder's lease changes hands within the lease time. Holders renew every third.
     """
 
-    def __init__(self, store: Store, holder: str, *, ttl_ms: int = 30_000,
-                 clock: Clock = now_ms) -> None:
+    def __init__(
+        self, store: Store, holder: str, *, ttl_ms: int = 30_000, clock: Clock = now_ms
+    ) -> None:
         self.store = store
         self.holder = holder
         self.ttl_ms = ttl_ms
@@ -52,16 +53,23 @@ class Leases:
     async def acquire(self, name: str) -> bool:
         """Take or renew `name`; True when this process holds it until now + ttl."""
         now = self.clock()
-        values = {"name": name, "holder": self.holder, "acquired_at": now,
-                  "expires_at": now + self.valid_ms}
+        values = {
+            "name": name,
+            "holder": self.holder,
+            "acquired_at": now,
+            "expires_at": now + self.valid_ms,
+        }
 
         def op(c: Connection) -> bool:
-            ins: Any = (pg_insert(L) if c.dialect.name == "postgresql" else sqlite_insert(L))
+            ins: Any = pg_insert(L) if c.dialect.name == "postgresql" else sqlite_insert(L)
             ins = ins.values(**values)
             stmt = ins.on_conflict_do_update(
                 index_elements=["name"],
-                set_={"holder": ins.excluded.holder, "expires_at": ins.excluded.expires_at,
-                      "acquired_at": _keep_acquired(ins)},
+                set_={
+                    "holder": ins.excluded.holder,
+                    "expires_at": ins.excluded.expires_at,
+                    "acquired_at": _keep_acquired(ins),
+                },
                 where=or_(L.c.holder == ins.excluded.holder, L.c.expires_at < now),
             ).returning(L.c.holder)
             row = c.execute(stmt).first()
@@ -71,8 +79,9 @@ class Leases:
 
     async def release(self, name: str) -> None:
         """Give `name` up at once (a clean stop), so another process need not wait it out."""
-        await self.store.write(lambda c: c.execute(
-            delete(L).where(and_(L.c.name == name, L.c.holder == self.holder))))
+        await self.store.write(
+            lambda c: c.execute(delete(L).where(and_(L.c.name == name, L.c.holder == self.holder)))
+        )
 
     async def release_all(self) -> None:
         await self.store.write(lambda c: c.execute(delete(L).where(L.c.holder == self.holder)))
@@ -87,16 +96,23 @@ class Leases:
     async def holder_of(self, name: str) -> str | None:
         """The live holder of `name`, or None when it is free or expired."""
         now = self.clock()
-        row = await self.store.read(lambda c: c.execute(
-            select(L.c.holder).where(and_(L.c.name == name, L.c.expires_at >= now))).first())
+        row = await self.store.read(
+            lambda c: c.execute(
+                select(L.c.holder).where(and_(L.c.name == name, L.c.expires_at >= now))
+            ).first()
+        )
         return str(row[0]) if row else None
 
     async def live(self) -> list[LeaseInfo]:
         """Every unexpired lease in the cluster, by name."""
         now = self.clock()
-        rows = await self.store.read(lambda c: c.execute(
-            select(L.c.name, L.c.holder, L.c.acquired_at, L.c.expires_at)
-            .where(L.c.expires_at >= now).order_by(L.c.name)).all())
+        rows = await self.store.read(
+            lambda c: c.execute(
+                select(L.c.name, L.c.holder, L.c.acquired_at, L.c.expires_at)
+                .where(L.c.expires_at >= now)
+                .order_by(L.c.name)
+            ).all()
+        )
         return [LeaseInfo(*r) for r in rows]
 
 
@@ -104,5 +120,6 @@ def _keep_acquired(ins: Any) -> Any:
     """A renewal keeps the original `acquired_at`; a takeover starts a new one."""
     from sqlalchemy import case
 
-    return case((L.c.holder == ins.excluded.holder, L.c.acquired_at),
-                else_=ins.excluded.acquired_at)
+    return case(
+        (L.c.holder == ins.excluded.holder, L.c.acquired_at), else_=ins.excluded.acquired_at
+    )

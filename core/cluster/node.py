@@ -46,6 +46,7 @@ class ClusterEnv(Services, Protocol):
     @property
     def subagents(self) -> SubagentRegistry: ...
 
+
 log = logging.getLogger(__name__)
 
 
@@ -60,8 +61,12 @@ class ClusterNode:
         self.register = ProcessRegister(self.db, self.identity, ttl_ms=self.ttl_ms)
         self.leases = Leases(self.db, self.identity.id, ttl_ms=self.ttl_ms)
         self.bus: EventBus = make_bus(rt.store.url)
-        self.claims = TurnClaims(rt.store, self.identity.id, self.bus,
-                                 poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4))
+        self.claims = TurnClaims(
+            rt.store,
+            self.identity.id,
+            self.bus,
+            poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4),
+        )
         rt.runs.owner = self.identity.id
         if not self.alone:  # SQLite: one process orders its turns itself, as before D27
             rt.runs.claims = self.claims
@@ -119,15 +124,18 @@ class ClusterNode:
         while True:
             try:
                 if not await self.register.heartbeat() and self._beat:
-                    log.error("this process was silent for longer than cluster.leaseSeconds "
-                              "and another one took over its turns")
+                    log.error(
+                        "this process was silent for longer than cluster.leaseSeconds "
+                        "and another one took over its turns"
+                    )
                 # after a silence of our own (the database was away, the loop stalled) the
                 # others were silent too: give them one beat before declaring them dead
                 if loop.time() - last_beat < self.ttl_ms / 1000 or not self._beat:
                     await self.take_over()
                 last_beat = loop.time()
-                self.held = [lease.name for lease in await self.leases.live()
-                             if lease.holder == self.id]
+                self.held = [
+                    lease.name for lease in await self.leases.live() if lease.holder == self.id
+                ]
             except Exception:
                 log.exception("cluster heartbeat failed")
             self._beat = True
@@ -148,10 +156,15 @@ class ClusterNode:
             return 0
         if dead:  # their channel connections and singleton jobs are free at once (D36)
             await self.leases.release_dead([d.id for d in dead])
-            log.warning("taking over from dead process(es): %s",
-                        ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead))
-        aborted, adopted = await take_runs(self.rt.store, self.id, Orphans(
-            [d.id for d in dead], unowned_before=now_ms() - self.ttl_ms))
+            log.warning(
+                "taking over from dead process(es): %s",
+                ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead),
+            )
+        aborted, adopted = await take_runs(
+            self.rt.store,
+            self.id,
+            Orphans([d.id for d in dead], unowned_before=now_ms() - self.ttl_ms),
+        )
         for run in aborted:
             await self.claims.ended(run)
         if aborted:
@@ -183,27 +196,41 @@ class ClusterNode:
 
         store = self.rt.store
         entry = await store.get_session(run.session_key)
-        msg = await input_message(store, run.input_message_id) \
-            if run.input_message_id is not None else None
+        msg = (
+            await input_message(store, run.input_message_id)
+            if run.input_message_id is not None
+            else None
+        )
         if entry is None:
-            await store.update_run(run.id, status="aborted", ended_at=now_ms(),
-                                   error="session was deleted")
+            await store.update_run(
+                run.id, status="aborted", ended_at=now_ms(), error="session was deleted"
+            )
             await self.claims.ended(run)
             return
         meta = dict(run.meta or {})
         trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
         extras = meta.pop("request", None) or {}
         origin = meta.get("origin")
-        context = self.rt.context_for(entry, origin=normalize_delivery_context(origin)
-                                      if isinstance(origin, dict) else None)
-        context = replace(context, trace_id=str(trace or context.trace_id), hops=int(hops or 0),
-                          owner=bool(extras.get("ownerTurn")))
-        request = RunRequest(session_key=run.session_key,
-                             message=msg.plain_text() if msg is not None else "",
-                             context=context, deliver=run.deliver, lane=run.lane,
-                             input_message_id=run.input_message_id, meta=meta,
-                             extra_system_prompt=extras.get("extraSystemPrompt"),
-                             model=extras.get("model"), thinking=extras.get("thinking"),
-                             timeout_seconds=extras.get("timeoutSeconds"))
+        context = self.rt.context_for(
+            entry, origin=normalize_delivery_context(origin) if isinstance(origin, dict) else None
+        )
+        context = replace(
+            context,
+            trace_id=str(trace or context.trace_id),
+            hops=int(hops or 0),
+            owner=bool(extras.get("ownerTurn")),
+        )
+        request = RunRequest(
+            session_key=run.session_key,
+            message=msg.plain_text() if msg is not None else "",
+            context=context,
+            deliver=run.deliver,
+            lane=run.lane,
+            input_message_id=run.input_message_id,
+            meta=meta,
+            extra_system_prompt=extras.get("extraSystemPrompt"),
+            model=extras.get("model"),
+            thinking=extras.get("thinking"),
+            timeout_seconds=extras.get("timeoutSeconds"),
+        )
         self.rt.runs.adopt(run, request)
-

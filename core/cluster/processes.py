@@ -32,8 +32,9 @@ class ProcessInfo:
 
 
 class ProcessRegister:
-    def __init__(self, store: Store, me: ProcessIdentity, *, ttl_ms: int = 30_000,
-                 clock: Clock = now_ms) -> None:
+    def __init__(
+        self, store: Store, me: ProcessIdentity, *, ttl_ms: int = 30_000, clock: Clock = now_ms
+    ) -> None:
         self.store = store
         self.me = me
         self.ttl_ms = ttl_ms
@@ -54,9 +55,19 @@ class ProcessRegister:
         def op(c: Connection) -> bool:
             if c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now)).rowcount:
                 return True
-            _insert_ignore(c, P, {"id": me.id, "pid": me.pid, "host": me.host,
-                                  "started_at": me.started_at, "heartbeat_at": now,
-                                  "pid_space": me.pid_space or None}, ["id"])
+            _insert_ignore(
+                c,
+                P,
+                {
+                    "id": me.id,
+                    "pid": me.pid,
+                    "host": me.host,
+                    "started_at": me.started_at,
+                    "heartbeat_at": now,
+                    "pid_space": me.pid_space or None,
+                },
+                ["id"],
+            )
             return False
 
         return bool(await self.store.write(op))
@@ -68,14 +79,17 @@ class ProcessRegister:
     async def expire(self) -> None:
         """A clean stop that leaves work behind: the row looks dead at once, so the next
         survivor's beat claims it (and its queued turns) without waiting out the lease."""
-        await self.store.write(lambda c: c.execute(
-            P.update().where(P.c.id == self.me.id).values(heartbeat_at=0)))
+        await self.store.write(
+            lambda c: c.execute(P.update().where(P.c.id == self.me.id).values(heartbeat_at=0))
+        )
 
     async def live(self) -> list[ProcessInfo]:
         cutoff = self.clock() - self.dead_after_ms
-        rows = await self.store.read(lambda c: c.execute(
-            select(*_COLS)
-            .where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)).all())
+        rows = await self.store.read(
+            lambda c: c.execute(
+                select(*_COLS).where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)
+            ).all()
+        )
         return [ProcessInfo(*r) for r in rows]
 
     async def claim_dead(self) -> list[ProcessInfo]:
@@ -85,15 +99,16 @@ class ProcessRegister:
         takes over its work: aborts its running turns, runs its queued ones.
         """
         cutoff = self.clock() - self.dead_after_ms
-        rows = await self.store.write(lambda c: c.execute(
-            delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id)
-            .returning(*_COLS)).all())
+        rows = await self.store.write(
+            lambda c: c.execute(
+                delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id).returning(*_COLS)
+            ).all()
+        )
         return [ProcessInfo(*r) for r in rows]
 
     async def registered(self) -> list[ProcessInfo]:
         """Every row, live or not (a dead process stays until a survivor claims it)."""
-        rows = await self.store.read(lambda c: c.execute(
-            select(*_COLS)).all())
+        rows = await self.store.read(lambda c: c.execute(select(*_COLS)).all())
         return [ProcessInfo(*r) for r in rows]
 
     async def claim(self, ids: list[str]) -> list[ProcessInfo]:
@@ -101,18 +116,22 @@ class ProcessRegister:
         (a pid on this host that no longer exists); the DELETE still picks one claimer."""
         if not ids:
             return []
-        rows = await self.store.write(lambda c: c.execute(
-            delete(P).where(P.c.id.in_(ids), P.c.id != self.me.id)
-            .returning(*_COLS)).all())
+        rows = await self.store.write(
+            lambda c: c.execute(
+                delete(P).where(P.c.id.in_(ids), P.c.id != self.me.id).returning(*_COLS)
+            ).all()
+        )
         return [ProcessInfo(*r) for r in rows]
 
 
 def gone_here(processes: list[ProcessInfo], me: ProcessIdentity) -> list[str]:
     """Ids of registered processes in this kernel boot and PID namespace whose pid no longer
     exists (or is now this process): dead without waiting out the lease time (D27)."""
-    return [p.id for p in processes
-            if p.id != me.id and me.pid_space and p.pid_space == me.pid_space
-            and not _pid_alive(p.pid)]
+    return [
+        p.id
+        for p in processes
+        if p.id != me.id and me.pid_space and p.pid_space == me.pid_space and not _pid_alive(p.pid)
+    ]
 
 
 def _pid_alive(pid: int) -> bool:

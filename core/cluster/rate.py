@@ -18,8 +18,7 @@ E = ClusterSendEventRow.__table__  # type: ignore[attr-defined]
 WINDOW_MS = 60_000
 
 
-async def check_send_rate(store: Store, limiter: SendRateLimiter, source_key: str
-                          ) -> str | None:
+async def check_send_rate(store: Store, limiter: SendRateLimiter, source_key: str) -> str | None:
     """Record one send from `source_key`; the error text when over the limit (nothing kept)."""
     per_minute = limiter.per_minute
     if store.dialect == "sqlite" or per_minute <= 0:
@@ -28,14 +27,16 @@ async def check_send_rate(store: Store, limiter: SendRateLimiter, source_key: st
 
     def op(c: Connection) -> str | None:
         c.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": source_key})
-        c.execute(delete(E).where(and_(E.c.source_key == source_key,
-                                       E.c.at <= now - WINDOW_MS)))
-        count, oldest = c.execute(select(func.count(), func.min(E.c.at))
-                                  .where(E.c.source_key == source_key)).one()
+        c.execute(delete(E).where(and_(E.c.source_key == source_key, E.c.at <= now - WINDOW_MS)))
+        count, oldest = c.execute(
+            select(func.count(), func.min(E.c.at)).where(E.c.source_key == source_key)
+        ).one()
         if count >= per_minute:
             retry = (WINDOW_MS - (now - int(oldest))) / 1000
-            return (f"rate limited: at most {per_minute} cross-session sends per minute "
-                    f"from {source_key}; retry in {retry:.0f}s")
+            return (
+                f"rate limited: at most {per_minute} cross-session sends per minute "
+                f"from {source_key}; retry in {retry:.0f}s"
+            )
         c.execute(insert(E).values(source_key=source_key, at=now))
         return None
 

@@ -13,11 +13,22 @@ async def cluster_view(node: ClusterNode) -> dict[str, Any]:
     leases: dict[str, list[dict[str, Any]]] = {}
     for lease in await node.leases.live():
         leases.setdefault(lease.holder, []).append(
-            {"name": lease.name, "acquiredAt": lease.acquired_at, "expiresAt": lease.expires_at})
-    return {"processes": [
-        {"id": p.id, "pid": p.pid, "host": p.host, "startedAt": p.started_at,
-         "heartbeatAt": p.heartbeat_at, "self": p.id == node.id, "leases": leases.get(p.id, [])}
-        for p in await node.register.live()]}
+            {"name": lease.name, "acquiredAt": lease.acquired_at, "expiresAt": lease.expires_at}
+        )
+    return {
+        "processes": [
+            {
+                "id": p.id,
+                "pid": p.pid,
+                "host": p.host,
+                "startedAt": p.started_at,
+                "heartbeatAt": p.heartbeat_at,
+                "self": p.id == node.id,
+                "leases": leases.get(p.id, []),
+            }
+            for p in await node.register.live()
+        ]
+    }
 
 
 async def held_leases(node: ClusterNode) -> list[str]:
@@ -28,5 +39,4 @@ async def held_leases(node: ClusterNode) -> list[str]:
 async def lease_holders(node: ClusterNode) -> dict[str, str]:
     """Lease name → its holder as `host:pid` (the `/metrics` process label), else its id."""
     names = {p.id: f"{p.host}:{p.pid}" for p in await node.register.live()}
-    return {lease.name: names.get(lease.holder, lease.holder)
-            for lease in await node.leases.live()}
+    return {lease.name: names.get(lease.holder, lease.holder) for lease in await node.leases.live()}

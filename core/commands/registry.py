@@ -36,8 +36,12 @@ class CommandInvocation:
 
     @property
     def caller(self) -> Caller:
-        return Caller(is_owner=self.is_owner, session_key=self.entry.key,
-                      channel=self.message.channel, sender_id=self.message.sender_id)
+        return Caller(
+            is_owner=self.is_owner,
+            session_key=self.entry.key,
+            channel=self.message.channel,
+            sender_id=self.message.sender_id,
+        )
 
 
 CommandHandler = Callable[[CommandInvocation], Awaitable[str | None]]
@@ -90,8 +94,9 @@ class CommandRegistry:
             return None
         return spec
 
-    def visible(self, caller: Caller | None = None, *,
-                is_owner: bool | None = None) -> list[CommandSpec]:
+    def visible(
+        self, caller: Caller | None = None, *, is_owner: bool | None = None
+    ) -> list[CommandSpec]:
         """The commands `caller` may run (``is_owner=`` alone: an anonymous caller, as the web
         chat's command list asks)."""
         if caller is None:

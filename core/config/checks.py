@@ -43,8 +43,10 @@ def model_reference_problems(config: CrosstalkConfig) -> list[str]:
     for path, ref in _model_refs(config):
         provider_id, _, model_id = ref.partition("/")
         if provider_id not in known:
-            problems.append(f"{path}: unknown provider {provider_id!r} in {ref!r} "
-                            f"(models.providers has: {', '.join(known) if providers else 'none'})")
+            problems.append(
+                f"{path}: unknown provider {provider_id!r} in {ref!r} "
+                f"(models.providers has: {', '.join(known) if providers else 'none'})"
+            )
         elif provider_id in providers and not config.models.has_model(ref):
             problems.append(f"{path}: provider {provider_id!r} lists no model {model_id!r}")
     return problems

@@ -94,8 +94,9 @@ def _parse_file(path: Path) -> dict[str, Any]:
             raise ConfigError([_yaml_error(path, exc)], path) from None
         cycle = alias_cycle(data)
         if cycle is not None:
-            raise ConfigError([f"{cycle}: recursive YAML alias (the value contains itself) "
-                               f"in {path}"], path)
+            raise ConfigError(
+                [f"{cycle}: recursive YAML alias (the value contains itself) in {path}"], path
+            )
     else:
         import json5
 

@@ -69,8 +69,7 @@ class GatewayAuthConfig(ConfigModel):
         return self
 
 
-DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres",
-                    "postgresql+asyncpg")
+DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres", "postgresql+asyncpg")
 
 
 class DatabaseConfig(ConfigModel):
@@ -86,8 +85,10 @@ class DatabaseConfig(ConfigModel):
             return value
         scheme = value.strip().partition("://")[0].lower()
         if scheme not in DATABASE_SCHEMES:
-            raise ValueError(f"unsupported database URL scheme {scheme[:40]!r} "
-                             "(use sqlite:///PATH or postgresql://USER@HOST/DB)")
+            raise ValueError(
+                f"unsupported database URL scheme {scheme[:40]!r} "
+                "(use sqlite:///PATH or postgresql://USER@HOST/DB)"
+            )
         return value
 
 
@@ -283,8 +284,9 @@ class CrosstalkConfig(ConfigModel):
         for entry in self.agents.list:
             unknown = [n for n in entry.mcp or [] if n not in self.mcp.servers]
             if unknown:
-                raise ValueError(f"agents.list[{entry.id}].mcp names unknown MCP server(s): "
-                                 f"{', '.join(unknown)}")
+                raise ValueError(
+                    f"agents.list[{entry.id}].mcp names unknown MCP server(s): {', '.join(unknown)}"
+                )
         return self
 
     def default_agent_id(self) -> str:

@@ -47,8 +47,9 @@ class ModelEntry(ConfigModel):
     """What the model reads: ``["text", "image"]`` lets inbound photos reach it as images."""
 
 
-ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages",
-                      "google-gemini", "ollama"]
+ProviderApi = Literal[
+    "openai-completions", "openai-responses", "anthropic-messages", "google-gemini", "ollama"
+]
 
 
 class ProviderConfig(ConfigModel):

@@ -62,6 +62,7 @@ def secret_value(value: SecretStr | None) -> str | None:
 
 # --- ids (normalised by the one key module, core.keys) -------------------------------------
 
+
 def _coerce_id(value: Any) -> Any:
     """YAML turns numeric platform user ids into ints; they are strings to us."""
     if isinstance(value, int) and not isinstance(value, bool):

@@ -295,9 +295,12 @@ def with_installed_channels(base: type[ChannelsConfig]) -> type[ChannelsConfig]:
 
     fields: dict[str, Any] = {
         name: (spec.config_model | None, None)
-        for name, spec in installed_channels().items() if name not in base.model_fields}
+        for name, spec in installed_channels().items()
+        if name not in base.model_fields
+    }
     if not fields:
         return base
     model: type[ChannelsConfig] = create_model(
-        "ChannelsConfig", __base__=base, __module__=__name__, **fields)
+        "ChannelsConfig", __base__=base, __module__=__name__, **fields
+    )
     return model

@@ -53,8 +53,9 @@ def parse_at(text: str, tz: ZoneInfo | None) -> datetime:
     try:
         dt = datetime.fromisoformat(text.strip())
     except ValueError as exc:
-        raise ValueError(f"invalid at: {text!r} (expected ISO-8601, e.g. "
-                         "2026-12-01T09:00:00+01:00)") from exc
+        raise ValueError(
+            f"invalid at: {text!r} (expected ISO-8601, e.g. 2026-12-01T09:00:00+01:00)"
+        ) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz or UTC)
     return dt.astimezone(UTC)
@@ -69,13 +70,16 @@ class Schedule:
     at: datetime | None = None
 
     @classmethod
-    def of(cls, *, schedule: str | None, every: str | None, at: str | None,
-           tz: str | None) -> Schedule:
+    def of(
+        cls, *, schedule: str | None, every: str | None, at: str | None, tz: str | None
+    ) -> Schedule:
         """Validate one of the three forms (exactly one must be given)."""
         given = [n for n, v in (("schedule", schedule), ("every", every), ("at", at)) if v]
         if len(given) != 1:
-            raise ValueError("exactly one of schedule, every or at is required"
-                             + (f" (got {', '.join(given)})" if given else ""))
+            raise ValueError(
+                "exactly one of schedule, every or at is required"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
         zone = parse_tz(tz) if tz else None
         if schedule:
             return cls("cron", cron=check_cron(schedule), tz=zone)

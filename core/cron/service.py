@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 async def _no_cluster() -> list[str] | None:
     return None
 
+
 Source = Literal["config", "api", "agent"]
 
 
@@ -126,10 +127,17 @@ class CronService:
                 await cs.insert_job(self.store, self._record(job, "config", None, now))
             elif stored.source != "config" or stored.spec != job.wire():
                 fresh = self._record(job, "config", None, now)
-                await cs.update_job(self.store, job.id, spec=fresh.spec, source="config",
-                                    agent_id=fresh.agent_id, enabled=job.enabled,
-                                    owner_session=None, next_run_at=fresh.next_run_at,
-                                    updated_at=fresh.updated_at)
+                await cs.update_job(
+                    self.store,
+                    job.id,
+                    spec=fresh.spec,
+                    source="config",
+                    agent_id=fresh.agent_id,
+                    enabled=job.enabled,
+                    owner_session=None,
+                    next_run_at=fresh.next_run_at,
+                    updated_at=fresh.updated_at,
+                )
 
     # ---- jobs -------------------------------------------------------------------------------
 
@@ -139,13 +147,21 @@ class CronService:
             raise CronError(f"unknown agent: {agent}")
         return agent
 
-    def _record(self, spec: CronJobConfig, source: Source, owner: str | None,
-                now: datetime) -> CronJobRecord:
+    def _record(
+        self, spec: CronJobConfig, source: Source, owner: str | None, now: datetime
+    ) -> CronJobRecord:
         ms = to_ms(now)
         return CronJobRecord(
-            id=spec.id, agent_id=self._agent(spec), spec=spec.wire(), source=source,
-            created_at=ms, updated_at=ms, enabled=spec.enabled, owner_session=owner,
-            next_run_at=to_ms(schedule_of(spec).first_run(now)))
+            id=spec.id,
+            agent_id=self._agent(spec),
+            spec=spec.wire(),
+            source=source,
+            created_at=ms,
+            updated_at=ms,
+            enabled=spec.enabled,
+            owner_session=owner,
+            next_run_at=to_ms(schedule_of(spec).first_run(now)),
+        )
 
     def session_key(self, rec: CronJobRecord) -> str:
         return self.services.keys.cron_key(rec.agent_id, rec.id)
@@ -153,10 +169,15 @@ class CronService:
     def wire(self, rec: CronJobRecord, *, runs: bool = False) -> dict[str, Any]:
         """A job as the HTTP API, the CLI and the agent tool show it."""
         out: dict[str, Any] = {
-            **rec.spec, "agentId": rec.agent_id, "enabled": rec.enabled,
-            "sessionKey": self.session_key(rec), "source": rec.source,
-            "createdBy": rec.owner_session, "lastRunAt": rec.last_run_at,
-            "lastStatus": rec.last_status, "lastError": rec.last_error,
+            **rec.spec,
+            "agentId": rec.agent_id,
+            "enabled": rec.enabled,
+            "sessionKey": self.session_key(rec),
+            "source": rec.source,
+            "createdBy": rec.owner_session,
+            "lastRunAt": rec.last_run_at,
+            "lastStatus": rec.last_status,
+            "lastError": rec.last_error,
             "nextRunAt": rec.next_run_at if rec.enabled else None,
             "running": rec.running_since is not None,
         }
@@ -164,8 +185,9 @@ class CronService:
             out["runs"] = list(reversed(rec.runs or []))
         return out
 
-    async def add(self, spec: CronJobConfig, *, source: Source,
-                  owner_session: str | None = None) -> CronJobRecord:
+    async def add(
+        self, spec: CronJobConfig, *, source: Source, owner_session: str | None = None
+    ) -> CronJobRecord:
         now = self.clock.now()
         sched = schedule_of(spec)
         if sched.at is not None and sched.at <= now:
@@ -192,8 +214,9 @@ class CronService:
     async def remove(self, job_id: str) -> None:
         rec = await self.get(job_id)
         if rec.source == "config":
-            raise CronConflict(f"cron job {job_id} is defined in the config file (cron.jobs); "
-                               "remove it there")
+            raise CronConflict(
+                f"cron job {job_id} is defined in the config file (cron.jobs); remove it there"
+            )
         await cs.delete_job(self.store, job_id)
 
     async def set_enabled(self, job_id: str, enabled: bool) -> CronJobRecord:
@@ -235,26 +258,35 @@ class CronService:
             raise CronError(f"cron job {job_id} could not start (see lastError)")
         return started
 
-    async def _fire(self, rec: CronJobRecord, now: datetime, *, manual: bool
-                    ) -> tuple[RunRecord, asyncio.Task[None]] | None:
+    async def _fire(
+        self, rec: CronJobRecord, now: datetime, *, manual: bool
+    ) -> tuple[RunRecord, asyncio.Task[None]] | None:
         spec = spec_of(rec)
         target = deliver_target(spec.deliver)
         key = self.session_key(rec)
         try:
-            run = await start_turn(self.services, key, spec.message, target, lane="cron",
-                                   meta={"cronJob": rec.id})
+            run = await start_turn(
+                self.services, key, spec.message, target, lane="cron", meta={"cronJob": rec.id}
+            )
         except Exception as exc:
             log.warning("cron job %s could not start: %s", rec.id, exc)
             await self._finish(rec, spec, now, None, "error", str(exc), None, manual)
             return None
-        task = asyncio.create_task(self._complete(rec, spec, run, now, manual),
-                                   name=f"cron:{rec.id}")
+        task = asyncio.create_task(
+            self._complete(rec, spec, run, now, manual), name=f"cron:{rec.id}"
+        )
         self._firings.add(task)
         task.add_done_callback(self._firings.discard)
         return run, task
 
-    async def _complete(self, rec: CronJobRecord, spec: CronJobConfig, run: RunRecord,
-                        fired_at: datetime, manual: bool) -> None:
+    async def _complete(
+        self,
+        rec: CronJobRecord,
+        spec: CronJobConfig,
+        run: RunRecord,
+        fired_at: datetime,
+        manual: bool,
+    ) -> None:
         target = deliver_target(spec.deliver)
         try:
             done = await finish_turn(self.services, run, target, "cron")
@@ -263,14 +295,28 @@ class CronService:
             await self._finish(rec, spec, fired_at, run.id, "error", str(exc), None, manual)
             return
         ok = done.outcome.status == "ok"
-        await self._finish(rec, spec, fired_at, run.id, "ok" if ok else "error",
-                           None if ok else public_error(done.outcome.error or
-                                                        done.outcome.status),
-                           done.delivery.outcome if done.delivery else None, manual)
+        await self._finish(
+            rec,
+            spec,
+            fired_at,
+            run.id,
+            "ok" if ok else "error",
+            None if ok else public_error(done.outcome.error or done.outcome.status),
+            done.delivery.outcome if done.delivery else None,
+            manual,
+        )
 
-    async def _finish(self, rec: CronJobRecord, spec: CronJobConfig, fired_at: datetime,
-                      run_id: str | None, status: str, error: str | None,
-                      delivery: str | None, manual: bool) -> None:
+    async def _finish(
+        self,
+        rec: CronJobRecord,
+        spec: CronJobConfig,
+        fired_at: datetime,
+        run_id: str | None,
+        status: str,
+        error: str | None,
+        delivery: str | None,
+        manual: bool,
+    ) -> None:
         sched = schedule_of(spec)
         now = self.clock.now()
         nxt: int | None = None
@@ -280,11 +326,29 @@ class CronService:
             else:
                 when = sched.next_after(fired_at)
                 nxt = to_ms(when if when > now else sched.next_after(now))
-        entry = {"runId": run_id, "startedAt": to_ms(fired_at), "endedAt": to_ms(now),
-                 "status": status, "error": error, "delivery": delivery,
-                 "trigger": "manual" if manual else "schedule"}
-        await cs.finish_firing(self.store, rec.id, entry=entry, status=status, error=error,
-                               next_run_at=nxt, remove=sched.at is not None)
-        log.info("cron job %s fired (%s): %s%s", rec.id, entry["trigger"], status,
-                 f" — {error}" if error else "")
+        entry = {
+            "runId": run_id,
+            "startedAt": to_ms(fired_at),
+            "endedAt": to_ms(now),
+            "status": status,
+            "error": error,
+            "delivery": delivery,
+            "trigger": "manual" if manual else "schedule",
+        }
+        await cs.finish_firing(
+            self.store,
+            rec.id,
+            entry=entry,
+            status=status,
+            error=error,
+            next_run_at=nxt,
+            remove=sched.at is not None,
+        )
+        log.info(
+            "cron job %s fired (%s): %s%s",
+            rec.id,
+            entry["trigger"],
+            status,
+            f" — {error}" if error else "",
+        )
         self._wake.set()

@@ -14,6 +14,22 @@ from core.tools.context import ToolContext
 from core.tools.env import ToolEnv
 from core.tools.registry import Payload, ToolSpec
 
-__all__ = ["EVERYONE", "OWNER", "Caller", "CommandEnv", "CommandInvocation", "CommandSpec",
-           "ErrorHook", "Payload", "Permission", "PluginContext", "PluginServices", "Services",
-           "SessionStore", "ToolContext", "ToolEnv", "ToolRefused", "ToolSpec"]
+__all__ = [
+    "EVERYONE",
+    "OWNER",
+    "Caller",
+    "CommandEnv",
+    "CommandInvocation",
+    "CommandSpec",
+    "ErrorHook",
+    "Payload",
+    "Permission",
+    "PluginContext",
+    "PluginServices",
+    "Services",
+    "SessionStore",
+    "ToolContext",
+    "ToolEnv",
+    "ToolRefused",
+    "ToolSpec",
+]

@@ -16,8 +16,14 @@ from core.tools.registry import ToolRegistry, ToolSpec
 class PluginContext:
     """Registration API handed to one plugin (``name`` is its entry-point name)."""
 
-    def __init__(self, name: str, *, tools: ToolRegistry, commands: CommandRegistry,
-                 options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        tools: ToolRegistry,
+        commands: CommandRegistry,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         self.name = name
         self._tools = tools
         self._commands = commands

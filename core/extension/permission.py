@@ -66,18 +66,19 @@ class Permission:
 
     def __and__(self, other: Permission) -> Permission:
         a, b = self, other
-        return Permission._of(f"({a.name} & {b.name})",
-                              lambda c: a.refusal_template(c) or b.refusal_template(c))
+        return Permission._of(
+            f"({a.name} & {b.name})", lambda c: a.refusal_template(c) or b.refusal_template(c)
+        )
 
     def __or__(self, other: Permission) -> Permission:
         a, b = self, other
-        return Permission._of(f"({a.name} | {b.name})",
-                              lambda c: None if a.allows(c) else b.refusal_template(c))
+        return Permission._of(
+            f"({a.name} | {b.name})", lambda c: None if a.allows(c) else b.refusal_template(c)
+        )
 
     def __invert__(self) -> Permission:
         a = self
-        return Permission._of(f"~{a.name}",
-                              lambda c: DEFAULT_REFUSAL if a.allows(c) else None)
+        return Permission._of(f"~{a.name}", lambda c: DEFAULT_REFUSAL if a.allows(c) else None)
 
     def __repr__(self) -> str:
         return f"Permission({self.name})"

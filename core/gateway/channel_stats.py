@@ -19,8 +19,7 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
     for adapter in rt.channels:
         wire = adapter.status().to_wire()
         wire["refused"] = rt.access.refused(adapter.channel, adapter.account_id)  # D11
-        wire["duplicatesDropped"] = rt.router.duplicates.count(adapter.channel,
-                                                               adapter.account_id)
+        wire["duplicatesDropped"] = rt.router.duplicates.count(adapter.channel, adapter.account_id)
         wire["deliveriesFailed"] = failed.get((adapter.channel, adapter.account_id), 0)
         wire["lastReceiveAt"] = adapter.last_receive_ms
         holder = holders.get(f"channel:{adapter.channel}:{adapter.account_id}")
@@ -35,8 +34,10 @@ async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
 def status_suffix(entry: dict[str, Any]) -> str:
     """What `crosstalk channels status` appends to a channel account's line."""
     suffix = f" holder={entry['holder']}" if entry.get("holder") else ""  # D36
-    suffix += (f" duplicatesDropped={int(entry.get('duplicatesDropped') or 0)}"
-              f" deliveriesFailed={int(entry.get('deliveriesFailed') or 0)}")
+    suffix += (
+        f" duplicatesDropped={int(entry.get('duplicatesDropped') or 0)}"
+        f" deliveriesFailed={int(entry.get('deliveriesFailed') or 0)}"
+    )
     if entry.get("lastReceiveAt"):
         import datetime as dt
 

@@ -57,8 +57,15 @@ _STARTED: web.RequestKey[bool] = web.RequestKey("crosstalk.edge.response_started
 class HttpError(CrosstalkError):
     """A client error, answered as `{error: {message, type}}` with `status`."""
 
-    def __init__(self, status: int, message: str, type_: str = "invalid_request_error",
-                 headers: Mapping[str, str] | None = None, *, close: bool = False) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str = "invalid_request_error",
+        headers: Mapping[str, str] | None = None,
+        *,
+        close: bool = False,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -71,11 +78,16 @@ class HttpError(CrosstalkError):
         return error_response(self.status, self.message, self.type, self.headers)
 
 
-def error_response(status: int, message: str, type_: str = "invalid_request_error",
-                   headers: Mapping[str, str] | None = None) -> web.Response:
+def error_response(
+    status: int,
+    message: str,
+    type_: str = "invalid_request_error",
+    headers: Mapping[str, str] | None = None,
+) -> web.Response:
     """The one error body of the HTTP API."""
-    return web.json_response({"error": {"message": message, "type": type_}}, status=status,
-                             headers=headers)
+    return web.json_response(
+        {"error": {"message": message, "type": type_}}, status=status, headers=headers
+    )
 
 
 def payload_too_large() -> HttpError:
@@ -150,8 +162,9 @@ def _exact_nesting(text: str) -> int:
     return deepest
 
 
-async def read_model(request: web.Request, model: type[M], prefix: str = ""
-                     ) -> tuple[M, dict[str, Any]]:
+async def read_model(
+    request: web.Request, model: type[M], prefix: str = ""
+) -> tuple[M, dict[str, Any]]:
     """The JSON body validated into `model`, plus the raw object (to tell absent from null).
 
     Raises `HttpError(400)` with `<prefix><dotted.path>: <reason>` when validation fails.
@@ -171,8 +184,9 @@ async def _read_body(request: web.Request, limit: int, timeout: float) -> None:
         async with asyncio.timeout(timeout):
             await request.read()
     except TimeoutError:
-        raise HttpError(408, f"request body not received within {timeout:g} s",
-                        "request_timeout", close=True) from None
+        raise HttpError(
+            408, f"request body not received within {timeout:g} s", "request_timeout", close=True
+        ) from None
     except web.HTTPRequestEntityTooLarge:
         raise payload_too_large() from None
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding that does not decode
@@ -187,8 +201,9 @@ def _from_http_exception(exc: web.HTTPException) -> web.Response:
     headers = {k: v for k, v in exc.headers.items() if k.lower() == "allow"}
     if exc.status == 413:
         return payload_too_large().response()
-    return error_response(exc.status, exc.reason, _STATUS_TYPES.get(exc.status, "http_error"),
-                          headers)
+    return error_response(
+        exc.status, exc.reason, _STATUS_TYPES.get(exc.status, "http_error"), headers
+    )
 
 
 def edge_middleware(max_body_bytes: int, body_timeout: float) -> Any:
@@ -219,8 +234,9 @@ def edge_middleware(max_body_bytes: int, body_timeout: float) -> Any:
             if request.get(_STARTED):  # a stream or WebSocket is under way: nothing to answer
                 raise
             log.exception("%s %s failed", request.method, request.path)
-            return error_response(500, "internal error (details are in the gateway log)",
-                                  "internal_error")
+            return error_response(
+                500, "internal error (details are in the gateway log)", "internal_error"
+            )
 
     return middleware
 

@@ -106,8 +106,11 @@ async def list_deliveries(request: web.Request) -> web.Response:
     if not re.fullmatch(r"-?[0-9]+", raw_limit):
         return error(400, "limit must be an integer")
     digits = raw_limit.lstrip("-").lstrip("0")  # clamped, so huge values need no int()
-    limit = 1 if raw_limit.startswith("-") else max(1, min(1000, int(digits[:5] or "0")
-                                                             if len(digits) < 5 else 1000))
+    limit = (
+        1
+        if raw_limit.startswith("-")
+        else max(1, min(1000, int(digits[:5] or "0") if len(digits) < 5 else 1000))
+    )
     outcome = request.query.get("outcome") or None
     if outcome is not None and outcome not in OUTCOMES:
         return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
@@ -115,9 +118,15 @@ async def list_deliveries(request: web.Request) -> web.Response:
     from core.store.ledger import chunks_of  # D16: each chunk's state and platform message id
 
     chunks = await chunks_of(rt.store, [r.id for r in rows if r.id is not None])
-    return web.json_response({"ok": True, "deliveries": [
-        {**r.to_wire(), "chunks": [c.to_wire() for c in chunks.get(r.id or 0, [])]}
-        for r in rows]})
+    return web.json_response(
+        {
+            "ok": True,
+            "deliveries": [
+                {**r.to_wire(), "chunks": [c.to_wire() for c in chunks.get(r.id or 0, [])]}
+                for r in rows
+            ],
+        }
+    )
 
 
 def routes() -> list[web.RouteDef]:

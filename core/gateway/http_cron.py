@@ -77,8 +77,9 @@ async def run_job(request: web.Request) -> web.Response:
         run, _ = await rt.cron.run_now(job_id)
     except CronError as exc:
         return _error(exc.status, str(exc))
-    return web.json_response({"ok": True, "runId": run.id, "sessionKey": run.session_key},
-                             status=202)
+    return web.json_response(
+        {"ok": True, "runId": run.id, "sessionKey": run.session_key}, status=202
+    )
 
 
 def _toggle(enabled: bool) -> Any:
@@ -109,17 +110,35 @@ def routes() -> list[web.RouteDef]:
 
 
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
-_JOB = {"type": "object", "required": ["id", "message"], "properties": {
-    "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"},
-    "schedule": {"type": "string", "description": "5-field cron expression"},
-    "tz": {"type": "string"}, "every": {"type": "string", "description": "e.g. 10m, 1h30m"},
-    "at": {"type": "string", "description": "ISO-8601, fires once"},
-    "message": {"type": "string"}, "agentId": {"type": "string"},
-    "deliver": {"oneOf": [{"const": "none"}, {"type": "object", "required": ["channel", "to"],
-                "properties": {"channel": {"type": "string"}, "to": {"type": "string"},
-                               "accountId": {"type": "string"},
-                               "threadId": {"type": ["string", "integer"]}}}]},
-    "enabled": {"type": "boolean"}}}
+_JOB = {
+    "type": "object",
+    "required": ["id", "message"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"},
+        "schedule": {"type": "string", "description": "5-field cron expression"},
+        "tz": {"type": "string"},
+        "every": {"type": "string", "description": "e.g. 10m, 1h30m"},
+        "at": {"type": "string", "description": "ISO-8601, fires once"},
+        "message": {"type": "string"},
+        "agentId": {"type": "string"},
+        "deliver": {
+            "oneOf": [
+                {"const": "none"},
+                {
+                    "type": "object",
+                    "required": ["channel", "to"],
+                    "properties": {
+                        "channel": {"type": "string"},
+                        "to": {"type": "string"},
+                        "accountId": {"type": "string"},
+                        "threadId": {"type": ["string", "integer"]},
+                    },
+                },
+            ]
+        },
+        "enabled": {"type": "boolean"},
+    },
+}
 
 
 def _json(schema: dict[str, Any], desc: str) -> dict[str, Any]:
@@ -130,32 +149,69 @@ def _err(desc: str) -> dict[str, Any]:
     return {"description": desc}
 
 
-_ID = [{"name": "id", "in": "path", "required": True,
-        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}}]
-_TOGGLE = {"security": _AUTH, "parameters": _ID,
-           "responses": {"200": {"description": "the job"}, "404": _err("unknown job")}}
+_ID = [
+    {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"},
+    }
+]
+_TOGGLE = {
+    "security": _AUTH,
+    "parameters": _ID,
+    "responses": {"200": {"description": "the job"}, "404": _err("unknown job")},
+}
 
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/cron": {
-        "get": {"summary": "Cron jobs with lastRunAt, lastStatus, nextRunAt", "security": _AUTH,
-                "responses": {"200": {"description": "{jobs:[…]}"}, "401": _err("unauthorized")}},
-        "post": {"summary": "Add a cron job", "security": _AUTH,
-                 "requestBody": _json(_JOB, "job"),
-                 "responses": {"201": {"description": "the job"},
-                               "400": _err("invalid job (id pattern, schedule, at in the past)"),
-                               "409": _err("a job with this id exists")}}},
+        "get": {
+            "summary": "Cron jobs with lastRunAt, lastStatus, nextRunAt",
+            "security": _AUTH,
+            "responses": {"200": {"description": "{jobs:[…]}"}, "401": _err("unauthorized")},
+        },
+        "post": {
+            "summary": "Add a cron job",
+            "security": _AUTH,
+            "requestBody": _json(_JOB, "job"),
+            "responses": {
+                "201": {"description": "the job"},
+                "400": _err("invalid job (id pattern, schedule, at in the past)"),
+                "409": _err("a job with this id exists"),
+            },
+        },
+    },
     "/api/cron/{id}": {
-        "get": {"summary": "One job with its last 20 runs", "security": _AUTH,
-                "parameters": _ID,
-                "responses": {"200": {"description": "the job"}, "404": _err("unknown job")}},
-        "delete": {"summary": "Remove a job", "security": _AUTH, "parameters": _ID,
-                   "responses": {"200": {"description": "{ok:true, id}"},
-                                 "400": _err("invalid id"), "404": _err("unknown job"),
-                                 "409": _err("defined in the config file")}}},
-    "/api/cron/{id}/run": {"post": {
-        "summary": "Fire a job now", "security": _AUTH, "parameters": _ID,
-        "responses": {"202": {"description": "{ok:true, runId, sessionKey}"},
-                      "404": _err("unknown job"), "409": _err("already running")}}},
+        "get": {
+            "summary": "One job with its last 20 runs",
+            "security": _AUTH,
+            "parameters": _ID,
+            "responses": {"200": {"description": "the job"}, "404": _err("unknown job")},
+        },
+        "delete": {
+            "summary": "Remove a job",
+            "security": _AUTH,
+            "parameters": _ID,
+            "responses": {
+                "200": {"description": "{ok:true, id}"},
+                "400": _err("invalid id"),
+                "404": _err("unknown job"),
+                "409": _err("defined in the config file"),
+            },
+        },
+    },
+    "/api/cron/{id}/run": {
+        "post": {
+            "summary": "Fire a job now",
+            "security": _AUTH,
+            "parameters": _ID,
+            "responses": {
+                "202": {"description": "{ok:true, runId, sessionKey}"},
+                "404": _err("unknown job"),
+                "409": _err("already running"),
+            },
+        }
+    },
     "/api/cron/{id}/enable": {"post": {"summary": "Enable a job", **_TOGGLE}},
     "/api/cron/{id}/disable": {"post": {"summary": "Disable a job", **_TOGGLE}},
 }

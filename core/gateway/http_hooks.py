@@ -30,8 +30,9 @@ _TRUE = ("1", "true", "yes")
 
 
 def _error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
-    return web.json_response({"ok": False, "error": {"message": message, "type": type_}},
-                             status=status)
+    return web.json_response(
+        {"ok": False, "error": {"message": message, "type": type_}}, status=status
+    )
 
 
 def _mapping(rt: Runtime, path: str) -> HookMappingConfig | None:
@@ -41,11 +42,15 @@ def _mapping(rt: Runtime, path: str) -> HookMappingConfig | None:
 
 def _token_ok(request: web.Request, mapping: HookMappingConfig) -> bool:
     header = request.headers.get("Authorization", "")
-    given = header[7:].strip() if header[:7].lower() == "bearer " else \
-        request.headers.get("x-crosstalk-hook-token", "").strip()
+    given = (
+        header[7:].strip()
+        if header[:7].lower() == "bearer "
+        else request.headers.get("x-crosstalk-hook-token", "").strip()
+    )
     expected = secret_value(mapping.token) or ""
-    return bool(given) and hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
-                                               expected.encode("utf-8"))
+    return bool(given) and hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8")
+    )
 
 
 async def _body(request: web.Request, limit: int) -> Any:
@@ -77,8 +82,12 @@ async def hook(request: web.Request) -> web.Response:
         return _error(401, "Unauthorized", "unauthorized")
     try:
         body = await _body(request, rt.config.hooks.max_body_bytes)
-        context = {"body": body, "path": mapping.path, "hook": mapping.id,
-                   "query": {k: v for k, v in request.query.items() if k != "token"}}
+        context = {
+            "body": body,
+            "path": mapping.path,
+            "hook": mapping.id,
+            "query": {k: v for k, v in request.query.items() if k != "token"},
+        }
         message = clean_text(render_message(mapping.message_template, context))
         if not message.strip():
             raise ValueError("the rendered message is empty")
@@ -94,18 +103,21 @@ async def hook(request: web.Request) -> web.Response:
     try:
         result = await asyncio.wait_for(asyncio.shield(done), timeout)
     except TimeoutError:
-        return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
-                                  "status": "timeout", "reply": None})
+        return web.json_response(
+            {"ok": True, "runId": run.id, "sessionKey": key, "status": "timeout", "reply": None}
+        )
     except Exception as exc:  # logged by the background holder too; the caller gets a status
         log.warning("hook %s turn failed: %s", mapping.id, exc)
         result = None
     outcome = result.outcome if isinstance(result, TurnDone) else None
     if outcome is None:
-        return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
-                                  "status": "error", "reply": None})
+        return web.json_response(
+            {"ok": True, "runId": run.id, "sessionKey": key, "status": "error", "reply": None}
+        )
     status = outcome.status if outcome.status in ("ok", "timeout") else "error"
-    return web.json_response({"ok": True, "runId": run.id, "sessionKey": key,
-                              "status": status, "reply": outcome.reply})
+    return web.json_response(
+        {"ok": True, "runId": run.id, "sessionKey": key, "status": status, "reply": outcome.reply}
+    )
 
 
 def routes() -> list[web.RouteDef]:
@@ -113,17 +125,22 @@ def routes() -> list[web.RouteDef]:
 
 
 OPENAPI_PATHS: dict[str, Any] = {
-    "/hooks/{path}": {"post": {
-        "summary": "Webhook: run one agent turn (hook token, not the gateway token)",
-        "parameters": [
-            {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
-            {"name": "wait", "in": "query", "schema": {"type": "boolean"}},
-            {"name": "x-crosstalk-hook-token", "in": "header", "schema": {"type": "string"}}],
-        "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
-        "responses": {
-            "200": {"description": "?wait=true: {ok:true, runId, sessionKey, status, reply}"},
-            "202": {"description": "{ok:true, runId, sessionKey}"},
-            "400": {"description": "invalid or too large body, template failure"},
-            "401": {"description": "bad hook token"},
-            "404": {"description": "no hook at this path"}}}},
+    "/hooks/{path}": {
+        "post": {
+            "summary": "Webhook: run one agent turn (hook token, not the gateway token)",
+            "parameters": [
+                {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "wait", "in": "query", "schema": {"type": "boolean"}},
+                {"name": "x-crosstalk-hook-token", "in": "header", "schema": {"type": "string"}},
+            ],
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": {
+                "200": {"description": "?wait=true: {ok:true, runId, sessionKey, status, reply}"},
+                "202": {"description": "{ok:true, runId, sessionKey}"},
+                "400": {"description": "invalid or too large body, template failure"},
+                "401": {"description": "bad hook token"},
+                "404": {"description": "no hook at this path"},
+            },
+        }
+    },
 }

@@ -67,24 +67,44 @@ def _text(content: str | list[ContentPart] | None) -> str:
 
 
 def _usage(u: Usage) -> dict[str, int]:
-    return {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
-            "total_tokens": u.total_tokens}
+    return {
+        "prompt_tokens": u.input_tokens,
+        "completion_tokens": u.output_tokens,
+        "total_tokens": u.total_tokens,
+    }
 
 
 def _completion(cid: str, model: str, text: str, usage: Usage) -> dict[str, Any]:
-    return {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop"}], "usage": _usage(usage)}
+    return {
+        "id": cid,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": _usage(usage),
+    }
 
 
 def _sse(body: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
 
 
-def _chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
-           usage: Usage | None = None) -> bytes:
-    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk",
-                            "created": int(time.time()), "model": model, "choices": []}
+def _chunk(
+    cid: str,
+    model: str,
+    delta: dict[str, Any] | None,
+    finish: str | None = None,
+    usage: Usage | None = None,
+) -> bytes:
+    body: dict[str, Any] = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [],
+    }
     if delta is not None:
         body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
     if usage is not None:
@@ -98,8 +118,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return parsed
     chat, _ = parsed
     rt = request.app[RUNTIME]
-    user = next((m for m in reversed(chat.messages)
-                 if m.role == "user" and _text(m.content).strip()), None)
+    user = next(
+        (m for m in reversed(chat.messages) if m.role == "user" and _text(m.content).strip()), None
+    )
     if user is None:
         return openai_error(400, "messages must contain a user message with text")
     try:
@@ -111,11 +132,21 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     target = resolve_target(rt, request, chat.model, chat.user)
     if isinstance(target, web.Response):
         return target
-    system = "\n\n".join(t for m in chat.messages if m.role in ("system", "developer")
-                         if (t := _text(m.content).strip()))
+    system = "\n\n".join(
+        t
+        for m in chat.messages
+        if m.role in ("system", "developer")
+        if (t := _text(m.content).strip())
+    )
     try:
-        turn = await start_turn(rt, target, _text(user.content).strip(), system,
-                                stream=chat.stream, claims=(claim,) if claim else ())
+        turn = await start_turn(
+            rt,
+            target,
+            _text(user.content).strip(),
+            system,
+            stream=chat.stream,
+            claims=(claim,) if claim else (),
+        )
     except DuplicateInbound:  # the same key, a moment earlier, on this or another process
         assert claim is not None
         return await _replay(request, rt, claim, chat.stream) or idempotency.conflict()
@@ -130,8 +161,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         body = _completion(cid, model, outcome.reply or "", await turn.usage())
         await idempotency.remember(rt, claim, 200, body)
         return web.json_response(body)
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                       "Cache-Control": "no-cache"})
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await resp.prepare(request)
     await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
     streamed = ""
@@ -140,15 +172,15 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         await resp.write(_chunk(cid, model, {"content": piece}))
     outcome = await turn.outcome()
     if outcome.status == "ok":
-        await idempotency.remember(rt, claim, 200, _completion(
-            cid, model, streamed, await turn.usage()))
+        await idempotency.remember(
+            rt, claim, 200, _completion(cid, model, streamed, await turn.usage())
+        )
         await resp.write(_chunk(cid, model, {}, "stop"))
         if chat.stream_options is not None and chat.stream_options.include_usage:
             await resp.write(_chunk(cid, model, None, usage=await turn.usage()))
     else:  # an error event, no made-up finish_reason (D14)
         await _remember_failure(rt, claim, outcome)
-        await resp.write(_sse(error_body(failure_message(outcome), "server_error",
-                                         outcome.status)))
+        await resp.write(_sse(error_body(failure_message(outcome), "server_error", outcome.status)))
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()
     return resp
@@ -156,12 +188,14 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _remember_failure(rt: Any, claim: Claim | None, outcome: Any) -> None:
     status = 504 if outcome.status == "timeout" else 502
-    await idempotency.remember(rt, claim, status, error_body(
-        failure_message(outcome), "server_error", outcome.status))
+    await idempotency.remember(
+        rt, claim, status, error_body(failure_message(outcome), "server_error", outcome.status)
+    )
 
 
-async def _replay(request: web.Request, rt: Any, claim: Claim, stream: bool
-                  ) -> web.StreamResponse | None:
+async def _replay(
+    request: web.Request, rt: Any, claim: Claim, stream: bool
+) -> web.StreamResponse | None:
     """A repeated Idempotency-Key: the first response (as a stream if this one streams)."""
     try:
         first = await idempotency.first_response(rt, claim)
@@ -172,8 +206,9 @@ async def _replay(request: web.Request, rt: Any, claim: Claim, stream: bool
     body, status = first["body"], int(first["status"])
     if not stream or status != 200:
         return web.json_response(body, status=status)
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                       "Cache-Control": "no-cache"})
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await resp.prepare(request)
     cid, model = str(body.get("id")), str(body.get("model"))
     text = str(body["choices"][0]["message"]["content"] or "")

@@ -16,8 +16,11 @@ def _error(status: int, message: str, type_: str) -> web.Response:
 def _channel(request: web.Request) -> str | web.Response:
     channel = request.match_info["channel"].strip().lower()
     if channel not in guarded_channels():
-        return _error(404, f"unknown channel: {channel} (pairing exists on "
-                           f"{', '.join(guarded_channels())})", "not_found")
+        return _error(
+            404,
+            f"unknown channel: {channel} (pairing exists on {', '.join(guarded_channels())})",
+            "not_found",
+        )
     return channel
 
 
@@ -28,10 +31,12 @@ async def list_pairing(request: web.Request) -> web.Response:
     channel = request.query.get("channel", "").strip().lower() or None
     if channel is not None and channel not in guarded_channels():
         return _error(400, f"unknown channel: {channel}", "invalid_request_error")
-    return web.json_response({
-        "requests": [r.to_wire() for r in await pairing.pending(channel)],
-        "approved": [a.to_wire() for a in await pairing.approved(channel)],
-    })
+    return web.json_response(
+        {
+            "requests": [r.to_wire() for r in await pairing.pending(channel)],
+            "approved": [a.to_wire() for a in await pairing.approved(channel)],
+        }
+    )
 
 
 async def _settle(request: web.Request, approve: bool) -> web.Response:
@@ -44,8 +49,9 @@ async def _settle(request: web.Request, approve: bool) -> web.Response:
     code = request.match_info["code"].strip().upper()
     req = await (pairing.approve(code, channel) if approve else pairing.deny(code, channel))
     if req is None:
-        return _error(404, f"No pending pairing request with code {code} on {channel}.",
-                      "not_found")
+        return _error(
+            404, f"No pending pairing request with code {code} on {channel}.", "not_found"
+        )
     return web.json_response({"ok": True, "userId": req.user_id})
 
 

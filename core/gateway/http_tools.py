@@ -33,8 +33,9 @@ async def read_json_body(request: web.Request, limit: int) -> dict[str, Any] | w
 M = TypeVar("M", bound=BaseModel)
 
 
-async def authorized_model(request: web.Request, model: type[M], prefix: str = ""
-                           ) -> tuple[M, dict[str, Any]] | web.Response:
+async def authorized_model(
+    request: web.Request, model: type[M], prefix: str = ""
+) -> tuple[M, dict[str, Any]] | web.Response:
     """Authenticate, then `edge.read_model`: the model and the raw body, or the 401/400."""
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
@@ -46,8 +47,12 @@ async def authorized_model(request: web.Request, model: type[M], prefix: str = "
 
 async def tools_invoke(request: web.Request) -> web.StreamResponse:
     if request.method != "POST":
-        return web.Response(status=405, text="Method Not Allowed", headers={"Allow": "POST"},
-                            content_type="text/plain")
+        return web.Response(
+            status=405,
+            text="Method Not Allowed",
+            headers={"Allow": "POST"},
+            content_type="text/plain",
+        )
     rt = request.app[RUNTIME]
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
@@ -67,10 +72,14 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     if spec is None or tool not in rt.tool_names_for(key, agent_id_of(key)):
         return web.json_response(
             {"ok": False, "error": {"type": "not_found", "message": f"Tool not available: {tool}"}},
-            status=404)
+            status=404,
+        )
     action = body.get("action")
-    if isinstance(action, str) and "action" not in args and \
-            "action" in spec.json_schema().get("properties", {}):
+    if (
+        isinstance(action, str)
+        and "action" not in args
+        and "action" in spec.json_schema().get("properties", {})
+    ):
         args = {**args, "action": action}
     entry = await rt.ensure_session(key)
     origin = None
@@ -79,7 +88,8 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
         from core.delivery_context import normalize_delivery_context
 
         origin = normalize_delivery_context(
-            {"channel": channel, "accountId": request.headers.get("x-crosstalk-account-id")})
+            {"channel": channel, "accountId": request.headers.get("x-crosstalk-account-id")}
+        )
     ctx = rt.context_for(entry, via="http", origin=origin)
     if origin is None:
         from dataclasses import replace

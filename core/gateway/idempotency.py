@@ -21,8 +21,13 @@ if TYPE_CHECKING:
 
 HEADER = "Idempotency-Key"
 MAX_KEY = 255
-CONFLICT = {"error": {"message": "request with this Idempotency-Key is still running",
-                      "type": "invalid_request_error", "code": "idempotency_conflict"}}
+CONFLICT = {
+    "error": {
+        "message": "request with this Idempotency-Key is still running",
+        "type": "invalid_request_error",
+        "code": "idempotency_conflict",
+    }
+}
 #: Claims of `/tools/invoke` carry the process that made them: one left without a result by a
 #: dead process will never get one.
 BOOT_ID = f"boot:{uuid.uuid4().hex}"
@@ -44,8 +49,9 @@ def claim_for(request: web.Request, route: str) -> Claim | None:
 
 
 def bad_key(exc: BadKey) -> web.Response:
-    return web.json_response({"error": {"message": str(exc), "type": "invalid_request_error"}},
-                             status=400)
+    return web.json_response(
+        {"error": {"message": str(exc), "type": "invalid_request_error"}}, status=400
+    )
 
 
 def conflict() -> web.Response:
@@ -79,25 +85,45 @@ async def _from_run(rt: Runtime, rec: ClaimRecord) -> dict[str, Any] | None:
     if run_id.startswith("boot:"):
         if run_id == BOOT_ID:
             return None
-        return {"status": 503, "body": {"ok": False, "error": {
-            "type": "unavailable",
-            "message": "the gateway restarted while this request was running"}}}
+        return {
+            "status": 503,
+            "body": {
+                "ok": False,
+                "error": {
+                    "type": "unavailable",
+                    "message": "the gateway restarted while this request was running",
+                },
+            },
+        }
     run = await rt.store.get_run(run_id)
     if run is None or run.status not in FINAL_RUN_STATUSES or rt.runs.is_pending(run_id):
         return None
     if run.status != "ok":
-        return {"status": 502, "body": {"error": {"message": run.error or run.status,
-                                                  "type": "agent_error"}}}
+        return {
+            "status": 502,
+            "body": {"error": {"message": run.error or run.status, "type": "agent_error"}},
+        }
     entry = await rt.store.get_session(run.session_key)
     reply = ""
     if entry is not None:
         msgs = await rt.store.history(entry.session_id, run_id=run_id, include_tools=False)
         reply = next((m.plain_text() for m in reversed(msgs) if m.role == "assistant"), "")
-    return {"status": 200, "body": {"id": f"chatcmpl-{run_id.replace('-', '')[:24]}",
-                                    "object": "chat.completion", "created": run.created_at // 1000,
-                                    "model": "crosstalk", "choices": [{
-                                        "index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": reply}}]}}
+    return {
+        "status": 200,
+        "body": {
+            "id": f"chatcmpl-{run_id.replace('-', '')[:24]}",
+            "object": "chat.completion",
+            "created": run.created_at // 1000,
+            "model": "crosstalk",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": reply},
+                }
+            ],
+        },
+    }
 
 
 async def replay(rt: Runtime, claim: Claim) -> web.Response | None:

@@ -15,9 +15,15 @@ from aiohttp import web
 
 log = logging.getLogger(__name__)
 
-_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-          404: "invalid_request_error", 405: "invalid_request_error",
-          413: "invalid_request_error", 429: "rate_limit_error"}
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "invalid_request_error",
+    405: "invalid_request_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
 
 
 def error_body(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
@@ -27,8 +33,9 @@ def error_body(message: str, type_: str, code: str | None = None) -> dict[str, A
     return {"error": body}
 
 
-def openai_error(status: int, message: str, type_: str | None = None,
-                 code: str | None = None) -> web.Response:
+def openai_error(
+    status: int, message: str, type_: str | None = None, code: str | None = None
+) -> web.Response:
     """One `/v1` error response; `type_` defaults to OpenAI's type for the status."""
     type_ = type_ or _TYPES.get(status, "server_error")
     return web.json_response(error_body(message, type_, code), status=status)
@@ -46,9 +53,11 @@ async def openai_error_middleware(request: web.Request, handler: Handler) -> web
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        message = {404: f"Unknown route: {request.method} {request.path}",
-                   405: f"Method not allowed: {request.method} {request.path}",
-                   413: "payload too large"}.get(exc.status, exc.reason)
+        message = {
+            404: f"Unknown route: {request.method} {request.path}",
+            405: f"Method not allowed: {request.method} {request.path}",
+            413: "payload too large",
+        }.get(exc.status, exc.reason)
         resp = openai_error(exc.status, message)
         if exc.status == 405 and "Allow" in exc.headers:
             resp.headers["Allow"] = exc.headers["Allow"]

@@ -37,9 +37,11 @@ def _content_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "".join(str(p.get("text", "")) for p in content
-                   if isinstance(p, dict) and p.get("type") in ("input_text", "text",
-                                                                "output_text"))
+    return "".join(
+        str(p.get("text", ""))
+        for p in content
+        if isinstance(p, dict) and p.get("type") in ("input_text", "text", "output_text")
+    )
 
 
 def split_input(req: ResponsesRequest) -> tuple[str, str]:
@@ -71,22 +73,46 @@ class _Response:
 
     def message(self, text: str, status: str) -> dict[str, Any]:
         content = [{"type": "output_text", "text": text, "annotations": []}]
-        return {"type": "message", "id": self.msg_id, "status": status, "role": "assistant",
-                "content": content}
-
-    def body(self, status: str, output: list[dict[str, Any]], usage: Usage | None = None,
-             error: dict[str, str] | None = None) -> dict[str, Any]:
         return {
-            "id": self.id, "object": "response", "created_at": self.created_at,
-            "status": status, "model": self.model, "output": output, "error": error,
-            "incomplete_details": None, "instructions": self.instructions, "metadata": {},
-            "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
-            "temperature": None, "top_p": None,
-            "usage": None if usage is None else {
-                "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "type": "message",
+            "id": self.msg_id,
+            "status": status,
+            "role": "assistant",
+            "content": content,
+        }
+
+    def body(
+        self,
+        status: str,
+        output: list[dict[str, Any]],
+        usage: Usage | None = None,
+        error: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "model": self.model,
+            "output": output,
+            "error": error,
+            "incomplete_details": None,
+            "instructions": self.instructions,
+            "metadata": {},
+            "parallel_tool_calls": False,
+            "tool_choice": "auto",
+            "tools": [],
+            "temperature": None,
+            "top_p": None,
+            "usage": None
+            if usage is None
+            else {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
                 "total_tokens": usage.total_tokens,
                 "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                "output_tokens_details": {"reasoning_tokens": 0}},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
         }
 
     def event(self, type_: str, **fields: Any) -> bytes:
@@ -119,36 +145,81 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         outcome = await turn.outcome()
         if outcome.status != "ok":
             return failure_response(outcome)
-        return web.json_response(r.body("completed", [r.message(outcome.reply or "",
-                                                                "completed")],
-                                        await turn.usage()))
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                       "Cache-Control": "no-cache"})
+        return web.json_response(
+            r.body("completed", [r.message(outcome.reply or "", "completed")], await turn.usage())
+        )
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await resp.prepare(request)
     await resp.write(r.event("response.created", response=r.body("in_progress", [])))
     await resp.write(r.event("response.in_progress", response=r.body("in_progress", [])))
-    await resp.write(r.event("response.output_item.added", output_index=0,
-                             item={**r.message("", "in_progress"), "content": []}))
+    await resp.write(
+        r.event(
+            "response.output_item.added",
+            output_index=0,
+            item={**r.message("", "in_progress"), "content": []},
+        )
+    )
     part = {"type": "output_text", "text": "", "annotations": []}
-    await resp.write(r.event("response.content_part.added", item_id=r.msg_id, output_index=0,
-                             content_index=0, part=part))
+    await resp.write(
+        r.event(
+            "response.content_part.added",
+            item_id=r.msg_id,
+            output_index=0,
+            content_index=0,
+            part=part,
+        )
+    )
     sent = ""
     async for piece in turn.pieces():
         sent += piece
-        await resp.write(r.event("response.output_text.delta", item_id=r.msg_id,
-                                 output_index=0, content_index=0, delta=piece, logprobs=[]))
+        await resp.write(
+            r.event(
+                "response.output_text.delta",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+        )
     outcome = await turn.outcome()
     if outcome.status == "ok":
-        await resp.write(r.event("response.output_text.done", item_id=r.msg_id,
-                                 output_index=0, content_index=0, text=sent, logprobs=[]))
-        await resp.write(r.event("response.content_part.done", item_id=r.msg_id,
-                                 output_index=0, content_index=0, part={**part, "text": sent}))
+        await resp.write(
+            r.event(
+                "response.output_text.done",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                text=sent,
+                logprobs=[],
+            )
+        )
+        await resp.write(
+            r.event(
+                "response.content_part.done",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                part={**part, "text": sent},
+            )
+        )
         done = r.message(sent, "completed")
         await resp.write(r.event("response.output_item.done", output_index=0, item=done))
-        await resp.write(r.event("response.completed",
-                                 response=r.body("completed", [done], await turn.usage())))
+        await resp.write(
+            r.event("response.completed", response=r.body("completed", [done], await turn.usage()))
+        )
     else:
-        await resp.write(r.event("response.failed", response=r.body(
-            "failed", [r.message(sent, "incomplete")] if sent else [], error=_failure(outcome))))
+        await resp.write(
+            r.event(
+                "response.failed",
+                response=r.body(
+                    "failed",
+                    [r.message(sent, "incomplete")] if sent else [],
+                    error=_failure(outcome),
+                ),
+            )
+        )
     await resp.write_eof()
     return resp

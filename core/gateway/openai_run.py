@@ -54,19 +54,21 @@ class Turn:
         try:
             while True:
                 getter = asyncio.ensure_future(self.deltas.get())
-                done, _ = await asyncio.wait({waiter, getter},
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
                     getter.cancel()
                     break
                 text = getter.result()
                 if text.startswith(sent) and len(text) > len(sent):
-                    yield text[len(sent):]
+                    yield text[len(sent) :]
                     sent = text
             final = waiter.result()
-            if final.status == "ok" and (reply := final.reply or "").startswith(sent) \
-                    and len(reply) > len(sent):
-                yield reply[len(sent):]
+            if (
+                final.status == "ok"
+                and (reply := final.reply or "").startswith(sent)
+                and len(reply) > len(sent)
+            ):
+                yield reply[len(sent) :]
         finally:
             waiter.cancel()
 
@@ -81,8 +83,15 @@ class Turn:
         return Usage(rec.input_tokens or 0, rec.output_tokens or 0)
 
 
-async def start_turn(rt: Runtime, target: Target, text: str, extra_system_prompt: str | None,
-                     *, stream: bool, claims: tuple[Claim, ...] = ()) -> Turn | web.Response:
+async def start_turn(
+    rt: Runtime,
+    target: Target,
+    text: str,
+    extra_system_prompt: str | None,
+    *,
+    stream: bool,
+    claims: tuple[Claim, ...] = (),
+) -> Turn | web.Response:
     """Admit the turn, or the 403 a denying send policy gives (D5).
 
     `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
@@ -93,11 +102,17 @@ async def start_turn(rt: Runtime, target: Target, text: str, extra_system_prompt
     async def on_delta(piece: str) -> None:
         deltas.put_nowait(piece)
 
-    req = RunRequest(session_key=target.session_key, message=text,
-                     context=rt.context_for(entry), deliver=False, lane="main",
-                     extra_system_prompt=extra_system_prompt or None,
-                     timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
-                     on_delta=on_delta if stream else None, claims=claims)
+    req = RunRequest(
+        session_key=target.session_key,
+        message=text,
+        context=rt.context_for(entry),
+        deliver=False,
+        lane="main",
+        extra_system_prompt=extra_system_prompt or None,
+        timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
+        on_delta=on_delta if stream else None,
+        claims=claims,
+    )
     try:
         run = await rt.start_run(req)
     except SendBlocked:

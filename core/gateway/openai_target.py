@@ -51,25 +51,28 @@ def agent_for_model(rt: Runtime, model: str | None) -> str | None:
     """The agent a `model` value picks; None when it names an unknown `crosstalk/<id>`."""
     name = (model or "").strip()
     if name.startswith(f"{MODEL_PREFIX}/"):
-        wanted = normalize_agent_id(name[len(MODEL_PREFIX) + 1:])
+        wanted = normalize_agent_id(name[len(MODEL_PREFIX) + 1 :])
         return wanted if wanted in rt.config.agent_ids() else None
     return rt.config.default_agent_id()
 
 
 def model_not_found(model: str) -> web.Response:
-    return openai_error(404, f"model not found: {model}", "invalid_request_error",
-                        "model_not_found")
+    return openai_error(
+        404, f"model not found: {model}", "invalid_request_error", "model_not_found"
+    )
 
 
-def resolve_target(rt: Runtime, request: web.Request, model: str | None,
-                   user: str | None) -> Target | web.Response:
+def resolve_target(
+    rt: Runtime, request: web.Request, model: str | None, user: str | None
+) -> Target | web.Response:
     agent_id = agent_for_model(rt, model)
     if agent_id is None:
         return model_not_found(str(model))
     raw_key = request.headers.get(SESSION_HEADER, "").strip()
     if not _PRINTABLE_ASCII.fullmatch(raw_key):
-        return openai_error(400, f"invalid session key: the {SESSION_HEADER} header must be "
-                                 "printable ASCII")
+        return openai_error(
+            400, f"invalid session key: the {SESSION_HEADER} header must be printable ASCII"
+        )
     try:
         if raw_key == "main" or (not raw_key and not (user and user.strip())):
             key = rt.keys.main_session_key(agent_id)

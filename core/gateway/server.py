@@ -45,10 +45,15 @@ async def healthz(request: web.Request) -> web.Response:
     channels = await channel_entries(rt)
     ok = rt.started and all(c["state"] != "failed" for c in channels)
     process = {"id": rt.cluster.id, "leases": await held_leases(rt.cluster)}  # D27
-    return web.json_response({"ok": ok, "channels": channels,
-                              "model": rt.models.default_ref(rt.config.default_agent_id()),
-                              "process": process},
-                             status=200 if ok else 503)
+    return web.json_response(
+        {
+            "ok": ok,
+            "channels": channels,
+            "model": rt.models.default_ref(rt.config.default_agent_id()),
+            "process": process,
+        },
+        status=200 if ok else 503,
+    )
 
 
 async def openapi(request: web.Request) -> web.Response:

@@ -60,8 +60,9 @@ class McpConnection:
             from mcp.client.stdio import StdioServerParameters
 
             env = {k: secret_value(v) or "" for k, v in self.cfg.env.items()}
-            return StdioServerParameters(command=self.cfg.command, args=self.cfg.args,
-                                         env=env or None)
+            return StdioServerParameters(
+                command=self.cfg.command, args=self.cfg.args, env=env or None
+            )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -79,8 +80,9 @@ class McpConnection:
 
         try:
             async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(Client(
-                    self._server(stack), read_timeout_seconds=self.cfg.timeout_seconds))
+                client = await stack.enter_async_context(
+                    Client(self._server(stack), read_timeout_seconds=self.cfg.timeout_seconds)
+                )
                 listed = await client.list_tools()
                 self._client = client
                 ready.set_result(list(listed.tools))
@@ -117,8 +119,10 @@ class McpConnection:
                 result = await client.call_tool(tool, args)
         except TimeoutError:
             await self.reset()
-            return tool_error(name, f"MCP server {self.name!r} did not answer within "
-                                    f"{self.cfg.timeout_seconds:g}s")
+            return tool_error(
+                name,
+                f"MCP server {self.name!r} did not answer within {self.cfg.timeout_seconds:g}s",
+            )
         except Exception as exc:
             await self.reset()
             return tool_error(name, f"MCP server {self.name!r} failed: {exc}")
@@ -170,8 +174,9 @@ class McpClients:
         names = self.servers_for(agent_id)
         if not names:
             return []
-        listed = await asyncio.gather(*(self._conns[n].tools() for n in names),
-                                      return_exceptions=True)
+        listed = await asyncio.gather(
+            *(self._conns[n].tools() for n in names), return_exceptions=True
+        )
         out: list[Any] = []
         for server, tools in zip(names, listed, strict=True):
             if isinstance(tools, BaseException):
@@ -191,8 +196,13 @@ class McpClients:
             return await conn.call(name, spec.name, kwargs)
 
         schema = dict(spec.input_schema or {"type": "object", "properties": {}})
-        return Tool.from_schema(call, name=name, description=spec.description or spec.name,
-                                json_schema=schema, takes_ctx=False)
+        return Tool.from_schema(
+            call,
+            name=name,
+            description=spec.description or spec.name,
+            json_schema=schema,
+            takes_ctx=False,
+        )
 
     async def close(self) -> None:
         for conn in self._conns.values():

@@ -33,8 +33,9 @@ class McpEndpoint:
 
             from core.mcp.server import build_server
 
-            manager = StreamableHTTPSessionManager(build_server(app[RUNTIME]),
-                                                   json_response=True, stateless=True)
+            manager = StreamableHTTPSessionManager(
+                build_server(app[RUNTIME]), json_response=True, stateless=True
+            )
             started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
             async def hold() -> None:
@@ -62,8 +63,9 @@ class McpEndpoint:
         if not is_authorized(request, request.app[SECRET]):
             return unauthorized()
         if not mcp_installed():
-            return web.json_response({"error": {"message": MISSING_EXTRA,
-                                                "type": "not_implemented"}}, status=501)
+            return web.json_response(
+                {"error": {"message": MISSING_EXTRA, "type": "not_implemented"}}, status=501
+            )
         manager = await self._ensure(request.app)
         return await call_asgi(manager.handle_request, request)
 
@@ -76,12 +78,18 @@ async def call_asgi(app: Any, request: web.Request) -> web.StreamResponse:
     response: web.StreamResponse | None = None
     host, port = request.host.partition(":")[0], request.url.port or 80
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-        "method": request.method, "scheme": request.scheme, "path": request.path,
-        "raw_path": request.raw_path.split("?")[0].encode(), "root_path": "",
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?")[0].encode(),
+        "root_path": "",
         "query_string": request.query_string.encode(),
         "headers": [(k.lower(), v) for k, v in request.raw_headers],
-        "server": (host, port), "client": (request.remote or "", 0),
+        "server": (host, port),
+        "client": (request.remote or "", 0),
     }
 
     async def receive() -> dict[str, Any]:

@@ -20,8 +20,13 @@ from core.tools.registry import tool_result
 if TYPE_CHECKING:
     from core.runtime import Runtime
 
-SESSION_TOOLS = ("sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
-                 "agents_list")
+SESSION_TOOLS = (
+    "sessions_list",
+    "sessions_history",
+    "sessions_send",
+    "sessions_spawn",
+    "agents_list",
+)
 SESSION_HEADER = "x-crosstalk-session-key"
 
 KeyOf = Callable[[Any], str]
@@ -58,8 +63,9 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
         for name in available(requester(ctx)):
             spec = rt.tools.get(name)
             assert spec is not None
-            tools.append(types.Tool(name=name, description=spec.description,
-                                    input_schema=spec.json_schema()))
+            tools.append(
+                types.Tool(name=name, description=spec.description, input_schema=spec.json_schema())
+            )
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
@@ -69,8 +75,9 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
             return types.CallToolResult(content=[_text(str(exc))], is_error=True)
         name = params.name
         if name not in available(key):
-            return types.CallToolResult(content=[_text(f"Tool not available: {name}")],
-                                        is_error=True)
+            return types.CallToolResult(
+                content=[_text(f"Tool not available: {name}")], is_error=True
+            )
         entry = await rt.ensure_session(key)
         tool_ctx = replace(rt.context_for(entry, via="http"), origin=None)
         try:
@@ -78,11 +85,16 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
         except ToolError as exc:
             return types.CallToolResult(content=[_text(str(exc))], is_error=True)
         result = tool_result(payload)
-        return types.CallToolResult(content=[_text(result["content"][0]["text"])],
-                                    structured_content=json.loads(json.dumps(
-                                        result["details"], default=str)))
+        return types.CallToolResult(
+            content=[_text(result["content"][0]["text"])],
+            structured_content=json.loads(json.dumps(result["details"], default=str)),
+        )
 
-    return Server("crosstalk", version="0.1.0",
-                  instructions="Session tools of a Crosstalk gateway: list sessions, read "
-                               "their history, send messages, spawn sub-agents.",
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "crosstalk",
+        version="0.1.0",
+        instructions="Session tools of a Crosstalk gateway: list sessions, read "
+        "their history, send messages, spawn sub-agents.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

@@ -23,12 +23,12 @@ async def run_stdio_proxy(url: str, token: str, session: str) -> int:
     from mcp.server import Server
     from mcp.server.stdio import stdio_server
 
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}",
-                                       SESSION_HEADER: session},
-                              timeout=httpx2.Timeout(30.0, read=None))
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}", SESSION_HEADER: session},
+        timeout=httpx2.Timeout(30.0, read=None),
+    )
     try:
-        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)
-                                ) as upstream:
+        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as upstream:
 
             async def list_tools(_ctx: Any, params: Any) -> Any:
                 return await upstream.list_tools()
@@ -36,12 +36,15 @@ async def run_stdio_proxy(url: str, token: str, session: str) -> int:
             async def call_tool(_ctx: Any, params: Any) -> Any:
                 return await upstream.call_tool(params.name, dict(params.arguments or {}))
 
-            server: Any = Server("crosstalk", version="0.1.0", on_list_tools=list_tools,
-                                 on_call_tool=call_tool)
+            server: Any = Server(
+                "crosstalk", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool
+            )
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
     except Exception as exc:
-        print(f"crosstalk mcp: cannot serve the gateway at {url}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(
+            f"crosstalk mcp: cannot serve the gateway at {url}: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -40,14 +40,17 @@ def formatter(fmt: LogFormat) -> logging.Formatter:
     if fmt == "json":
         from pythonjsonlogger.json import JsonFormatter  # only for JSON logs (D56)
 
-        return JsonFormatter(list(JSON_FIELDS), rename_fields={
-            "asctime": "time", "levelname": "level", "name": "logger"},
-            json_ensure_ascii=False)
+        return JsonFormatter(
+            list(JSON_FIELDS),
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            json_ensure_ascii=False,
+        )
     return logging.Formatter(TEXT_FORMAT)
 
 
-def configure_logging(fmt: LogFormat = "text", *, level: int = logging.INFO,
-                      stream: TextIO | None = None) -> logging.Handler:
+def configure_logging(
+    fmt: LogFormat = "text", *, level: int = logging.INFO, stream: TextIO | None = None
+) -> logging.Handler:
     """Replace the root handlers with one stream handler in `fmt`; returns it."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(formatter(fmt))

@@ -50,24 +50,32 @@ class _LiveState:
         from prometheus_client.core import GaugeMetricFamily
 
         queued, running = self.load()
-        depth = GaugeMetricFamily("crosstalk_turn_queue_depth",
-                                  "Turns accepted and waiting for their session or lane",
-                                  labels=["process"])
+        depth = GaugeMetricFamily(
+            "crosstalk_turn_queue_depth",
+            "Turns accepted and waiting for their session or lane",
+            labels=["process"],
+        )
         depth.add_metric([self.process], queued)
-        active = GaugeMetricFamily("crosstalk_turns_running", "Turns executing right now",
-                                   labels=["process"])
+        active = GaugeMetricFamily(
+            "crosstalk_turns_running", "Turns executing right now", labels=["process"]
+        )
         active.add_metric([self.process], running)
         state = GaugeMetricFamily(
             "crosstalk_channel_state",
             "Channel connection state (1 for the current state of each channel account)",
-            labels=["process", "channel", "account", "state"])
+            labels=["process", "channel", "account", "state"],
+        )
         for status in self.channels():
             for name in ADAPTER_STATES:
-                state.add_metric([self.process, status.channel, status.account_id, name],
-                                 1 if status.state == name else 0)
-        held = GaugeMetricFamily("crosstalk_lease_held",
-                                 "1 for each cluster lease this process holds",
-                                 labels=["process", "name"])
+                state.add_metric(
+                    [self.process, status.channel, status.account_id, name],
+                    1 if status.state == name else 0,
+                )
+        held = GaugeMetricFamily(
+            "crosstalk_lease_held",
+            "1 for each cluster lease this process holds",
+            labels=["process", "name"],
+        )
         for name in self.leases():
             held.add_metric([self.process, name], 1)
         yield from (depth, active, state, held)
@@ -82,32 +90,55 @@ class _Series:
 
         self.registry: CollectorRegistry = CollectorRegistry()
         r, p = self.registry, ["process"]
-        info = Gauge("crosstalk_process_start_time_seconds",
-                     "Unix time this gateway process started", [*p, "pid", "host"], registry=r)
+        info = Gauge(
+            "crosstalk_process_start_time_seconds",
+            "Unix time this gateway process started",
+            [*p, "pid", "host"],
+            registry=r,
+        )
         info.labels(process, str(os.getpid()), socket.gethostname()).set(started)
-        self.started: Counter = Counter("crosstalk_turns_started", "Turns that began executing",
-                                        [*p, "lane"], registry=r)
+        self.started: Counter = Counter(
+            "crosstalk_turns_started", "Turns that began executing", [*p, "lane"], registry=r
+        )
         self.finished: Counter = Counter(
             "crosstalk_turns_finished",
             "Turns that ended, by final status (ok, error, timeout, aborted)",
-            [*p, "lane", "status"], registry=r)
+            [*p, "lane", "status"],
+            registry=r,
+        )
         self.turn_seconds: Histogram = Histogram(
-            "crosstalk_turn_duration_seconds", "Turn execution time (start to end)",
-            [*p, "status"], buckets=_TURN_BUCKETS, registry=r)
+            "crosstalk_turn_duration_seconds",
+            "Turn execution time (start to end)",
+            [*p, "status"],
+            buckets=_TURN_BUCKETS,
+            registry=r,
+        )
         self.wait_seconds: Histogram = Histogram(
-            "crosstalk_turn_queue_wait_seconds", "Time from acceptance to start of a turn",
-            p, buckets=_TURN_BUCKETS, registry=r)
+            "crosstalk_turn_queue_wait_seconds",
+            "Time from acceptance to start of a turn",
+            p,
+            buckets=_TURN_BUCKETS,
+            registry=r,
+        )
         self.model_seconds: Histogram = Histogram(
             "crosstalk_model_request_duration_seconds",
             "One model request (a turn makes one per tool round), by the model that answered",
             [*p, "model", "outcome"],
-            buckets=_TURN_BUCKETS, registry=r)
+            buckets=_TURN_BUCKETS,
+            registry=r,
+        )
         self.deliveries: Counter = Counter(
-            "crosstalk_deliveries", "Outbound deliveries through the gate, by outcome",
-            [*p, "channel", "kind", "outcome"], registry=r)
+            "crosstalk_deliveries",
+            "Outbound deliveries through the gate, by outcome",
+            [*p, "channel", "kind", "outcome"],
+            registry=r,
+        )
         self.refusals: Counter = Counter(
-            "crosstalk_inbound_refusals", "Inbound messages refused by admission (D11)",
-            [*p, "channel", "account", "reason"], registry=r)
+            "crosstalk_inbound_refusals",
+            "Inbound messages refused by admission (D11)",
+            [*p, "channel", "account", "reason"],
+            registry=r,
+        )
         r.register(live)  # a collector by its `collect` method
 
 
@@ -138,14 +169,16 @@ class Metrics:
         m.started.labels(self.process, run.lane).inc()
         if run.started_at is not None:
             m.wait_seconds.labels(self.process).observe(
-                max(run.started_at - run.created_at, 0) / 1000)
+                max(run.started_at - run.created_at, 0) / 1000
+            )
 
     def turn_finished(self, run: RunRecord) -> None:
         m = self.series
         m.finished.labels(self.process, run.lane, run.status).inc()
         if run.started_at is not None and run.ended_at is not None:
             m.turn_seconds.labels(self.process, run.status).observe(
-                max(run.ended_at - run.started_at, 0) / 1000)
+                max(run.ended_at - run.started_at, 0) / 1000
+            )
 
     def delivery(self, channel: str | None, kind: str, outcome: str) -> None:
         self.series.deliveries.labels(self.process, channel or "none", kind, outcome).inc()
@@ -164,8 +197,9 @@ class Metrics:
 
     # ---- wiring and output ------------------------------------------------------------------
 
-    def watch(self, load: Callable[[], tuple[int, int]],
-              channels: Callable[[], Iterable[AdapterStatus]]) -> None:
+    def watch(
+        self, load: Callable[[], tuple[int, int]], channels: Callable[[], Iterable[AdapterStatus]]
+    ) -> None:
         self.live.load, self.live.channels = load, channels
 
     def exposition(self) -> bytes:

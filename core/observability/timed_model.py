@@ -48,17 +48,27 @@ class TimedModel(WrapperModel):
             ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
             self.metrics.model_request(ref, outcome, time.perf_counter() - t0)
 
-    async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
-                      model_request_parameters: ModelRequestParameters) -> ModelResponse:
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
         async with self._timed():
             return await super().request(messages, model_settings, model_request_parameters)
 
     @asynccontextmanager
-    async def request_stream(self, messages: list[ModelMessage],
-                             model_settings: ModelSettings | None,
-                             model_request_parameters: ModelRequestParameters,
-                             run_context: Any = None) -> AsyncGenerator[StreamedResponse]:
-        async with (self._timed(),
-                    super().request_stream(messages, model_settings, model_request_parameters,
-                                           run_context) as stream):
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        async with (
+            self._timed(),
+            super().request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream,
+        ):
             yield stream

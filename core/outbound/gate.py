@@ -26,10 +26,10 @@ from core.store.ledger import finish_delivery, mark_chunk, open_delivery
 
 log = logging.getLogger(__name__)
 
-DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron",
-                       "hook"]
-Outcome = Literal["delivered", "suppressed_by_policy", "failed", "rate_limited",
-                  "resent_after_crash"]
+DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron", "hook"]
+Outcome = Literal[
+    "delivered", "suppressed_by_policy", "failed", "rate_limited", "resent_after_crash"
+]
 
 
 @dataclass(slots=True)
@@ -81,18 +81,28 @@ def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
     if entry is None:
         return None
     return session_delivery_fields(
-        last_channel=entry.last_channel, last_to=entry.last_to,
-        last_account_id=entry.last_account_id, last_thread_id=entry.last_thread_id,
-        channel=entry.channel, delivery_context=None,
+        last_channel=entry.last_channel,
+        last_to=entry.last_to,
+        last_account_id=entry.last_account_id,
+        last_thread_id=entry.last_thread_id,
+        channel=entry.channel,
+        delivery_context=None,
     )
 
 
 class OutboundGate:
     metrics: Metrics = DISCARD  # the runtime sets its own
 
-    def __init__(self, store: Store, channels: ChannelRegistry, policy: SendPolicySpec | None,
-                 *, max_retries: int = 3, max_retry_wait: float = 30.0,
-                 extra_middleware: Sequence[Middleware] = ()) -> None:
+    def __init__(
+        self,
+        store: Store,
+        channels: ChannelRegistry,
+        policy: SendPolicySpec | None,
+        *,
+        max_retries: int = 3,
+        max_retry_wait: float = 30.0,
+        extra_middleware: Sequence[Middleware] = (),
+    ) -> None:
         self.store = store
         self.channels = channels
         self.policy = policy
@@ -100,8 +110,7 @@ class OutboundGate:
         self.max_retry_wait = max_retry_wait
         self._chain: list[Middleware] = [self._policy_step, *extra_middleware, self._retry_step]
 
-    def decide(self, entry: SessionEntry | None, session_key: str | None = None
-               ) -> PolicyDecision:
+    def decide(self, entry: SessionEntry | None, session_key: str | None = None) -> PolicyDecision:
         """Resolve the send policy of a session (override > deny rule > allow rule > default)."""
         return resolve_send_policy(
             self.policy,
@@ -113,8 +122,9 @@ class OutboundGate:
 
     async def deliver(self, message: Outbound) -> DeliveryResult:
         entry = await self.store.get_session(message.session_key) if message.session_key else None
-        attempt = Attempt(message=message, entry=entry,
-                          target=message.target or session_target(entry))
+        attempt = Attempt(
+            message=message, entry=entry, target=message.target or session_target(entry)
+        )
         try:
             result = await self._run_chain(attempt, 0)
         except Exception as exc:  # a bug in a step must still leave a log row
@@ -124,8 +134,9 @@ class OutboundGate:
         await self._record(attempt, result)
         return result
 
-    async def _live_adapter(self, session_key: str, target: DeliveryContext | None
-                            ) -> ChannelAdapter | None:
+    async def _live_adapter(
+        self, session_key: str, target: DeliveryContext | None
+    ) -> ChannelAdapter | None:
         """The adapter a preview or typing indicator goes to, if the policy lets the session
         speak there at all (the same decision as its final reply)."""
         if target is None or not target.channel:
@@ -135,8 +146,9 @@ class OutboundGate:
             return None
         return self.channels.get(target.channel, target.account_id)
 
-    async def preview(self, session_key: str, target: DeliveryContext | None, run_id: str,
-                      text: str) -> bool:
+    async def preview(
+        self, session_key: str, target: DeliveryContext | None, run_id: str, text: str
+    ) -> bool:
         """Show a streaming partial reply, under the same policy as the final delivery.
 
         Previews are transient (the final text is delivered and logged through `deliver`), so
@@ -195,7 +207,8 @@ class OutboundGate:
             except RateLimited as exc:
                 if attempt.attempts > self.max_retries:
                     return DeliveryResult(
-                        "failed", f"rate limited after {attempt.attempts} attempts: {exc}")
+                        "failed", f"rate limited after {attempt.attempts} attempts: {exc}"
+                    )
                 await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
 
     async def _send_step(self, attempt: Attempt) -> DeliveryResult:
@@ -215,7 +228,8 @@ class OutboundGate:
         if attempt.delivery_id is None:
             attempt.chunks = adapter.chunks(attempt.message.text)
             attempt.delivery_id = await open_delivery(
-                self.store, self._row(attempt, "pending", None), attempt.chunks)
+                self.store, self._row(attempt, "pending", None), attempt.chunks
+            )
         run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
         for index, chunk in enumerate(attempt.chunks):
             if index in attempt.receipts:
@@ -233,8 +247,9 @@ class OutboundGate:
                 await mark_chunk(self.store, attempt.delivery_id, index, "failed", reason=reason)
                 return DeliveryResult("failed", reason, receipts=self._receipts(attempt))
             attempt.receipts[index] = receipt
-            await mark_chunk(self.store, attempt.delivery_id, index, "sent",
-                             message_id=receipt.message_id)
+            await mark_chunk(
+                self.store, attempt.delivery_id, index, "sent", message_id=receipt.message_id
+            )
         return DeliveryResult("delivered", attempt.note, receipts=self._receipts(attempt))
 
     @staticmethod
@@ -244,12 +259,18 @@ class OutboundGate:
     def _row(self, attempt: Attempt, outcome: str, reason: str | None) -> DeliveryRecord:
         t = attempt.target
         return DeliveryRecord(
-            kind=attempt.message.kind, outcome=outcome, text=attempt.message.text,
-            created_at=now_ms(), session_key=attempt.message.session_key, reason=reason,
-            channel=t.channel if t else None, to=t.to if t else None,
+            kind=attempt.message.kind,
+            outcome=outcome,
+            text=attempt.message.text,
+            created_at=now_ms(),
+            session_key=attempt.message.session_key,
+            reason=reason,
+            channel=t.channel if t else None,
+            to=t.to if t else None,
             account_id=t.account_id if t else None,
             thread_id=str(t.thread_id) if t and t.thread_id is not None else None,
-            run_id=attempt.message.run_id, attempts=attempt.attempts,
+            run_id=attempt.message.run_id,
+            attempts=attempt.attempts,
         )
 
     async def _record(self, attempt: Attempt, result: DeliveryResult) -> None:
@@ -257,21 +278,25 @@ class OutboundGate:
         if result.outcome == "delivered" and attempt.decision is not None and reason is None:
             reason = f"allowed: {attempt.decision.reason}"
         if attempt.delivery_id is not None:
-            await finish_delivery(self.store, attempt.delivery_id, result.outcome, reason,
-                                  attempt.attempts)
+            await finish_delivery(
+                self.store, attempt.delivery_id, result.outcome, reason, attempt.attempts
+            )
             result.delivery_id = attempt.delivery_id
         else:
             result.delivery_id = await self.store.record_delivery(
-                self._row(attempt, result.outcome, reason))
+                self._row(attempt, result.outcome, reason)
+            )
         t = attempt.target
         self.metrics.delivery(t.channel if t else None, attempt.message.kind, result.outcome)
         if result.outcome != "delivered":
-            log.info("delivery %s for %s: %s", result.outcome, attempt.message.session_key,
-                     result.reason)
+            log.info(
+                "delivery %s for %s: %s", result.outcome, attempt.message.session_key, result.reason
+            )
 
 
-async def send_chunk(adapter: ChannelAdapter, target: DeliveryContext, text: str,
-                     ref: ChunkRef) -> SendReceipt:
+async def send_chunk(
+    adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef
+) -> SendReceipt:
     """The one call that puts a chunk on a platform (replies, notices, reconciliation)."""
     if adapter.chunk_refs:
         return await adapter.send_text(target, text, ref=ref)  # type: ignore[call-arg]

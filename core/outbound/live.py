@@ -47,8 +47,14 @@ class _Stream:
 
 
 class LiveFeedback:
-    def __init__(self, gate: OutboundGate, config: CrosstalkConfig, *,
-                 typing_interval: float = 4.0, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self,
+        gate: OutboundGate,
+        config: CrosstalkConfig,
+        *,
+        typing_interval: float = 4.0,
+        clock: Clock = time.monotonic,
+    ) -> None:
         self.gate = gate
         self.config = config
         self.typing_interval = typing_interval
@@ -67,12 +73,12 @@ class LiveFeedback:
         if not request.deliver or target is None or not target.channel:
             return None
         adapter = self.gate.channels.get(target.channel, target.account_id)
-        stream = _Stream(run.id, run.session_key, target,
-                         adapter.preview_interval if adapter else 1.0)
+        stream = _Stream(
+            run.id, run.session_key, target, adapter.preview_interval if adapter else 1.0
+        )
         self._streams[run.id] = stream
         self._inflight.add(run.id)
-        stream.typing_task = asyncio.create_task(self._typing(stream),
-                                                 name=f"typing:{run.id}")
+        stream.typing_task = asyncio.create_task(self._typing(stream), name=f"typing:{run.id}")
         if not self._streaming_on(target.channel):
             return None
 
@@ -81,8 +87,9 @@ class LiveFeedback:
 
         return sink
 
-    async def on_run_finished(self, run: RunRecord, request: RunRequest,
-                              outcome: RunOutcome) -> None:
+    async def on_run_finished(
+        self, run: RunRecord, request: RunRequest, outcome: RunOutcome
+    ) -> None:
         """Listener that runs *before* the router delivers: typing stops, previews settle."""
         stream = self._streams.pop(run.id, None)
         if stream is None:
@@ -95,8 +102,9 @@ class LiveFeedback:
         if outcome.status != "ok" or not outcome.reply:  # the partial stays, marked ended
             await self.gate.end_preview(stream.target, run.id, outcome.status)
 
-    async def on_run_settled(self, run: RunRecord, request: RunRequest,
-                             outcome: RunOutcome) -> None:
+    async def on_run_settled(
+        self, run: RunRecord, request: RunRequest, outcome: RunOutcome
+    ) -> None:
         """Listener that runs *after* the router delivered the run's reply."""
         self._inflight.discard(run.id)
 
@@ -125,8 +133,9 @@ class LiveFeedback:
         if stream.stop.is_set():
             return
         if stream.preview_task is None or stream.preview_task.done():
-            stream.preview_task = asyncio.create_task(self._flush(stream),
-                                                      name=f"preview:{stream.run_id}")
+            stream.preview_task = asyncio.create_task(
+                self._flush(stream), name=f"preview:{stream.run_id}"
+            )
 
     async def _flush(self, stream: _Stream) -> None:
         """Send the latest text, at most once per interval, until nothing new is pending."""
@@ -140,8 +149,9 @@ class LiveFeedback:
                         return  # the final reply replaces whatever was pending
             text = stream.latest
             try:
-                if not await self.gate.preview(stream.session_key, stream.target,
-                                               stream.run_id, text):
+                if not await self.gate.preview(
+                    stream.session_key, stream.target, stream.run_id, text
+                ):
                     self.refused += 1
             except Exception:
                 log.exception("preview failed")

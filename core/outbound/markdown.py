@@ -51,8 +51,9 @@ def _table_block(rows: list[list[str]]) -> str:
     widths = [max(_width(r[i]) for r in rows) for i in range(cols)]
 
     def line(cells: list[str]) -> str:
-        return " | ".join(c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True)
-                          ).rstrip()
+        return " | ".join(
+            c + " " * (w - _width(c)) for c, w in zip(cells, widths, strict=True)
+        ).rstrip()
 
     out = [line(rows[0]), "-+-".join("-" * w for w in widths)]
     out += [line(r) for r in rows[1:]]
@@ -74,8 +75,9 @@ def tables_to_code(md: str) -> str:
             start, end, rows = tok.map[0], tok.map[1], []
         elif tok.type == "tr_open":
             rows.append([])
-        elif tok.type == "inline" and rows and i > 0 and \
-                tokens[i - 1].type in ("th_open", "td_open"):
+        elif (
+            tok.type == "inline" and rows and i > 0 and tokens[i - 1].type in ("th_open", "td_open")
+        ):
             rows[-1].append(_cell_text(tok))
         elif tok.type == "table_close" and tok.level == 0 and rows:
             tables.append((start, end, rows))
@@ -130,8 +132,11 @@ def split_markdown(text: str, limit: int, *, measure: Callable[[str], int] = len
         fence = _open_fence(reopen + rest[:cut])
         if fence is not None:  # cut right after a fence opened: move the opener along
             line_start = rest.rfind("\n", 0, cut) + 1
-            if line_start > 0 and _FENCE_OPEN.match(rest[line_start:cut]) and \
-                    _open_fence(reopen + rest[:line_start]) is None:
+            if (
+                line_start > 0
+                and _FENCE_OPEN.match(rest[line_start:cut])
+                and _open_fence(reopen + rest[:line_start]) is None
+            ):
                 cut, fence = line_start - 1, None
         head = rest[:cut] if fence is not None else rest[:cut].rstrip()
         if head.strip():
@@ -163,7 +168,7 @@ def _fit(rest: str, budget: int, measure: Callable[[str], int]) -> int:
 
 
 def _choose_cut(prefix: str, rest: str, window: int) -> int:
-    area = rest[:window + 1]  # a separator right after the window still counts
+    area = rest[: window + 1]  # a separator right after the window still counts
     floor = window // 3  # don't settle for a tiny chunk when a lesser boundary is further on
     para = _last_paragraph_break(prefix, area)
     if para is not None and para > floor:
@@ -198,7 +203,7 @@ def _last_safe_space(area: str) -> int | None:
         at = area.rfind(" ", 0, at)
         if at <= 0:
             return None
-        line = area[area.rfind("\n", 0, at) + 1:at]
+        line = area[area.rfind("\n", 0, at) + 1 : at]
         if _balanced(line):
             return at
 
@@ -213,8 +218,12 @@ def _balanced(line: str) -> bool:
 
 def _closes(line: str, fence: _Fence) -> bool:
     m = _FENCE_OPEN.match(line)
-    return bool(m and m.group(1)[0] == fence.marker[0] and len(m.group(1)) >= len(fence.marker)
-                and not m.group(2).strip())
+    return bool(
+        m
+        and m.group(1)[0] == fence.marker[0]
+        and len(m.group(1)) >= len(fence.marker)
+        and not m.group(2).strip()
+    )
 
 
 def _open_fence(text: str) -> _Fence | None:

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def _connected(rt: DeliveryParts, rec: DeliveryRecord | DeliveryContext, wait: float
-                     ) -> ChannelAdapter | None:
+async def _connected(
+    rt: DeliveryParts, rec: DeliveryRecord | DeliveryContext, wait: float
+) -> ChannelAdapter | None:
     """The delivery's adapter once it is connected (channels connect in the background)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
@@ -46,8 +47,9 @@ async def _connected(rt: DeliveryParts, rec: DeliveryRecord | DeliveryContext, w
         await asyncio.sleep(0.2)
 
 
-async def _send(adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef,
-                tries: int = 4) -> SendReceipt:
+async def _send(
+    adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef, tries: int = 4
+) -> SendReceipt:
     for attempt in range(tries):
         try:
             return await send_chunk(adapter, target, text, ref)
@@ -67,8 +69,9 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
         reason = f"in doubt after a restart: channel not connected: {rec.channel}"
         await finish_delivery(rt.store, rec.id, "failed", reason, rec.attempts)
         return "failed"
-    target = DeliveryContext(channel=rec.channel, to=rec.to, account_id=rec.account_id,
-                             thread_id=rec.thread_id)
+    target = DeliveryContext(
+        channel=rec.channel, to=rec.to, account_id=rec.account_id, thread_id=rec.thread_id
+    )
     outcome, reason = "delivered", "reconciled after a restart"
     in_doubt = True
     for chunk in chunks:
@@ -79,8 +82,9 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
             if in_doubt and adapter.reconcile == "lookup":
                 found = await adapter.find_chunk(target, ref)
                 if found is not None:
-                    await mark_chunk(rt.store, rec.id, chunk.chunk_index, "sent",
-                                     message_id=found.message_id)
+                    await mark_chunk(
+                        rt.store, rec.id, chunk.chunk_index, "sent", message_id=found.message_id
+                    )
                     in_doubt = False
                     continue
             receipt = await _send(adapter, target, chunk.text, ref)
@@ -90,21 +94,30 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
             await finish_delivery(rt.store, rec.id, "failed", why, rec.attempts + 1)
             return "failed"
         if in_doubt and adapter.reconcile == "resend":
-            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "resent_after_crash",
-                             message_id=receipt.message_id)
+            await mark_chunk(
+                rt.store,
+                rec.id,
+                chunk.chunk_index,
+                "resent_after_crash",
+                message_id=receipt.message_id,
+            )
             outcome = "resent_after_crash"
-            reason = (f"chunk {chunk.chunk_index + 1} of {len(chunks)} was in doubt after a "
-                      "restart and was sent once more")
+            reason = (
+                f"chunk {chunk.chunk_index + 1} of {len(chunks)} was in doubt after a "
+                "restart and was sent once more"
+            )
         else:
-            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "sent",
-                             message_id=receipt.message_id)
+            await mark_chunk(
+                rt.store, rec.id, chunk.chunk_index, "sent", message_id=receipt.message_id
+            )
         in_doubt = False
     await finish_delivery(rt.store, rec.id, outcome, reason, rec.attempts + 1)
     return outcome
 
 
-async def reconcile_pending(rt: DeliveryParts, *, before_ms: int, wait: float = 30.0,
-                            grace_ms: int = 0) -> dict[str, int]:
+async def reconcile_pending(
+    rt: DeliveryParts, *, before_ms: int, wait: float = 30.0, grace_ms: int = 0
+) -> dict[str, int]:
     """Settle every delivery an earlier process left pending (opened before `before_ms`);
     returns how many ended with each outcome.
 
@@ -136,8 +149,9 @@ async def reconcile_pending(rt: DeliveryParts, *, before_ms: int, wait: float = 
     return counts
 
 
-async def deliver_orphan_replies(rt: DeliveryParts, *, before_ms: int, grace_ms: int = 0,
-                                 window_ms: int = 86_400_000) -> int:
+async def deliver_orphan_replies(
+    rt: DeliveryParts, *, before_ms: int, grace_ms: int = 0, window_ms: int = 86_400_000
+) -> int:
     """Deliver replies whose turn finished just before a crash but never reached the gate
     (only turns that ended `grace_ms` ago: a live process may be about to deliver)."""
     if grace_ms:
@@ -147,9 +161,12 @@ async def deliver_orphan_replies(rt: DeliveryParts, *, before_ms: int, grace_ms:
     from core.store.ledger import undelivered_replies
 
     sent = 0
-    for run in await undelivered_replies(rt.store, since_ms=before_ms - window_ms,
-                                         before_ms=before_ms,
-                                         ended_before_ms=now_ms() - grace_ms):
+    for run in await undelivered_replies(
+        rt.store,
+        since_ms=before_ms - window_ms,
+        before_ms=before_ms,
+        ended_before_ms=now_ms() - grace_ms,
+    ):
         entry = await rt.store.get_session(run.session_key)
         if entry is None:
             continue
@@ -161,8 +178,9 @@ async def deliver_orphan_replies(rt: DeliveryParts, *, before_ms: int, grace_ms:
             continue
         if target is not None:
             await _connected(rt, target, 30.0)
-        await rt.gate.deliver(Outbound(reply, "reply", run.session_key, target=target,
-                                       run_id=run.id))
+        await rt.gate.deliver(
+            Outbound(reply, "reply", run.session_key, target=target, run_id=run.id)
+        )
         sent += 1
     if sent:
         log.warning("delivered %d reply(ies) a crash had kept from their chats", sent)

@@ -19,13 +19,22 @@ class LedgerReports:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def failed(self, channel: str, account_id: str, message_id: str,
-                     reason: str) -> bool:
+    async def failed(self, channel: str, account_id: str, message_id: str, reason: str) -> bool:
         delivery_id = await fail_sent_chunk(self.store, channel, account_id, message_id, reason)
         if delivery_id is None:
-            log.info("%s/%s reported message %s failed; no delivery sent it (%s)", channel,
-                     account_id, message_id, reason)
+            log.info(
+                "%s/%s reported message %s failed; no delivery sent it (%s)",
+                channel,
+                account_id,
+                message_id,
+                reason,
+            )
             return False
-        log.warning("delivery %s failed after %s/%s accepted it: %s", delivery_id, channel,
-                    account_id, reason)
+        log.warning(
+            "delivery %s failed after %s/%s accepted it: %s",
+            delivery_id,
+            channel,
+            account_id,
+            reason,
+        )
         return True

@@ -132,9 +132,7 @@ class SendPolicySpec:
         if _clean(self.default) is not None:
             default = _normalize_action(self.default)
             if default is None:
-                raise ValueError(
-                    f"invalid send-policy default: {self.default!r} (use allow|deny)"
-                )
+                raise ValueError(f"invalid send-policy default: {self.default!r} (use allow|deny)")
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "rules", tuple(self.rules))
 

@@ -84,8 +84,9 @@ class RunOutcome:
 
 
 class TurnExecutor(Protocol):
-    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
-                       on_delta: DeltaSink | None) -> TurnResult: ...
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
+    ) -> TurnResult: ...
 
 
 RunListener = Callable[[RunRecord, RunRequest, RunOutcome], Awaitable[None]]
@@ -126,8 +127,7 @@ class RunManager:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
         self._listeners.append(listener)
 
-    def add_delta_sink(self, factory: Callable[[RunRecord, RunRequest], DeltaSink | None]
-                       ) -> None:
+    def add_delta_sink(self, factory: Callable[[RunRecord, RunRequest], DeltaSink | None]) -> None:
         self._delta_sinks.append(factory)
 
     async def recover(self) -> list[RunRecord]:
@@ -139,18 +139,32 @@ class RunManager:
         if entry is None:
             raise UnknownRun(f"Unknown session: {request.session_key}")
         run_id = str(uuid.uuid4())
-        run = RunRecord(id=run_id, session_key=request.session_key, status="queued",
-                        lane=request.lane, deliver=request.deliver, created_at=now_ms(),
-                        input_message_id=request.input_message_id,
-                        meta={"traceId": request.context.trace_id, "hops": request.context.hops,
-                              **request.meta, **_extras(request)}, owner=self.owner)
+        run = RunRecord(
+            id=run_id,
+            session_key=request.session_key,
+            status="queued",
+            lane=request.lane,
+            deliver=request.deliver,
+            created_at=now_ms(),
+            input_message_id=request.input_message_id,
+            meta={
+                "traceId": request.context.trace_id,
+                "hops": request.context.hops,
+                **request.meta,
+                **_extras(request),
+            },
+            owner=self.owner,
+        )
         if request.input_message_id is None:
             msg = request.input_message or TranscriptMessage.text(
-                "user", request.message, now_ms(), meta=request.message_meta)
+                "user", request.message, now_ms(), meta=request.message_meta
+            )
             msg.run_id = run_id
             request.input_message_id = await (
-                enqueue_claimed(self.store, entry, msg, run, request.claims) if request.claims
-                else self.store.enqueue_message(entry, msg, run))
+                enqueue_claimed(self.store, entry, msg, run, request.claims)
+                if request.claims
+                else self.store.enqueue_message(entry, msg, run)
+            )
         else:
             await self.store.create_run(run)
         self._enqueue(run, request)
@@ -173,7 +187,8 @@ class RunManager:
             queue.extend(ordered)
         if request.session_key not in self._workers:
             self._workers[request.session_key] = asyncio.create_task(
-                self._drain(request.session_key), name=f"runs:{request.session_key}")
+                self._drain(request.session_key), name=f"runs:{request.session_key}"
+            )
 
     async def wait(self, run_id: str, timeout: float | None) -> RunOutcome:
         """Wait for a run to end; `status: "timeout"` when it is still going at the deadline."""
@@ -188,8 +203,9 @@ class RunManager:
             raise UnknownRun(f"Unknown run: {run_id}")
         if self.claims is not None and run.status not in FINAL_RUN_STATUSES:
             run = await self._wait_elsewhere(run, timeout)
-        return RunOutcome(run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout",
-                          run.error)
+        return RunOutcome(
+            run_id, run.status if run.status in FINAL_RUN_STATUSES else "timeout", run.error
+        )
 
     async def _wait_elsewhere(self, run: RunRecord, timeout: float | None) -> RunRecord:
         """A run another process executes (D27): woken by its `run` events (D28)."""
@@ -217,11 +233,15 @@ class RunManager:
         return run_id in self._pending
 
     def is_active(self, session_key: str) -> bool:
-        return (session_key in self._active or session_key in self._admitting
-                or bool(self._queues.get(session_key)))
+        return (
+            session_key in self._active
+            or session_key in self._admitting
+            or bool(self._queues.get(session_key))
+        )
 
-    async def abort_session(self, session_key: str, reason: str = "aborted", *,
-                            here_only: bool = False) -> int:
+    async def abort_session(
+        self, session_key: str, reason: str = "aborted", *, here_only: bool = False
+    ) -> int:
         """Abort the running turn and drop the queued ones; returns how many were stopped.
 
         In a cluster the turns other processes run for the session are stopped too (D27),
@@ -275,8 +295,9 @@ class RunManager:
                 pending = queue.popleft()
                 self._pending.pop(pending.run.id, None)
                 if not pending.done.done():
-                    pending.done.set_result(RunOutcome(pending.run.id, "aborted",
-                                                       "gateway stopping"))
+                    pending.done.set_result(
+                        RunOutcome(pending.run.id, "aborted", "gateway stopping")
+                    )
 
     async def _drain(self, session_key: str) -> None:
         queue = self._queues[session_key]
@@ -330,7 +351,8 @@ class RunManager:
         run.status = "running"
         self.metrics.turn_started(run)
         sink = request.on_delta or next(
-            (s for f in self._delta_sinks if (s := f(run, request))), None)
+            (s for f in self._delta_sinks if (s := f(run, request))), None
+        )
         task = asyncio.create_task(self.executor.run_turn(run, request, entry, sink))
         self._active[run.session_key] = (pending, task)
         try:
@@ -349,26 +371,38 @@ class RunManager:
         run.input_tokens, run.output_tokens = result.input_tokens, result.output_tokens
         run.total_tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
         pending.write = result.write
-        return RunOutcome(run.id, "ok", reply=result.reply, input_tokens=result.input_tokens,
-                          output_tokens=result.output_tokens)
+        return RunOutcome(
+            run.id,
+            "ok",
+            reply=result.reply,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+        )
 
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
         run = pending.run
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
-        fields = dict(status=run.status, error=run.error, ended_at=run.ended_at,
-                      input_tokens=run.input_tokens, output_tokens=run.output_tokens,
-                      total_tokens=run.total_tokens)
+        fields = dict(
+            status=run.status,
+            error=run.error,
+            ended_at=run.ended_at,
+            input_tokens=run.input_tokens,
+            output_tokens=run.output_tokens,
+            total_tokens=run.total_tokens,
+        )
         write = pending.write if outcome.status == "ok" else None
         fence = self.owner if self.claims is not None else None
         if not await self.store.finish_run(run, write, fence_owner=fence, **fields):
             # another process took this run over while we were presumed dead (D27): its
             # outcome is theirs to record and deliver
-            log.error("run %s was taken over by another process; its outcome here is dropped",
-                      run.id)
+            log.error(
+                "run %s was taken over by another process; its outcome here is dropped", run.id
+            )
             self._pending.pop(run.id, None)
             if not pending.done.done():
-                pending.done.set_result(RunOutcome(run.id, "aborted",
-                                                   "taken over by another process"))
+                pending.done.set_result(
+                    RunOutcome(run.id, "aborted", "taken over by another process")
+                )
             return
         if pending.session_was_aborted and run.status != "aborted":
             # a later turn finished: the session's last run is no longer the aborted one
@@ -392,9 +426,16 @@ class RunManager:
 
 def _extras(request: RunRequest) -> dict[str, Any]:
     """What a process that adopts this run needs beyond its row and input (D27)."""
-    extras = {k: v for k, v in (("extraSystemPrompt", request.extra_system_prompt),
-                                ("model", request.model), ("thinking", request.thinking),
-                                ("timeoutSeconds", request.timeout_seconds)) if v is not None}
+    extras = {
+        k: v
+        for k, v in (
+            ("extraSystemPrompt", request.extra_system_prompt),
+            ("model", request.model),
+            ("thinking", request.thinking),
+            ("timeoutSeconds", request.timeout_seconds),
+        )
+        if v is not None
+    }
     if request.context.owner:
         extras["ownerTurn"] = True
     return {"request": extras} if extras else {}

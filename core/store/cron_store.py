@@ -55,8 +55,9 @@ async def insert_job(store: Store, rec: CronJobRecord) -> bool:
 
 
 async def get_job(store: Store, job_id: str) -> CronJobRecord | None:
-    row = await store.read(lambda c: c.execute(select(J).where(J.c.id == job_id)).mappings()
-                           .first())
+    row = await store.read(
+        lambda c: c.execute(select(J).where(J.c.id == job_id)).mappings().first()
+    )
     return _record(row) if row else None
 
 
@@ -82,41 +83,65 @@ async def update_job(store: Store, job_id: str, **values: Any) -> CronJobRecord 
         c.execute(update(J).where(J.c.id == job_id).values(**values))
         row = c.execute(select(J).where(J.c.id == job_id)).mappings().first()
         return _record(row) if row else None
+
     return await store.write(op)
 
 
 async def delete_job(store: Store, job_id: str) -> bool:
-    return bool(await store.write(lambda c: c.execute(delete(J).where(J.c.id == job_id))
-                                  .rowcount))
+    return bool(await store.write(lambda c: c.execute(delete(J).where(J.c.id == job_id)).rowcount))
 
 
 async def claim_due(store: Store, now: int, owner: str | None = None) -> list[CronJobRecord]:
     """Claim every enabled, idle job whose time has come, in one statement."""
-    stmt = (update(J).where(and_(J.c.enabled.is_(True), J.c.running_since.is_(None),
-                                 J.c.next_run_at.is_not(None), J.c.next_run_at <= now))
-            .values(running_since=now, last_run_at=now, claimed_by=owner).returning(*J.c))
+    stmt = (
+        update(J)
+        .where(
+            and_(
+                J.c.enabled.is_(True),
+                J.c.running_since.is_(None),
+                J.c.next_run_at.is_not(None),
+                J.c.next_run_at <= now,
+            )
+        )
+        .values(running_since=now, last_run_at=now, claimed_by=owner)
+        .returning(*J.c)
+    )
     rows = await store.write(lambda c: c.execute(stmt).mappings().all())
     return [_record(r) for r in rows]
 
 
-async def claim_now(store: Store, job_id: str, now: int, owner: str | None = None
-                    ) -> CronJobRecord | None:
+async def claim_now(
+    store: Store, job_id: str, now: int, owner: str | None = None
+) -> CronJobRecord | None:
     """Claim one job for a manual run whatever its schedule; None when it is running."""
-    stmt = (update(J).where(and_(J.c.id == job_id, J.c.running_since.is_(None)))
-            .values(running_since=now, last_run_at=now, claimed_by=owner).returning(*J.c))
+    stmt = (
+        update(J)
+        .where(and_(J.c.id == job_id, J.c.running_since.is_(None)))
+        .values(running_since=now, last_run_at=now, claimed_by=owner)
+        .returning(*J.c)
+    )
     row = await store.write(lambda c: c.execute(stmt).mappings().first())
     return _record(row) if row else None
 
 
 async def earliest_due(store: Store) -> int | None:
     q = select(func.min(J.c.next_run_at)).where(
-        and_(J.c.enabled.is_(True), J.c.running_since.is_(None)))
+        and_(J.c.enabled.is_(True), J.c.running_since.is_(None))
+    )
     value = await store.read(lambda c: c.execute(q).scalar())
     return int(value) if value is not None else None
 
 
-async def finish_firing(store: Store, job_id: str, *, entry: dict[str, Any], status: str,
-                        error: str | None, next_run_at: int | None, remove: bool) -> None:
+async def finish_firing(
+    store: Store,
+    job_id: str,
+    *,
+    entry: dict[str, Any],
+    status: str,
+    error: str | None,
+    next_run_at: int | None,
+    remove: bool,
+) -> None:
     """Record a firing's outcome (history capped at 20) and release the claim."""
 
     def op(c: Any) -> None:
@@ -127,9 +152,18 @@ async def finish_firing(store: Store, job_id: str, *, entry: dict[str, Any], sta
         if row is None:
             return
         runs = [*(row[0] or []), entry][-HISTORY:]
-        c.execute(update(J).where(J.c.id == job_id).values(
-            running_since=None, last_status=status, last_error=error, runs=runs,
-            next_run_at=next_run_at))
+        c.execute(
+            update(J)
+            .where(J.c.id == job_id)
+            .values(
+                running_since=None,
+                last_status=status,
+                last_error=error,
+                runs=runs,
+                next_run_at=next_run_at,
+            )
+        )
+
     await store.write(op)
 
 

@@ -76,8 +76,9 @@ def make_sync_sqlite_engine(url: str) -> Engine:
     db_path = url.split("///", 1)[-1]
     if db_path and db_path != ":memory:":
         private_dir(Path(db_path).parent, tighten=False)
-    engine = create_engine(url, poolclass=StaticPool,
-                           connect_args={"check_same_thread": False, "timeout": 5})
+    engine = create_engine(
+        url, poolclass=StaticPool, connect_args={"check_same_thread": False, "timeout": 5}
+    )
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
@@ -124,12 +125,13 @@ def head_revision() -> str:
     return heads.pop()
 
 
-_VERSION_TABLE = Table("alembic_version", MetaData(),
-                       Column("version_num", String(32), primary_key=True))
+_VERSION_TABLE = Table(
+    "alembic_version", MetaData(), Column("version_num", String(32), primary_key=True)
+)
 
 
 def schema_revision(c: Connection) -> str | None:
-    """"" for an empty database, None for tables without a version, else the revision."""
+    """ "" for an empty database, None for tables without a version, else the revision."""
     tables = set(inspect(c).get_table_names())
     if "alembic_version" not in tables:
         return "" if not tables else None

@@ -34,8 +34,10 @@ class DeliveryChunkRow(SQLModel, table=True):
     """One chunk of one delivery: `pending` → `sent` | `failed` | `resent_after_crash`."""
 
     __tablename__ = "delivery_chunks"
-    __table_args__ = (Index("ix_delivery_chunks_state", "state", "delivery_id"),
-                      Index("ix_delivery_chunks_message", "platform_message_id"))
+    __table_args__ = (
+        Index("ix_delivery_chunks_state", "state", "delivery_id"),
+        Index("ix_delivery_chunks_message", "platform_message_id"),
+    )
 
     delivery_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
     chunk_index: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})

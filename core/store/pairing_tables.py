@@ -38,8 +38,9 @@ class PairingApprovalRow(SQLModel, table=True):
     """A sender the owner approved: part of the channel account's allowlist until revoked."""
 
     __tablename__ = "pairing_approvals"
-    __table_args__ = (UniqueConstraint("channel", "account_id", "user_id",
-                                       name="uq_pairing_approvals_sender"),)
+    __table_args__ = (
+        UniqueConstraint("channel", "account_id", "user_id", name="uq_pairing_approvals_sender"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     channel: str = Field(max_length=64)

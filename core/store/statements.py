@@ -26,36 +26,59 @@ WAITING = 2**62
 
 SESSION_COLS = tuple(S.c[f.name] for f in fields(SessionEntry))
 MSG_COLS = (
-    M.c.role, M.c.content, M.c.timestamp, M.c.tool_call_id, M.c.tool_name,
-    M.c.is_error, M.c.run_id, M.c.meta, M.c.id, M.c.seq,
+    M.c.role,
+    M.c.content,
+    M.c.timestamp,
+    M.c.tool_call_id,
+    M.c.tool_name,
+    M.c.is_error,
+    M.c.run_id,
+    M.c.meta,
+    M.c.id,
+    M.c.seq,
 )
 NEWEST_FIRST = (M.c.seq.desc(), M.c.id.desc())
-MESSAGE_VALUES = ("session_key", "session_id", "role", "content", "timestamp", "tool_call_id",
-                  "tool_name", "is_error", "run_id", "meta")
+MESSAGE_VALUES = (
+    "session_key",
+    "session_id",
+    "role",
+    "content",
+    "timestamp",
+    "tool_call_id",
+    "tool_name",
+    "is_error",
+    "run_id",
+    "meta",
+)
 
 _placed = M.alias("placed")
-NEXT_SEQ = select(func.coalesce(func.max(_placed.c.seq), 0) + 1).where(and_(
-    _placed.c.session_id == bindparam("b_next_sid"), _placed.c.seq < WAITING)).scalar_subquery()
+NEXT_SEQ = (
+    select(func.coalesce(func.max(_placed.c.seq), 0) + 1)
+    .where(and_(_placed.c.session_id == bindparam("b_next_sid"), _placed.c.seq < WAITING))
+    .scalar_subquery()
+)
 """The session's next place, evaluated inside the INSERT/UPDATE itself (bind `b_next_sid`)."""
 
 SESSION_BY_KEY = select(*SESSION_COLS).where(S.c.key == bindparam("b_key"))
 INSERT_PLACED = insert(M).values(seq=NEXT_SEQ)
 INSERT_WAITING = insert(M).values(seq=WAITING)
-PLACE = update(M).where(and_(M.c.id == bindparam("b_mid"), M.c.seq == WAITING)).values(
-    seq=NEXT_SEQ)
+PLACE = update(M).where(and_(M.c.id == bindparam("b_mid"), M.c.seq == WAITING)).values(seq=NEXT_SEQ)
 MESSAGE_BY_ID = select(*MSG_COLS).where(M.c.id == bindparam("b_mid"))
 UPDATE_SESSION = update(S).where(S.c.key == bindparam("b_key"))
 UPDATE_RUN = update(R).where(R.c.id == bindparam("b_rid"))
-UPDATE_RUN_FENCED = update(R).where(and_(
-    R.c.id == bindparam("b_rid"), R.c.owner == bindparam("b_owner"),
-    R.c.status.in_(("queued", "running"))))
+UPDATE_RUN_FENCED = update(R).where(
+    and_(
+        R.c.id == bindparam("b_rid"),
+        R.c.owner == bindparam("b_owner"),
+        R.c.status.in_(("queued", "running")),
+    )
+)
 """A run's end in a cluster (D27): only while `b_owner` still owns it and it is in flight."""
 INSERT_RUN = insert(R)
 RUN_BY_ID = select(R).where(R.c.id == bindparam("b_rid"))
 
 
-def _history(placed_only: bool, include_tools: bool, up_to: bool, run: bool, limit: bool
-             ) -> Any:
+def _history(placed_only: bool, include_tools: bool, up_to: bool, run: bool, limit: bool) -> Any:
     q = select(*MSG_COLS).where(M.c.session_id == bindparam("b_sid"))
     if placed_only:
         q = q.where(M.c.seq < WAITING)
@@ -69,17 +92,34 @@ def _history(placed_only: bool, include_tools: bool, up_to: bool, run: bool, lim
     return q.limit(bindparam("b_limit")) if limit else q
 
 
-HISTORY = {flags: _history(*flags) for flags in (
-    (p, t, u, r, lim) for p in (False, True) for t in (False, True) for u in (False, True)
-    for r in (False, True) for lim in (False, True))}
+HISTORY = {
+    flags: _history(*flags)
+    for flags in (
+        (p, t, u, r, lim)
+        for p in (False, True)
+        for t in (False, True)
+        for u in (False, True)
+        for r in (False, True)
+        for lim in (False, True)
+    )
+}
 """The history query for each combination of its optional filters (32, built once)."""
 
 
 def message_params(m: Any, key: str, session_id: str) -> dict[str, Any]:
-    return {"session_key": key, "session_id": session_id, "role": m.role, "content": m.content,
-            "timestamp": m.timestamp, "tool_call_id": m.tool_call_id, "tool_name": m.tool_name,
-            "is_error": m.is_error, "run_id": m.run_id, "meta": m.meta,
-            "b_next_sid": session_id}
+    return {
+        "session_key": key,
+        "session_id": session_id,
+        "role": m.role,
+        "content": m.content,
+        "timestamp": m.timestamp,
+        "tool_call_id": m.tool_call_id,
+        "tool_name": m.tool_name,
+        "is_error": m.is_error,
+        "run_id": m.run_id,
+        "meta": m.meta,
+        "b_next_sid": session_id,
+    }
 
 
 def update_session(c: Connection, key: str, values: dict[str, Any]) -> int:
@@ -91,5 +131,4 @@ def update_run(c: Connection, run_id: str, values: dict[str, Any]) -> int:
 
 
 def update_run_fenced(c: Connection, run_id: str, owner: str, values: dict[str, Any]) -> int:
-    return int(c.execute(UPDATE_RUN_FENCED, {"b_rid": run_id, "b_owner": owner, **values}
-                         ).rowcount)
+    return int(c.execute(UPDATE_RUN_FENCED, {"b_rid": run_id, "b_owner": owner, **values}).rowcount)

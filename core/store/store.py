@@ -81,7 +81,7 @@ def _glob_to_like(pattern: str) -> str:
 
 
 def _message(row: Any) -> TranscriptMessage:
-    msg = TranscriptMessage(*row[-len(_MSG_COLS):])
+    msg = TranscriptMessage(*row[-len(_MSG_COLS) :])
     if msg.seq is not None and msg.seq >= WAITING:
         msg.seq = None
     # rows written before D12 may hold lone surrogates (SQLite JSON keeps them as escapes):
@@ -139,7 +139,8 @@ class Store:
         # reads run outside a transaction (D44): READ COMMITTED gives each statement its own
         # snapshot either way, and a read is then one round trip instead of BEGIN/…/ROLLBACK
         self._reads: AsyncEngine | None = (
-            self._async.execution_options(isolation_level="AUTOCOMMIT") if self._async else None)
+            self._async.execution_options(isolation_level="AUTOCOMMIT") if self._async else None
+        )
         self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
         self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
         self._tails = TailCache() if self._sync is not None else None  # D43: SQLite only
@@ -207,17 +208,26 @@ class Store:
         def op(c: Connection) -> SessionEntry | None:
             row = c.execute(select(*_SESSION_COLS).where(S.c.session_id == session_id)).first()
             return SessionEntry(*row) if row else None
+
         return await self.read(op)
 
-    async def ensure_session(self, key: str, *, agent_id: str, kind: str, **fields: Any
-                             ) -> SessionEntry:
+    async def ensure_session(
+        self, key: str, *, agent_id: str, kind: str, **fields: Any
+    ) -> SessionEntry:
         """Return the session, creating it with `fields` when it does not exist yet."""
         found = await self.read(lambda c: _session(c, key))
         if found is not None:  # the common case: a read, no transaction to commit
             return found
         now = now_ms()
-        values = {"key": key, "agent_id": agent_id, "kind": kind, "session_id": str(uuid.uuid4()),
-                  "created_at": now, "updated_at": now, **fields}
+        values = {
+            "key": key,
+            "agent_id": agent_id,
+            "kind": kind,
+            "session_id": str(uuid.uuid4()),
+            "created_at": now,
+            "updated_at": now,
+            **fields,
+        }
         _check_fields(values)
 
         def op(c: Connection) -> SessionEntry:
@@ -227,23 +237,23 @@ class Store:
             entry = _session(c, key)
             assert entry is not None
             return entry
+
         return await self.write(op)
 
-    async def update_session(self, key: str, *, touch: bool = True, **fields: Any
-                             ) -> SessionEntry:
+    async def update_session(self, key: str, *, touch: bool = True, **fields: Any) -> SessionEntry:
         """Patch fields of one session; `touch` bumps `updatedAt` (the list order)."""
         _check_fields(fields)
         if touch:
             fields.setdefault("updated_at", now_ms())
 
         def op(c: Connection) -> SessionEntry:
-            if fields and c.execute(update(S).where(S.c.key == key).values(**fields)
-                                    ).rowcount == 0:
+            if fields and c.execute(update(S).where(S.c.key == key).values(**fields)).rowcount == 0:
                 raise StoreError(f"Unknown session: {key}")
             entry = _session(c, key)
             if entry is None:
                 raise StoreError(f"Unknown session: {key}")
             return entry
+
         return await self.write(op)
 
     async def set_label(self, key: str, label: str | None) -> SessionEntry:
@@ -256,12 +266,14 @@ class Store:
 
     async def delete_session(self, key: str) -> bool:
         """Remove a session and its transcript rows; the JSONL file is renamed, not erased."""
+
         def op(c: Connection) -> SessionEntry | None:
             entry = _session(c, key)
             if entry is not None:
                 c.execute(delete(M).where(M.c.session_key == key))
                 c.execute(delete(S).where(S.c.key == key))
             return entry
+
         entry = await self.write(op)
         if entry is None:
             return False
@@ -300,36 +312,50 @@ class Store:
             q = q.limit(query.limit)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
-    async def find_sessions(self, text: str, *, spawned_by: str | None = None,
-                            limit: int = 8) -> list[SessionEntry]:
+    async def find_sessions(
+        self, text: str, *, spawned_by: str | None = None, limit: int = 8
+    ) -> list[SessionEntry]:
         """Substring match on key, sessionId, label or display name (sessionId resolution)."""
         like = f"%{text.lower()}%"
-        conds = [or_(func.lower(S.c.key).like(like), func.lower(S.c.session_id).like(like),
-                     func.lower(S.c.label).like(like), func.lower(S.c.display_name).like(like))]
+        conds = [
+            or_(
+                func.lower(S.c.key).like(like),
+                func.lower(S.c.session_id).like(like),
+                func.lower(S.c.label).like(like),
+                func.lower(S.c.display_name).like(like),
+            )
+        ]
         if spawned_by is not None:
             conds.append(S.c.spawned_by == spawned_by)
-        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(
-            S.c.updated_at.desc()).limit(limit)
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
-    async def find_by_label(self, label: str, *, agent_id: str | None = None,
-                            spawned_by: str | None = None, limit: int = 2
-                            ) -> list[SessionEntry]:
+    async def find_by_label(
+        self,
+        label: str,
+        *,
+        agent_id: str | None = None,
+        spawned_by: str | None = None,
+        limit: int = 2,
+    ) -> list[SessionEntry]:
         conds = [S.c.label == label]
         if agent_id is not None:
             conds.append(S.c.agent_id == agent_id)
         if spawned_by is not None:
             conds.append(S.c.spawned_by == spawned_by)
-        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(
-            S.c.updated_at.desc()).limit(limit)
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
     # ---- transcripts ----------------------------------------------------------------------
 
     @staticmethod
-    def _insert_messages(c: Connection, entry: SessionEntry,
-                         messages: Sequence[TranscriptMessage], touch: bool,
-                         placed: bool = True) -> list[int]:
+    def _insert_messages(
+        c: Connection,
+        entry: SessionEntry,
+        messages: Sequence[TranscriptMessage],
+        touch: bool,
+        placed: bool = True,
+    ) -> list[int]:
         ids = []
         stmt = st.INSERT_PLACED if placed else st.INSERT_WAITING
         for m in messages:
@@ -358,12 +384,14 @@ class Store:
             with open_private(self.transcript_path(sid), "a") as fh:
                 fh.write("".join(_jsonl(m) for m in messages))
         except OSError as exc:
-            log.warning("transcript mirror of %s is stale (%s); rebuilt at its next write",
-                        sid, exc)
+            log.warning(
+                "transcript mirror of %s is stale (%s); rebuilt at its next write", sid, exc
+            )
             self._mirror_stale.add(sid)
 
-    async def _mirror_placed(self, entry: SessionEntry,
-                             messages: Sequence[TranscriptMessage]) -> None:
+    async def _mirror_placed(
+        self, entry: SessionEntry, messages: Sequence[TranscriptMessage]
+    ) -> None:
         sid = entry.session_id
         if sid in self._mirror_checked and sid not in self._mirror_stale:
             self._mirror(entry, messages)
@@ -374,9 +402,16 @@ class Store:
         """Rewrite a session's JSONL file from its placed rows unless it already matches."""
         sid = entry.session_id
         path = self.transcript_path(sid)
-        rows = await self.read(lambda c: [_message(r) for r in c.execute(
-            select(*_MSG_COLS).where(and_(M.c.session_id == sid, M.c.seq < WAITING))
-            .order_by(M.c.seq, M.c.id)).all()])
+        rows = await self.read(
+            lambda c: [
+                _message(r)
+                for r in c.execute(
+                    select(*_MSG_COLS)
+                    .where(and_(M.c.session_id == sid, M.c.seq < WAITING))
+                    .order_by(M.c.seq, M.c.id)
+                ).all()
+            ]
+        )
         try:
             if sid in self._mirror_stale or _line_count(path) != len(rows):
                 tmp = path.with_name(f"{path.name}.tmp")
@@ -390,9 +425,15 @@ class Store:
         self._mirror_stale.discard(sid)
         self._mirror_checked.add(sid)
 
-    async def append_messages(self, entry: SessionEntry, messages: Sequence[TranscriptMessage],
-                              *, touch: bool = True, queued: bool = False,
-                              **session_fields: Any) -> list[int]:
+    async def append_messages(
+        self,
+        entry: SessionEntry,
+        messages: Sequence[TranscriptMessage],
+        *,
+        touch: bool = True,
+        queued: bool = False,
+        **session_fields: Any,
+    ) -> list[int]:
         """Store messages in order (and optional session fields, same transaction), mirror them
         to the JSONL transcript, bump `updatedAt`. `queued` messages wait for their turn to be
         placed (D13): stored now, in the transcript from :meth:`start_run`."""
@@ -401,35 +442,42 @@ class Store:
         _check_fields(session_fields)
 
         def op(c: Connection) -> list[int]:
-            ids = self._insert_messages(c, entry, messages, touch and not session_fields,
-                                        placed=not queued)
+            ids = self._insert_messages(
+                c, entry, messages, touch and not session_fields, placed=not queued
+            )
             if session_fields:
                 values = {"updated_at": now_ms(), **session_fields} if touch else session_fields
                 c.execute(update(S).where(S.c.key == entry.key).values(**values))
             return ids
+
         ids = await self.write(op)
         if messages and not queued:
             await self._mirror_placed(entry, messages)
         return ids
 
-    async def enqueue_message(self, entry: SessionEntry, message: TranscriptMessage,
-                              run: RunRecord) -> int:
+    async def enqueue_message(
+        self, entry: SessionEntry, message: TranscriptMessage, run: RunRecord
+    ) -> int:
         """Store a user message and the queued run it starts, atomically (one commit); the
         message takes its place in the transcript when the run starts (D13)."""
+
         def op(c: Connection) -> int:
             (msg_id,) = self._insert_messages(c, entry, [message], True, placed=False)
             run.input_message_id = msg_id
             self._insert_run(c, run)
             return msg_id
+
         return await self.write(op)
 
     async def start_run(self, run: RunRecord, entry: SessionEntry) -> None:
         """Mark a run running and place its input message in the transcript, in one commit."""
+
         def op(c: Connection) -> TranscriptMessage | None:
             st.update_run(c, run.id, {"status": "running", "started_at": run.started_at})
             if run.input_message_id is None:
                 return None
             return _place(c, entry.session_id, run.input_message_id)
+
         placed = await self.write(op)
         if placed is not None:
             await self._mirror_placed(entry, [placed])
@@ -440,16 +488,23 @@ class Store:
         if placed is not None:
             await self._mirror_placed(entry, [placed])
 
-    async def history(self, session_id: str, *, limit: int | None = None,
-                      include_tools: bool = True, up_to_id: int | None = None,
-                      run_id: str | None = None, placed_only: bool = False
-                      ) -> list[TranscriptMessage]:
+    async def history(
+        self,
+        session_id: str,
+        *,
+        limit: int | None = None,
+        include_tools: bool = True,
+        up_to_id: int | None = None,
+        run_id: str | None = None,
+        placed_only: bool = False,
+    ) -> list[TranscriptMessage]:
         """The last `limit` messages, oldest first; tool results are filtered before the limit.
 
         Messages still waiting for their turn come last, in arrival order (D13); `placed_only`
         leaves them out (a turn's model context)."""
-        q = st.HISTORY[placed_only, include_tools, up_to_id is not None, run_id is not None,
-                       limit is not None]
+        q = st.HISTORY[
+            placed_only, include_tools, up_to_id is not None, run_id is not None, limit is not None
+        ]
         params = {"b_sid": session_id, "b_up_to": up_to_id, "b_run": run_id, "b_limit": limit}
         rows = await self.read(lambda c: c.execute(q, params).all())
         return [_message(r) for r in reversed(rows)]
@@ -461,15 +516,19 @@ class Store:
             return await self.history(session_id, limit=limit, placed_only=True)
         return await self._tails.tail(session_id, limit, self.read, _message)
 
-    async def recent_messages(self, session_ids: Iterable[str], per_session: int
-                              ) -> dict[str, list[TranscriptMessage]]:
+    async def recent_messages(
+        self, session_ids: Iterable[str], per_session: int
+    ) -> dict[str, list[TranscriptMessage]]:
         """Last N non-toolResult messages of many sessions in one windowed query."""
         ids = list(session_ids)
         if not ids or per_session <= 0:
             return {}
         rn = func.row_number().over(partition_by=M.c.session_id, order_by=_NEWEST_FIRST)
-        inner = (select(M.c.session_id, *_MSG_COLS, rn.label("rn"))
-                 .where(and_(M.c.session_id.in_(ids), M.c.role != "toolResult")).subquery())
+        inner = (
+            select(M.c.session_id, *_MSG_COLS, rn.label("rn"))
+            .where(and_(M.c.session_id.in_(ids), M.c.role != "toolResult"))
+            .subquery()
+        )
         cols = [inner.c.session_id, *(inner.c[c.name] for c in _MSG_COLS)]
         q = select(*cols).where(inner.c.rn <= per_session).order_by(inner.c.rn.desc())
         out: dict[str, list[TranscriptMessage]] = {}
@@ -481,10 +540,20 @@ class Store:
 
     @staticmethod
     def _insert_run(c: Connection, run: RunRecord) -> None:
-        c.execute(st.INSERT_RUN, {
-            "id": run.id, "session_key": run.session_key, "status": run.status,
-            "lane": run.lane, "deliver": run.deliver, "input_message_id": run.input_message_id,
-            "created_at": run.created_at, "meta": run.meta, "owner": run.owner})
+        c.execute(
+            st.INSERT_RUN,
+            {
+                "id": run.id,
+                "session_key": run.session_key,
+                "status": run.status,
+                "lane": run.lane,
+                "deliver": run.deliver,
+                "input_message_id": run.input_message_id,
+                "created_at": run.created_at,
+                "meta": run.meta,
+                "owner": run.owner,
+            },
+        )
 
     async def create_run(self, run: RunRecord) -> None:
         await self.write(lambda c: self._insert_run(c, run))
@@ -493,8 +562,14 @@ class Store:
         if fields:
             await self.write(lambda c: st.update_run(c, run_id, fields))
 
-    async def finish_run(self, run: RunRecord, write: TurnWrite | None, *,
-                         fence_owner: str | None = None, **fields: Any) -> bool:
+    async def finish_run(
+        self,
+        run: RunRecord,
+        write: TurnWrite | None,
+        *,
+        fence_owner: str | None = None,
+        **fields: Any,
+    ) -> bool:
         """End a run: its final fields and, for a turn that answered, its reply rows, session
         fields and run meta, in one transaction (D41); the transcript mirror follows it.
 
@@ -513,8 +588,9 @@ class Store:
                 st.update_run(c, run.id, fields)
             if write is not None:
                 self._insert_messages(c, write.entry, write.messages, False)
-                st.update_session(c, write.entry.key,
-                                  {"updated_at": now_ms(), **write.session_fields})
+                st.update_session(
+                    c, write.entry.key, {"updated_at": now_ms(), **write.session_fields}
+                )
             return True
 
         if not await self.write(op):
@@ -527,15 +603,16 @@ class Store:
         def op(c: Connection) -> RunRecord | None:
             row = c.execute(st.RUN_BY_ID, {"b_rid": run_id}).mappings().first()
             return RunRecord(**row) if row else None
+
         return await self.read(op)
 
     async def last_run(self, session_key: str) -> RunRecord | None:
-        q = select(R).where(R.c.session_key == session_key).order_by(
-            R.c.created_at.desc()).limit(1)
+        q = select(R).where(R.c.session_key == session_key).order_by(R.c.created_at.desc()).limit(1)
 
         def op(c: Connection) -> RunRecord | None:
             row = c.execute(q).mappings().first()
             return RunRecord(**row) if row else None
+
         return await self.read(op)
 
     async def abort_inflight_runs(self, reason: str) -> list[RunRecord]:
@@ -543,21 +620,29 @@ class Store:
 
         Inputs that were still waiting for their turn take their place now, in arrival order,
         so nothing acknowledged disappears from the transcript."""
+
         def op(c: Connection) -> tuple[list[RunRecord], list[tuple[str, str]]]:
             q = select(R).where(R.c.status.in_(("queued", "running"))).order_by(R.c.created_at)
             rows = [RunRecord(**r) for r in c.execute(q).mappings().all()]
             touched: list[tuple[str, str]] = []
             if rows:
                 keys = sorted({r.session_key for r in rows})
-                c.execute(update(R).where(R.c.id.in_([r.id for r in rows])).values(
-                    status="aborted", ended_at=now_ms(), error=reason))
+                c.execute(
+                    update(R)
+                    .where(R.c.id.in_([r.id for r in rows]))
+                    .values(status="aborted", ended_at=now_ms(), error=reason)
+                )
                 c.execute(update(S).where(S.c.key.in_(keys)).values(aborted_last_run=True))
                 for r in rows:
                     entry = _session(c, r.session_key)
-                    if entry is not None and r.input_message_id is not None and \
-                            _place(c, entry.session_id, r.input_message_id) is not None:
+                    if (
+                        entry is not None
+                        and r.input_message_id is not None
+                        and _place(c, entry.session_id, r.input_message_id) is not None
+                    ):
                         touched.append((entry.key, entry.session_id))
             return rows, touched
+
         rows, touched = await self.write(op)
         for key, _sid in dict.fromkeys(touched):
             entry = await self.get_session(key)
@@ -566,27 +651,42 @@ class Store:
         return rows
 
     async def clear_aborted_last_run(self, session_key: str) -> None:
-        await self.write(lambda c: c.execute(update(S).where(and_(
-            S.c.key == session_key, S.c.aborted_last_run.is_(True))).values(
-            aborted_last_run=False)))
+        await self.write(
+            lambda c: c.execute(
+                update(S)
+                .where(and_(S.c.key == session_key, S.c.aborted_last_run.is_(True)))
+                .values(aborted_last_run=False)
+            )
+        )
 
     # ---- deliveries -----------------------------------------------------------------------
 
     async def record_delivery(self, rec: DeliveryRecord) -> int:
         def op(c: Connection) -> int:
-            res = c.execute(insert(D).values(
-                session_key=rec.session_key, kind=rec.kind, outcome=rec.outcome,
-                reason=rec.reason, channel=rec.channel, to=rec.to, account_id=rec.account_id,
-                thread_id=rec.thread_id, text=rec.text, run_id=rec.run_id,
-                attempts=rec.attempts, created_at=rec.created_at,
-            ))
+            res = c.execute(
+                insert(D).values(
+                    session_key=rec.session_key,
+                    kind=rec.kind,
+                    outcome=rec.outcome,
+                    reason=rec.reason,
+                    channel=rec.channel,
+                    to=rec.to,
+                    account_id=rec.account_id,
+                    thread_id=rec.thread_id,
+                    text=rec.text,
+                    run_id=rec.run_id,
+                    attempts=rec.attempts,
+                    created_at=rec.created_at,
+                )
+            )
             return int(res.inserted_primary_key[0])  # type: ignore[index]
+
         rec.id = await self.write(op)
         return rec.id
 
-    async def list_deliveries(self, *, session_key: str | None = None,
-                              outcome: str | None = None, limit: int = 100
-                              ) -> list[DeliveryRecord]:
+    async def list_deliveries(
+        self, *, session_key: str | None = None, outcome: str | None = None, limit: int = 100
+    ) -> list[DeliveryRecord]:
         q = select(D)
         if session_key is not None:
             q = q.where(D.c.session_key == session_key)
@@ -594,4 +694,5 @@ class Store:
             q = q.where(D.c.outcome == outcome)
         q = q.order_by(D.c.id.desc()).limit(limit)
         return await self.read(
-            lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()])
+            lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()]
+        )

@@ -76,13 +76,18 @@ async def insert_subagent_run(store: Store, rec: SubagentRecord) -> None:
 
 async def get_subagent_run(store: Store, run_id: str) -> SubagentRecord | None:
     row = await store.read(
-        lambda c: c.execute(select(T).where(T.c.run_id == run_id)).mappings().first())
+        lambda c: c.execute(select(T).where(T.c.run_id == run_id)).mappings().first()
+    )
     return _record(row) if row else None
 
 
-async def list_subagent_runs(store: Store, *, requester_key: str | None = None,
-                             unfinished: bool = False, announce_states: tuple[str, ...] = (),
-                             ) -> list[SubagentRecord]:
+async def list_subagent_runs(
+    store: Store,
+    *,
+    requester_key: str | None = None,
+    unfinished: bool = False,
+    announce_states: tuple[str, ...] = (),
+) -> list[SubagentRecord]:
     """Records oldest first (the `/subagents list` numbering)."""
     conds = []
     if requester_key is not None:
@@ -103,15 +108,18 @@ async def update_subagent_run(store: Store, run_id: str, **values: Any) -> None:
     unknown = set(values) - _FIELDS
     if unknown:
         raise ValueError(f"unknown subagent run fields: {', '.join(sorted(unknown))}")
-    await store.write(
-        lambda c: c.execute(update(T).where(T.c.run_id == run_id).values(**values)))
+    await store.write(lambda c: c.execute(update(T).where(T.c.run_id == run_id).values(**values)))
 
 
-async def transition_announce(store: Store, run_id: str, from_states: tuple[str, ...],
-                              to_state: str, **values: Any) -> bool:
+async def transition_announce(
+    store: Store, run_id: str, from_states: tuple[str, ...], to_state: str, **values: Any
+) -> bool:
     """Move `announce_state` only if it is in `from_states`; True when this call moved it."""
-    stmt = (update(T).where(and_(T.c.run_id == run_id, T.c.announce_state.in_(from_states)))
-            .values(announce_state=to_state, **values))
+    stmt = (
+        update(T)
+        .where(and_(T.c.run_id == run_id, T.c.announce_state.in_(from_states)))
+        .values(announce_state=to_state, **values)
+    )
     return bool(await store.write(lambda c: c.execute(stmt).rowcount))
 
 
@@ -128,9 +136,14 @@ async def release_stale_claims(store: Store, live: Sequence[str] | None = None) 
 
 async def due_for_archive(store: Store, now: int) -> list[SubagentRecord]:
     """Finished, announced records whose `archiveAt` has passed."""
-    q = select(T).where(and_(T.c.archive_at.is_not(None), T.c.archive_at <= now,
-                             T.c.outcome.is_not(None),
-                             T.c.announce_state.in_(tuple(ANNOUNCE_FINAL_STATES))))
+    q = select(T).where(
+        and_(
+            T.c.archive_at.is_not(None),
+            T.c.archive_at <= now,
+            T.c.outcome.is_not(None),
+            T.c.announce_state.in_(tuple(ANNOUNCE_FINAL_STATES)),
+        )
+    )
     rows = await store.read(lambda c: c.execute(q.order_by(T.c.archive_at)).mappings().all())
     return [_record(r) for r in rows]
 

@@ -60,8 +60,10 @@ class MessageRow(SQLModel, table=True):
     """
 
     __tablename__ = "messages"
-    __table_args__ = (Index("ix_messages_session_id", "session_id", "id"),
-                      Index("ix_messages_session_seq", "session_id", "seq", "id"))
+    __table_args__ = (
+        Index("ix_messages_session_id", "session_id", "id"),
+        Index("ix_messages_session_seq", "session_id", "seq", "id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     session_key: str = Field(max_length=512)
@@ -175,8 +177,16 @@ from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow  # n
 
 metadata = SQLModel.metadata
 
-__all__ = ["DeliveryRow", "MessageRow", "PairingApprovalRow", "PairingRequestRow", "RunRow",
-           "SessionRow", "SubagentRunRow", "metadata"]
+__all__ = [
+    "DeliveryRow",
+    "MessageRow",
+    "PairingApprovalRow",
+    "PairingRequestRow",
+    "RunRow",
+    "SessionRow",
+    "SubagentRunRow",
+    "metadata",
+]
 
 import core.store.cluster_tables  # noqa: E402  (registers the cluster tables, D26)
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

@@ -19,9 +19,15 @@ from sqlalchemy import Connection, and_, bindparam, select
 from core.store.entries import TranscriptMessage
 from core.store.statements import HISTORY, MSG_COLS, WAITING, M
 
-NEWER = select(*MSG_COLS).where(and_(
-    M.c.session_id == bindparam("b_sid"), M.c.seq >= bindparam("b_from"),
-    M.c.seq < WAITING)).order_by(M.c.seq, M.c.id)
+NEWER = (
+    select(*MSG_COLS)
+    .where(
+        and_(
+            M.c.session_id == bindparam("b_sid"), M.c.seq >= bindparam("b_from"), M.c.seq < WAITING
+        )
+    )
+    .order_by(M.c.seq, M.c.id)
+)
 
 KEEP = 48
 """Messages kept per session (a turn uses HISTORY_LIMIT + 1 = 41)."""
@@ -59,8 +65,7 @@ class _Tail:
 
 
 class TailCache:
-    def __init__(self, sessions: int = SESSIONS, keep: int = KEEP, budget: int = BUDGET
-                 ) -> None:
+    def __init__(self, sessions: int = SESSIONS, keep: int = KEEP, budget: int = BUDGET) -> None:
         self.sessions = sessions
         self.keep = keep
         self.budget = budget
@@ -75,8 +80,9 @@ class TailCache:
         if gone is not None:
             self.total -= gone.total
 
-    async def tail(self, session_id: str, limit: int, read: Reader, decode: Decode
-                   ) -> list[TranscriptMessage]:
+    async def tail(
+        self, session_id: str, limit: int, read: Reader, decode: Decode
+    ) -> list[TranscriptMessage]:
         """The last `limit` placed messages, oldest first (do not mutate them: they are shared)."""
         if limit > self.keep:
             return await self._load(session_id, limit, read, decode)
@@ -98,8 +104,9 @@ class TailCache:
         return kept.messages[-limit:]
 
     @staticmethod
-    async def _load(session_id: str, limit: int, read: Reader, decode: Decode
-                    ) -> list[TranscriptMessage]:
+    async def _load(
+        session_id: str, limit: int, read: Reader, decode: Decode
+    ) -> list[TranscriptMessage]:
         q = HISTORY[True, True, False, False, True]
         params = {"b_sid": session_id, "b_limit": limit}
         rows = await read(lambda c: c.execute(q, params).all())

@@ -44,8 +44,9 @@ class AnnounceInterrupted(Exception):
 
 def status_word(outcome: str | None) -> str:
     """`Status:` from the runtime outcome; an aborted run (e.g. a restart) counts as error."""
-    return {"ok": "success", "error": "error", "aborted": "error",
-            "timeout": "timeout"}.get(outcome or "", "unknown")
+    return {"ok": "success", "error": "error", "aborted": "error", "timeout": "timeout"}.get(
+        outcome or "", "unknown"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,20 +81,26 @@ def parse_reply(reply: str) -> ParsedReply:
     return ParsedReply(result, joined(sections.get("notes")))
 
 
-def announce_text(*, outcome: str | None, error: str | None, reply: str | None,
-                  stats: str) -> str:
+def announce_text(*, outcome: str | None, error: str | None, reply: str | None, stats: str) -> str:
     parsed = parse_reply(reply or "")
     notes: list[str] = []
     if parsed.notes and parsed.notes.strip().lower() not in _EMPTY_NOTES:
         notes.append(parsed.notes)
     if outcome != "ok":
         notes.append(f"- Error: {error or 'unknown error'}")
-    return "\n".join([
-        f"Status: {status_word(outcome)}", "",
-        "Result:", parsed.result or NOT_AVAILABLE, "",
-        "Notes:", *(notes or ["- (none)"]), "",
-        stats,
-    ])
+    return "\n".join(
+        [
+            f"Status: {status_word(outcome)}",
+            "",
+            "Result:",
+            parsed.result or NOT_AVAILABLE,
+            "",
+            "Notes:",
+            *(notes or ["- (none)"]),
+            "",
+            stats,
+        ]
+    )
 
 
 # ---- stats line ------------------------------------------------------------------------------
@@ -126,8 +133,9 @@ def format_cost(cost: float) -> str:
     return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.4f}"
 
 
-def model_cost(rt: Services, model_ref: str | None, tin: int | None, tout: int | None
-               ) -> float | None:
+def model_cost(
+    rt: Services, model_ref: str | None, tin: int | None, tout: int | None
+) -> float | None:
     """`(in × cost.input + out × cost.output) / 1e6` when the model's price is configured."""
     if not model_ref:
         return None
@@ -147,10 +155,16 @@ def stats_line(rt: Services, rec: SubagentRecord, entry: SessionEntry | None) ->
     if total is None and (tin is not None or tout is not None):
         total = (tin or 0) + (tout or 0)
     parts = [f"runtime {format_duration(runtime)}"]
-    parts.append(f"tokens {format_tokens(total)} (in {format_tokens(tin)} / out "
-                 f"{format_tokens(tout)})" if total is not None else "tokens n/a")
-    model = rec.model or (entry.model if entry else None) or \
-        rt.models.default_ref(rt.keys.agent_of(rec.child_key))
+    parts.append(
+        f"tokens {format_tokens(total)} (in {format_tokens(tin)} / out {format_tokens(tout)})"
+        if total is not None
+        else "tokens n/a"
+    )
+    model = (
+        rec.model
+        or (entry.model if entry else None)
+        or rt.models.default_ref(rt.keys.agent_of(rec.child_key))
+    )
     cost = model_cost(rt, model, tin, tout)
     if cost is not None:
         parts.append(f"est {format_cost(cost)}")
@@ -164,25 +178,40 @@ def stats_line(rt: Services, rec: SubagentRecord, entry: SessionEntry | None) ->
 # ---- the announce itself ---------------------------------------------------------------------
 
 
-async def _announce_step(rt: Services, rec: SubagentRecord, entry: SessionEntry,
-                         closing: Any) -> str | None:
+async def _announce_step(
+    rt: Services, rec: SubagentRecord, entry: SessionEntry, closing: Any
+) -> str | None:
     """Run the announce step in the child; its reply, or None when the step failed."""
-    ctx = ToolContext(session_key=rec.child_key, agent_id=agent_id_of(rec.child_key),
-                      origin=None, sandboxed=rt.is_sandboxed(rec.child_key),
-                      trace_id=rec.trace_id or uuid.uuid4().hex, hops=rec.hops)
-    prompt = announce_prompt(task=rec.task, label=rec.label, status=status_word(rec.outcome),
-                             error=rec.error)
-    step = await rt.start_run(RunRequest(
-        session_key=rec.child_key, message=ANNOUNCE_USER_MESSAGE, context=ctx,
-        extra_system_prompt=prompt, deliver=False, lane="subagent",
-        timeout_seconds=ANNOUNCE_STEP_TIMEOUT, model=rec.model,
-        meta={"subagentAnnounce": rec.run_id}), check_policy=False)
+    ctx = ToolContext(
+        session_key=rec.child_key,
+        agent_id=agent_id_of(rec.child_key),
+        origin=None,
+        sandboxed=rt.is_sandboxed(rec.child_key),
+        trace_id=rec.trace_id or uuid.uuid4().hex,
+        hops=rec.hops,
+    )
+    prompt = announce_prompt(
+        task=rec.task, label=rec.label, status=status_word(rec.outcome), error=rec.error
+    )
+    step = await rt.start_run(
+        RunRequest(
+            session_key=rec.child_key,
+            message=ANNOUNCE_USER_MESSAGE,
+            context=ctx,
+            extra_system_prompt=prompt,
+            deliver=False,
+            lane="subagent",
+            timeout_seconds=ANNOUNCE_STEP_TIMEOUT,
+            model=rec.model,
+            meta={"subagentAnnounce": rec.run_id},
+        ),
+        check_policy=False,
+    )
     outcome = await rt.runs.wait(step.id, None)
     if outcome.status == "aborted" and closing():
         raise AnnounceInterrupted(rec.run_id)
     if outcome.status != "ok":
-        log.warning("announce step of %s ended %s: %s", rec.run_id, outcome.status,
-                    outcome.error)
+        log.warning("announce step of %s ended %s: %s", rec.run_id, outcome.status, outcome.error)
         return None
     return outcome.reply or ""
 
@@ -195,20 +224,29 @@ async def announce(rt: Services, rec: SubagentRecord, closing: Any) -> str:
         return "skipped"
     if reply is None or not reply.strip():
         reply = rec.reply  # the step failed or said nothing: report the child's own answer
-    text = announce_text(outcome=rec.outcome, error=rec.error, reply=reply,
-                         stats=stats_line(rt, rec, entry))
-    result = await rt.gate.deliver(Outbound(text, "announce", rec.requester_key,
-                                            target=rec.origin, run_id=rec.run_id))
+    text = announce_text(
+        outcome=rec.outcome, error=rec.error, reply=reply, stats=stats_line(rt, rec, entry)
+    )
+    result = await rt.gate.deliver(
+        Outbound(text, "announce", rec.requester_key, target=rec.origin, run_id=rec.run_id)
+    )
     await _append_to_requester(rt, rec, text, result)
     return "done"
 
 
-async def _append_to_requester(rt: Services, rec: SubagentRecord, text: str,
-                               result: DeliveryResult) -> None:
+async def _append_to_requester(
+    rt: Services, rec: SubagentRecord, text: str, result: DeliveryResult
+) -> None:
     requester = await rt.store.get_session(rec.requester_key)
     if requester is None:
         return
-    meta = {"announce": True, "kind": "subagent_announce", "subagentRunId": rec.run_id,
-            "childSessionKey": rec.child_key, "delivery": result.outcome}
-    await rt.store.append_messages(requester, [
-        TranscriptMessage.text("assistant", text, now_ms(), meta=meta)])
+    meta = {
+        "announce": True,
+        "kind": "subagent_announce",
+        "subagentRunId": rec.run_id,
+        "childSessionKey": rec.child_key,
+        "delivery": result.outcome,
+    }
+    await rt.store.append_messages(
+        requester, [TranscriptMessage.text("assistant", text, now_ms(), meta=meta)]
+    )

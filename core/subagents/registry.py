@@ -43,12 +43,14 @@ async def _no_cluster() -> list[str] | None:
 async def _sole_process(_name: str) -> bool:
     return True
 
+
 STOPPED_REASON = "stopped by the requester"
 
 
 class SubagentRegistry:
-    def __init__(self, services: Services, *,
-                 sweep_interval: float = DEFAULT_SWEEP_INTERVAL) -> None:
+    def __init__(
+        self, services: Services, *, sweep_interval: float = DEFAULT_SWEEP_INTERVAL
+    ) -> None:
         self.services = services
         self._live: dict[str, asyncio.Event] = {}
         self._tasks = BackgroundTasks("sub-agent")
@@ -99,8 +101,9 @@ class SubagentRegistry:
         finally:
             persisted.set()
 
-    async def _on_run_finished(self, run: RunRecord, request: RunRequest,
-                               outcome: RunOutcome) -> None:
+    async def _on_run_finished(
+        self, run: RunRecord, request: RunRequest, outcome: RunOutcome
+    ) -> None:
         # While stopping, the outcome is left to the next start (`_resume` reads the run row).
         if run.id in self._live and not self._closing:
             self._spawn(self._complete(run, outcome))
@@ -111,23 +114,35 @@ class SubagentRegistry:
         await self._record_outcome(run, outcome.status, outcome.error, outcome.reply)
         await self._finish(run.id)
 
-    async def _record_outcome(self, run: RunRecord, status: str, error: str | None,
-                              reply: str | None) -> None:
+    async def _record_outcome(
+        self, run: RunRecord, status: str, error: str | None, reply: str | None
+    ) -> None:
         """Persist how the child ended, with a usage snapshot taken before the announce step."""
         entry = await self.services.store.get_session(run.session_key)
-        usage: dict[str, Any] = {"input_tokens": run.input_tokens,
-                                 "output_tokens": run.output_tokens,
-                                 "total_tokens": run.total_tokens}
+        usage: dict[str, Any] = {
+            "input_tokens": run.input_tokens,
+            "output_tokens": run.output_tokens,
+            "total_tokens": run.total_tokens,
+        }
         if entry is not None:
-            usage = {"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
-                     "total_tokens": entry.total_tokens}
+            usage = {
+                "input_tokens": entry.input_tokens,
+                "output_tokens": entry.output_tokens,
+                "total_tokens": entry.total_tokens,
+            }
         answered = (run.meta or {}).get("model") or (entry.model if entry else None)
         if answered:  # the model that answered (a fallback, perhaps), else the pinned one
             usage["model"] = answered
         await update_subagent_run(
-            self.services.store, run.id, started_at=run.started_at,
+            self.services.store,
+            run.id,
+            started_at=run.started_at,
             ended_at=run.ended_at or now_ms(),
-            outcome=status, error=error, reply=reply, **usage)
+            outcome=status,
+            error=error,
+            reply=reply,
+            **usage,
+        )
 
     async def _finish(self, run_id: str) -> None:
         """Announce (once) and clean up a finished record."""
@@ -137,8 +152,13 @@ class SubagentRegistry:
         if rec.announce_state == "stopped":
             await self._cleanup(rec)
             return
-        if not await transition_announce(self.services.store, run_id, ("pending",), "running",
-                                         announce_owner=self.services.runs.owner):  # D29
+        if not await transition_announce(
+            self.services.store,
+            run_id,
+            ("pending",),
+            "running",
+            announce_owner=self.services.runs.owner,
+        ):  # D29
             return
         try:
             state = await announce(self.services, rec, lambda: self._closing)
@@ -148,8 +168,9 @@ class SubagentRegistry:
             log.exception("announce of sub-agent run %s failed; will retry at restart", run_id)
             await transition_announce(self.services.store, run_id, ("running",), "pending")
             return
-        await transition_announce(self.services.store, run_id, ("running",), state,
-                                  announced_at=now_ms())
+        await transition_announce(
+            self.services.store, run_id, ("running",), state, announced_at=now_ms()
+        )
         await self._cleanup(rec)
 
     async def _cleanup(self, rec: SubagentRecord) -> None:
@@ -170,11 +191,11 @@ class SubagentRegistry:
             if run.status not in FINAL_RUN_STATUSES:
                 log.warning("sub-agent run %s is still %s after restart", run.id, run.status)
                 continue
-            await self._record_outcome(run, run.status, run.error,
-                                       await self._final_reply(rec))
+            await self._record_outcome(run, run.status, run.error, await self._final_reply(rec))
         for rec in await list_subagent_runs(store, announce_states=("pending", "stopped")):
-            if rec.outcome is not None and (rec.announce_state == "pending"
-                                            or rec.cleanup == "delete"):
+            if rec.outcome is not None and (
+                rec.announce_state == "pending" or rec.cleanup == "delete"
+            ):
                 self._spawn(self._finish(rec.run_id))
 
     async def _final_reply(self, rec: SubagentRecord) -> str | None:
@@ -214,7 +235,8 @@ class SubagentRegistry:
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""
         stopped = 0
-        for rec in await list_subagent_runs(self.services.store, requester_key=requester_key,
-                                            unfinished=True):
+        for rec in await list_subagent_runs(
+            self.services.store, requester_key=requester_key, unfinished=True
+        ):
             stopped += await self.stop_run(rec)
         return stopped

@@ -26,8 +26,11 @@ DEFAULT_SWEEP_INTERVAL = 60.0
 
 def archive_at(created_at: int, archive_after_minutes: float | None) -> int | None:
     """`createdAt + max(1, floor(minutes)) × 60000`; 0, negative or non-finite: never."""
-    if archive_after_minutes is None or not math.isfinite(archive_after_minutes) \
-            or archive_after_minutes <= 0:
+    if (
+        archive_after_minutes is None
+        or not math.isfinite(archive_after_minutes)
+        or archive_after_minutes <= 0
+    ):
         return None
     return created_at + max(1, math.floor(archive_after_minutes)) * 60_000
 

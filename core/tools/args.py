@@ -11,12 +11,14 @@ from pydantic.alias_generators import to_camel
 class ToolArgs(BaseModel):
     """Base for tool arguments: camelCase on the wire, unknown keys ignored (models add them)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
-                              frozen=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
 
 
-def floor_clamp(value: float | None, *, default: int | None, lo: int,
-                hi: int | None = None) -> int | None:
+def floor_clamp(
+    value: float | None, *, default: int | None, lo: int, hi: int | None = None
+) -> int | None:
     """Floor a numeric argument into [lo, hi]; a missing or non-finite value gives `default`."""
     if value is None or not math.isfinite(value):
         return default

@@ -9,8 +9,9 @@ from core.keys import is_subagent_key
 from core.tools.registry import SUBAGENT_DENY, filter_tools
 
 
-def tool_names_for(config: CrosstalkConfig, names: Iterable[str], session_key: str,
-                   agent_id: str) -> list[str]:
+def tool_names_for(
+    config: CrosstalkConfig, names: Iterable[str], session_key: str, agent_id: str
+) -> list[str]:
     tools = config.tools
     out = filter_tools(names, profile=tools.profile, allow=tools.allow, deny=tools.deny)
     agent = config.agent(agent_id)

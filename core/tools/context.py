@@ -35,8 +35,17 @@ class ToolContext:
     def for_run(self, run_id: str) -> ToolContext:
         return replace(self, run_id=run_id)
 
-    def next_hop(self, session_key: str, agent_id: str, *, origin: DeliveryContext | None,
-                 sandboxed: bool) -> ToolContext:
+    def next_hop(
+        self, session_key: str, agent_id: str, *, origin: DeliveryContext | None, sandboxed: bool
+    ) -> ToolContext:
         """The context of a run started by this one (same trace, one more hop)."""
-        return replace(self, session_key=session_key, agent_id=agent_id, origin=origin,
-                       sandboxed=sandboxed, via="agent", run_id=None, hops=self.hops + 1)
+        return replace(
+            self,
+            session_key=session_key,
+            agent_id=agent_id,
+            origin=origin,
+            sandboxed=sandboxed,
+            via="agent",
+            run_id=None,
+            hops=self.hops + 1,
+        )

@@ -39,8 +39,10 @@ class SendRateLimiter:
             window.popleft()
         if len(window) >= self.per_minute:
             retry = 60.0 - (t - window[0])
-            return (f"rate limited: at most {self.per_minute} cross-session sends per minute "
-                    f"from {source_key}; retry in {retry:.0f}s")
+            return (
+                f"rate limited: at most {self.per_minute} cross-session sends per minute "
+                f"from {source_key}; retry in {retry:.0f}s"
+            )
         window.append(t)
         return None
 
@@ -48,6 +50,8 @@ class SendRateLimiter:
 def hop_error(ctx: ToolContext, budget: int) -> str | None:
     """The error text when this call would exceed the chain's hop budget."""
     if ctx.hops + 1 > budget:
-        return (f"hop budget exhausted: this chain of agent-to-agent sends and spawns already "
-                f"made {ctx.hops} hops (limit {budget}, trace {ctx.trace_id})")
+        return (
+            f"hop budget exhausted: this chain of agent-to-agent sends and spawns already "
+            f"made {ctx.hops} hops (limit {budget}, trace {ctx.trace_id})"
+        )
     return None

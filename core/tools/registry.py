@@ -33,10 +33,18 @@ Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResul
 it returns the payload, or a typed result the registry dumps to camelCase JSON (D33)."""
 
 SESSION_TOOLS = frozenset({"sessions_list", "sessions_history", "sessions_send", "sessions_spawn"})
-SUBAGENT_DENY = frozenset({
-    *SESSION_TOOLS, "gateway", "agents_list", "whatsapp_login", "session_status", "cron",
-    "memory_search", "memory_get",
-})
+SUBAGENT_DENY = frozenset(
+    {
+        *SESSION_TOOLS,
+        "gateway",
+        "agents_list",
+        "whatsapp_login",
+        "session_status",
+        "cron",
+        "memory_search",
+        "memory_get",
+    }
+)
 TOOL_PROFILES: dict[str, frozenset[str] | None] = {
     "minimal": frozenset({"session_status"}),
     "messaging": frozenset({*SESSION_TOOLS, "agents_list", "session_status"}),
@@ -63,16 +71,19 @@ class ToolSpec:
 def tool_result(payload: Payload) -> dict[str, Any]:
     """The reference's tool-result envelope: pretty JSON text plus the raw details."""
     clean = {k: v for k, v in payload.items() if v is not None}
-    return {"content": [{"type": "text", "text": json.dumps(clean, indent=2, ensure_ascii=False)}],
-            "details": clean}
+    return {
+        "content": [{"type": "text", "text": json.dumps(clean, indent=2, ensure_ascii=False)}],
+        "details": clean,
+    }
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p.strip().lower()) for p in patterns if p.strip())
 
 
-def filter_tools(names: Iterable[str], *, profile: str | None, allow: list[str] | None,
-                 deny: Iterable[str]) -> list[str]:
+def filter_tools(
+    names: Iterable[str], *, profile: str | None, allow: list[str] | None, deny: Iterable[str]
+) -> list[str]:
     """Apply a profile, then an allow list (if any), then a deny list (deny always wins)."""
     out = []
     deny = list(deny)
@@ -110,15 +121,17 @@ class ToolRegistry:
         except ValidationError as exc:
             raise ToolInputError(validation_message(exc)) from exc
 
-    async def invoke(self, env: ToolEnv, name: str, args: dict[str, Any], ctx: ToolContext
-                     ) -> Payload:
+    async def invoke(
+        self, env: ToolEnv, name: str, args: dict[str, Any], ctx: ToolContext
+    ) -> Payload:
         spec = self._tools.get(name)
         if spec is None:
             raise ToolInputError(f"Tool not available: {name}")
         try:
             if not spec.permission.allows(tool_caller(ctx)):
-                raise ToolRefused(f"{name} is not allowed for this caller "
-                                  f"(needs {spec.permission.name})")
+                raise ToolRefused(
+                    f"{name} is not allowed for this caller (needs {spec.permission.name})"
+                )
             # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
             result = await spec.handler(env, ctx, self.parse_args(spec, clean_json(args)))
             return result.payload() if isinstance(result, ToolResult) else result
@@ -129,5 +142,6 @@ class ToolRegistry:
 def tool_caller(ctx: ToolContext) -> Caller:
     """The caller of a tool as permissions see it; the token-authenticated HTTP API (and MCP)
     acts for the gateway's owner, as the cron tool already assumed."""
-    return Caller(is_owner=ctx.owner or ctx.via == "http", session_key=ctx.session_key,
-                  channel=ctx.channel)
+    return Caller(
+        is_owner=ctx.owner or ctx.via == "http", session_key=ctx.session_key, channel=ctx.channel
+    )

@@ -19,8 +19,7 @@ _INTERNAL_KINDS = frozenset({"cron", "hook", "node"})
 def derive_channel(env: ToolEnv, entry: SessionEntry, kind: str) -> str:
     if kind in _INTERNAL_KINDS:
         return "internal"
-    return (entry.channel or entry.last_channel or env.keys.channel_of(entry.key)
-            or "unknown")
+    return entry.channel or entry.last_channel or env.keys.channel_of(entry.key) or "unknown"
 
 
 class RowBuilder:
@@ -37,8 +36,9 @@ class RowBuilder:
     def display(self, key: str) -> str:
         return "main" if key in self._main_keys else key
 
-    def row(self, entry: SessionEntry, messages: list[TranscriptMessage] | None = None
-            ) -> dict[str, Any]:
+    def row(
+        self, entry: SessionEntry, messages: list[TranscriptMessage] | None = None
+    ) -> dict[str, Any]:
         """The row as JSON, in the shape of :class:`core.tools.results.SessionRow` (D33).
 
         Built as a dict: validating 50 models would double sessions_list's time (bench);
@@ -55,8 +55,9 @@ class RowBuilder:
             "sessionId": entry.session_id,
             "model": entry.model,
             "contextTokens": entry.context_tokens,
-            "totalTokens": entry.total_tokens if entry.total_tokens is not None else
-            (entry.input_tokens or 0) + (entry.output_tokens or 0),
+            "totalTokens": entry.total_tokens
+            if entry.total_tokens is not None
+            else (entry.input_tokens or 0) + (entry.output_tokens or 0),
             "costUsd": entry.cost_usd,
             "thinkingLevel": entry.thinking_level,
             "verboseLevel": entry.verbose_level,
@@ -70,14 +71,17 @@ class RowBuilder:
             "lastAccountId": entry.last_account_id,
         }
         if last_channel or entry.last_to or entry.last_account_id:
-            dc = {"channel": last_channel, "to": entry.last_to,
-                  "accountId": entry.last_account_id}
+            dc = {"channel": last_channel, "to": entry.last_to, "accountId": entry.last_account_id}
             row["deliveryContext"] = {k: v for k, v in dc.items() if v is not None}
         if messages is not None:
             row["messages"] = [m.to_wire() for m in messages]
         return {k: v for k, v in row.items() if v is not None}
 
 
-def session_row(env: ToolEnv, entry: SessionEntry, requester_agent: str,
-                messages: list[TranscriptMessage] | None = None) -> dict[str, Any]:
+def session_row(
+    env: ToolEnv,
+    entry: SessionEntry,
+    requester_agent: str,
+    messages: list[TranscriptMessage] | None = None,
+) -> dict[str, Any]:
     return RowBuilder(env, requester_agent).row(entry, messages)

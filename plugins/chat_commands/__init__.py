@@ -8,6 +8,5 @@ from plugins.chat_commands import help as help_cmd
 
 
 def register(ctx: PluginContext) -> None:
-    for spec in (send.SPEC, *session.SPECS, subagents.SPEC, pair.SPEC, cron.SPEC,
-                 help_cmd.SPEC):
+    for spec in (send.SPEC, *session.SPECS, subagents.SPEC, pair.SPEC, cron.SPEC, help_cmd.SPEC):
         ctx.register_command(spec)

@@ -20,12 +20,18 @@ async def handle_cron(inv: CommandInvocation) -> str:
         lines = ["⚙️ Cron jobs:"]
         for rec in jobs:
             spec = rec.spec
-            when = (f"at {spec['at']}" if spec.get("at") else
-                    f"every {spec['every']}" if spec.get("every") else
-                    f"{spec.get('schedule')}" + (f" ({spec['tz']})" if spec.get("tz") else ""))
+            when = (
+                f"at {spec['at']}"
+                if spec.get("at")
+                else f"every {spec['every']}"
+                if spec.get("every")
+                else f"{spec.get('schedule')}" + (f" ({spec['tz']})" if spec.get("tz") else "")
+            )
             state = "" if rec.enabled else " (disabled)"
-            lines.append(f"{rec.id}: {when}{state} — next {iso(rec.next_run_at)}, "
-                         f"last {rec.last_status or 'never'}")
+            lines.append(
+                f"{rec.id}: {when}{state} — next {iso(rec.next_run_at)}, "
+                f"last {rec.last_status or 'never'}"
+            )
         return "\n".join(lines)
     if len(args) == 2 and args[0] in ("rm", "remove"):
         try:
@@ -36,5 +42,10 @@ async def handle_cron(inv: CommandInvocation) -> str:
     return USAGE
 
 
-SPEC = CommandSpec(name="cron", description="List or remove scheduled jobs: /cron list | rm ID",
-                   handler=handle_cron, permission=OWNER, usage=USAGE)
+SPEC = CommandSpec(
+    name="cron",
+    description="List or remove scheduled jobs: /cron list | rm ID",
+    handler=handle_cron,
+    permission=OWNER,
+    usage=USAGE,
+)

@@ -43,8 +43,9 @@ async def handle_pair(inv: CommandInvocation) -> str:
     action, arg = words[0].lower(), words[1]
     if action in ("approve", "deny"):
         code = arg.upper()
-        req = await (pairing.approve(code, channel) if action == "approve"
-                     else pairing.deny(code, channel))
+        req = await (
+            pairing.approve(code, channel) if action == "approve" else pairing.deny(code, channel)
+        )
         if req is None:
             return f"⚙️ No pending pairing request with code {code}."
         verb = "Approved" if action == "approve" else "Denied"
@@ -59,6 +60,9 @@ async def handle_pair(inv: CommandInvocation) -> str:
 
 
 SPEC = CommandSpec(
-    name="pair", description="Pairing requests: /pair list|approve CODE|deny CODE|revoke USER_ID",
-    handler=handle_pair, permission=OWNER, usage=PAIR_USAGE,
+    name="pair",
+    description="Pairing requests: /pair list|approve CODE|deny CODE|revoke USER_ID",
+    handler=handle_pair,
+    permission=OWNER,
+    usage=PAIR_USAGE,
 )

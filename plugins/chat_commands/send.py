@@ -32,6 +32,10 @@ def _matches(parsed: ParsedCommand) -> bool:
 
 
 SPEC = CommandSpec(
-    name="send", description="Show or set where the bot may speak: /send on|off|inherit",
-    handler=handle_send, permission=OWNER, usage=SEND_USAGE, matches=_matches,
+    name="send",
+    description="Show or set where the bot may speak: /send on|off|inherit",
+    handler=handle_send,
+    permission=OWNER,
+    usage=SEND_USAGE,
+    matches=_matches,
 )

@@ -21,8 +21,8 @@ async def handle_status(inv: CommandInvocation) -> str:
         policy,
         f"Tokens: {entry.total_tokens or 0} total (last turn in {entry.input_tokens or 0} / "
         f"out {entry.output_tokens or 0})",
-        f"Last run: {last.status if last else 'none'}" + (
-            f" ({last.error})" if last and last.error else ""),
+        f"Last run: {last.status if last else 'none'}"
+        + (f" ({last.error})" if last and last.error else ""),
     ]
     lines += usage_lines(entry, last)
     return "\n".join(lines)
@@ -32,9 +32,16 @@ async def handle_new(inv: CommandInvocation) -> str:
     env = inv.env
     await env.runs.abort_session(inv.entry.key, "session reset by /new")
     new_id = str(uuid.uuid4())
-    await env.store.update_session(inv.entry.key, session_id=new_id, input_tokens=None,
-                                  output_tokens=None, total_tokens=None, context_tokens=None,
-                                  cost_usd=None, aborted_last_run=None)
+    await env.store.update_session(
+        inv.entry.key,
+        session_id=new_id,
+        input_tokens=None,
+        output_tokens=None,
+        total_tokens=None,
+        context_tokens=None,
+        cost_usd=None,
+        aborted_last_run=None,
+    )
     return f"⚙️ New session started ({new_id[:8]}). Send policy kept."
 
 
@@ -51,10 +58,21 @@ async def handle_stop(inv: CommandInvocation) -> str:
 
 
 SPECS = (
-    CommandSpec(name="status", description="Show this session's key, model, policy and usage",
-                handler=handle_status),
-    CommandSpec(name="new", description="Start a fresh conversation in this chat",
-                handler=handle_new, permission=OWNER),
-    CommandSpec(name="stop", description="Abort the running agent turn and its sub-agents",
-                handler=handle_stop, permission=OWNER),
+    CommandSpec(
+        name="status",
+        description="Show this session's key, model, policy and usage",
+        handler=handle_status,
+    ),
+    CommandSpec(
+        name="new",
+        description="Start a fresh conversation in this chat",
+        handler=handle_new,
+        permission=OWNER,
+    ),
+    CommandSpec(
+        name="stop",
+        description="Abort the running agent turn and its sub-agents",
+        handler=handle_stop,
+        permission=OWNER,
+    ),
 )

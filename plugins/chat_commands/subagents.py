@@ -22,15 +22,17 @@ from core.tools.context import ToolContext
 NONE_TEXT = "🧭 Subagents: none for this session."
 MISSING_ID = "Missing subagent id."
 DEFAULT_LOG_LIMIT, MAX_LOG_LIMIT, LOG_LINE_MAX = 20, 200, 500
-HELP = "\n".join([
-    "🧭 /subagents — sub-agents spawned from this chat",
-    "/subagents list",
-    "/subagents stop <id|#|all>",
-    "/subagents log <id|#> [limit] [tools]",
-    "/subagents info <id|#>",
-    "/subagents send <id|#> <message>",
-    "Targets: list number, last, a run id prefix, or the full session key.",
-])
+HELP = "\n".join(
+    [
+        "🧭 /subagents — sub-agents spawned from this chat",
+        "/subagents list",
+        "/subagents stop <id|#|all>",
+        "/subagents log <id|#> [limit] [tools]",
+        "/subagents info <id|#>",
+        "/subagents send <id|#> <message>",
+        "Targets: list number, last, a run id prefix, or the full session key.",
+    ]
+)
 
 
 MIN_DIGIT_PREFIX = 4
@@ -89,8 +91,9 @@ async def _list(inv: CommandInvocation, records: list[SubagentRecord]) -> str:
         return NONE_TEXT
     lines = [f"🧭 Subagents ({len(records)}):"]
     for i, rec in enumerate(records, 1):
-        lines.append(f"{i}. {_name(rec)} — {_status(inv, rec)} · {_runtime(rec)} · "
-                     f"run {rec.run_id[:8]}")
+        lines.append(
+            f"{i}. {_name(rec)} — {_status(inv, rec)} · {_runtime(rec)} · run {rec.run_id[:8]}"
+        )
     return "\n".join(lines)
 
 
@@ -117,10 +120,11 @@ def _log_line(msg: TranscriptMessage) -> str:
     else:
         who = msg.role
     text = msg.plain_text() or " ".join(
-        f"[{b.get('name')}]" for b in msg.content if b.get("type") == "toolCall")
+        f"[{b.get('name')}]" for b in msg.content if b.get("type") == "toolCall"
+    )
     text = " ".join(text.split())
     if len(text) > LOG_LINE_MAX:
-        text = text[:LOG_LINE_MAX - 1] + "…"
+        text = text[: LOG_LINE_MAX - 1] + "…"
     return f"{who}: {text}"
 
 
@@ -141,8 +145,9 @@ async def _log(inv: CommandInvocation, records: list[SubagentRecord], args: list
     msgs = await env.store.history(entry.session_id, limit=limit, include_tools=tools)
     if not msgs:
         return f"🧾 No messages yet for {_name(target)}."
-    return "\n".join([f"🧾 Log of {_name(target)} (last {len(msgs)}):",
-                      *(_log_line(m) for m in msgs)])
+    return "\n".join(
+        [f"🧾 Log of {_name(target)} (last {len(msgs)}):", *(_log_line(m) for m in msgs)]
+    )
 
 
 async def _info(inv: CommandInvocation, records: list[SubagentRecord], token: str) -> str:
@@ -182,15 +187,30 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
     env = inv.env
     if await env.store.get_session(target.child_key) is None:
         return f"Unknown subagent session: {target.child_key}"
-    ctx = ToolContext(session_key=target.child_key, agent_id=agent_id_of(target.child_key),
-                      sandboxed=env.is_sandboxed(target.child_key))
+    ctx = ToolContext(
+        session_key=target.child_key,
+        agent_id=agent_id_of(target.child_key),
+        sandboxed=env.is_sandboxed(target.child_key),
+    )
     prompt = subagent_system_prompt(
-        task=target.task, child_key=target.child_key, requester_key=target.requester_key,
-        requester_channel=target.origin.channel if target.origin else None, label=target.label)
+        task=target.task,
+        child_key=target.child_key,
+        requester_key=target.requester_key,
+        requester_channel=target.origin.channel if target.origin else None,
+        label=target.label,
+    )
     try:
-        run = await env.start_run(RunRequest(
-            session_key=target.child_key, message=message.strip(), context=ctx, deliver=False,
-            lane="subagent", model=target.model, extra_system_prompt=prompt))
+        run = await env.start_run(
+            RunRequest(
+                session_key=target.child_key,
+                message=message.strip(),
+                context=ctx,
+                deliver=False,
+                lane="subagent",
+                model=target.model,
+                extra_system_prompt=prompt,
+            )
+        )
     except SendBlocked as exc:
         return f"⚠️ {exc}"
     return f"✅ Sent to {_name(target)} (run {run.id[:8]}). See /subagents log {token}."
@@ -216,6 +236,9 @@ async def handle_subagents(inv: CommandInvocation) -> str:
 
 
 SPEC = CommandSpec(
-    name="subagents", description="List, stop, inspect or message this chat's sub-agents",
-    handler=handle_subagents, permission=OWNER, usage="/subagents list|stop|log|info|send|help",
+    name="subagents",
+    description="List, stop, inspect or message this chat's sub-agents",
+    handler=handle_subagents,
+    permission=OWNER,
+    usage="/subagents list|stop|log|info|send|help",
 )

@@ -16,6 +16,8 @@ def usage_lines(entry: SessionEntry, last: RunRecord | None) -> list[str]:
         lines.append(f"Answered by: {meta['model']}")
     run_cost = meta.get("costUsd")
     if entry.cost_usd is not None:
-        lines.append(f"Cost: {usd(entry.cost_usd)} this session" + (
-            f" (last run {usd(float(run_cost))})" if run_cost is not None else ""))
+        lines.append(
+            f"Cost: {usd(entry.cost_usd)} this session"
+            + (f" (last run {usd(float(run_cost))})" if run_cost is not None else "")
+        )
     return lines

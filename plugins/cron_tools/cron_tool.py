@@ -41,8 +41,6 @@ class CronArgs(ToolArgs):
     deliver: dict[str, Any] | Literal["none"] | None = None
 
 
-
-
 def _privileged(ctx: ToolContext) -> bool:
     return not ctx.sandboxed and (ctx.owner or ctx.via == "http")
 
@@ -52,8 +50,10 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
         raise ToolInputError("message required")
     limits = env.config.cron
     if await env.cron.count_jobs(ctx.session_key) >= limits.max_jobs_per_session:
-        raise ToolError(f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
-                        "per session; remove one first")
+        raise ToolError(
+            f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
+            "per session; remove one first"
+        )
     own = session_target(await env.store.get_session(ctx.session_key)) or ctx.origin
     if args.deliver is None:
         deliver: Any = target_wire(own if own is not None and own.to else None)
@@ -62,9 +62,16 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
         wanted = deliver_target(deliver) if isinstance(deliver, dict) else None
         if ctx.sandboxed and wanted is not None and wanted != own:
             raise ToolError("sandboxed sessions may deliver only to their own chat (or none)")
-    raw = {"id": args.id or f"reminder-{uuid.uuid4().hex[:8]}", "schedule": args.schedule,
-           "every": args.every, "at": args.at, "tz": args.tz, "message": args.message,
-           "agentId": ctx.agent_id, "deliver": deliver}
+    raw = {
+        "id": args.id or f"reminder-{uuid.uuid4().hex[:8]}",
+        "schedule": args.schedule,
+        "every": args.every,
+        "at": args.at,
+        "tz": args.tz,
+        "message": args.message,
+        "agentId": ctx.agent_id,
+        "deliver": deliver,
+    }
     try:
         spec = CronJobConfig.model_validate({k: v for k, v in raw.items() if v is not None})
     except ValidationError as exc:
@@ -105,7 +112,8 @@ SPEC = ToolSpec(
         "Schedule a message to yourself: a reminder or a recurring task. action=add with "
         "message and one of schedule (5-field cron, optional tz), every (e.g. 10m, 1h) or at "
         "(ISO-8601 time, once); the reply is sent to this chat unless deliver is given "
-        "({channel, to} or \"none\"). action=list shows your jobs; action=remove takes id."),
+        '({channel, to} or "none"). action=list shows your jobs; action=remove takes id.'
+    ),
     args_model=CronArgs,
     handler=handle,
 )

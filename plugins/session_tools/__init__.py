@@ -15,6 +15,11 @@ from plugins.session_tools import (
 
 
 def register(ctx: PluginContext) -> None:
-    for spec in (sessions_list.SPEC, sessions_history.SPEC, sessions_send.SPEC,
-                 sessions_spawn.SPEC, agents_list.SPEC):
+    for spec in (
+        sessions_list.SPEC,
+        sessions_history.SPEC,
+        sessions_send.SPEC,
+        sessions_spawn.SPEC,
+        agents_list.SPEC,
+    ):
         ctx.register_tool(spec)

@@ -54,8 +54,7 @@ class A2ASend:
 
     @property
     def announce_timeout(self) -> float:
-        return float(self.timeout_seconds) if self.timeout_seconds > 0 else \
-            DEFAULT_ANNOUNCE_TIMEOUT
+        return float(self.timeout_seconds) if self.timeout_seconds > 0 else DEFAULT_ANNOUNCE_TIMEOUT
 
     @property
     def step_wait(self) -> float:
@@ -81,65 +80,87 @@ def _requester_lines(requester_key: str, requester_channel: str | None) -> list[
     return lines
 
 
-def message_context(requester_key: str, requester_channel: str | None,
-                    target_display: str) -> str:
+def message_context(requester_key: str, requester_channel: str | None, target_display: str) -> str:
     """The primary run's extra system prompt."""
-    return "\n".join(["Agent-to-agent message context:",
-                      *_requester_lines(requester_key, requester_channel),
-                      f"Agent 2 (target) session: {target_display}."])
+    return "\n".join(
+        [
+            "Agent-to-agent message context:",
+            *_requester_lines(requester_key, requester_channel),
+            f"Agent 2 (target) session: {target_display}.",
+        ]
+    )
 
 
-def reply_context(send: A2ASend, *, requester_turn: bool, turn: int, max_turns: int,
-                  target_channel: str) -> str:
+def reply_context(
+    send: A2ASend, *, requester_turn: bool, turn: int, max_turns: int, target_channel: str
+) -> str:
     who = "Agent 1 (requester)" if requester_turn else "Agent 2 (target)"
-    return "\n".join([
-        "Agent-to-agent reply step:",
-        f"Current agent: {who}.",
-        f"Turn {turn} of {max_turns}.",
-        *_requester_lines(send.requester_key, send.ctx.channel),
-        f"Agent 2 (target) session: {send.target_display}.",
-        f"Agent 2 (target) channel: {target_channel}.",
-        f'If you want to stop the ping-pong, reply exactly "{REPLY_SKIP}".',
-    ])
+    return "\n".join(
+        [
+            "Agent-to-agent reply step:",
+            f"Current agent: {who}.",
+            f"Turn {turn} of {max_turns}.",
+            *_requester_lines(send.requester_key, send.ctx.channel),
+            f"Agent 2 (target) session: {send.target_display}.",
+            f"Agent 2 (target) channel: {target_channel}.",
+            f'If you want to stop the ping-pong, reply exactly "{REPLY_SKIP}".',
+        ]
+    )
 
 
-def announce_context(send: A2ASend, *, target_channel: str, round_one: str | None,
-                     latest: str | None) -> str:
-    return "\n".join([
-        "Agent-to-agent announce step:",
-        *_requester_lines(send.requester_key, send.ctx.channel),
-        f"Agent 2 (target) session: {send.target_display}.",
-        f"Agent 2 (target) channel: {target_channel}.",
-        f"Original request: {send.message}",
-        f"Round 1 reply: {round_one}" if round_one else "Round 1 reply: (not available).",
-        f"Latest reply: {latest}" if latest else "Latest reply: (not available).",
-        f'If you want to remain silent, reply exactly "{ANNOUNCE_SKIP}".',
-        "Any other reply will be posted to the target channel.",
-        "After this reply, the agent-to-agent conversation is over.",
-    ])
+def announce_context(
+    send: A2ASend, *, target_channel: str, round_one: str | None, latest: str | None
+) -> str:
+    return "\n".join(
+        [
+            "Agent-to-agent announce step:",
+            *_requester_lines(send.requester_key, send.ctx.channel),
+            f"Agent 2 (target) session: {send.target_display}.",
+            f"Agent 2 (target) channel: {target_channel}.",
+            f"Original request: {send.message}",
+            f"Round 1 reply: {round_one}" if round_one else "Round 1 reply: (not available).",
+            f"Latest reply: {latest}" if latest else "Latest reply: (not available).",
+            f'If you want to remain silent, reply exactly "{ANNOUNCE_SKIP}".',
+            "Any other reply will be posted to the target channel.",
+            "After this reply, the agent-to-agent conversation is over.",
+        ]
+    )
 
 
 # ---- the flow (R3.4) -----------------------------------------------------------------------
 
 
-async def run_step(env: ToolEnv, send: A2ASend, session_key: str, message: str,
-                   extra: str) -> tuple[str | None, str | None]:
+async def run_step(
+    env: ToolEnv, send: A2ASend, session_key: str, message: str, extra: str
+) -> tuple[str | None, str | None]:
     """One A2A run in `session_key`: (its reply text or None, its run id or None)."""
     entry = await env.store.get_session(session_key)
-    ctx = send.ctx.next_hop(session_key, env.keys.agent_of(session_key),
-                            origin=session_target(entry),
-                            sandboxed=env.is_sandboxed(session_key))
+    ctx = send.ctx.next_hop(
+        session_key,
+        env.keys.agent_of(session_key),
+        origin=session_target(entry),
+        sandboxed=env.is_sandboxed(session_key),
+    )
     try:
-        run = await env.start_run(RunRequest(
-            session_key=session_key, message=message, context=ctx, extra_system_prompt=extra,
-            deliver=False, lane=LANE, meta={"a2a": send.run_id}))
+        run = await env.start_run(
+            RunRequest(
+                session_key=session_key,
+                message=message,
+                context=ctx,
+                extra_system_prompt=extra,
+                deliver=False,
+                lane=LANE,
+                meta={"a2a": send.run_id},
+            )
+        )
     except SendBlocked as exc:
         log.info("a2a step in %s not started: %s", session_key, exc)
         return None, None
     outcome = await env.runs.wait(run.id, send.step_wait)
     if outcome.status != "ok":
-        log.info("a2a step %s in %s ended %s: %s", run.id, session_key, outcome.status,
-                 outcome.error)
+        log.info(
+            "a2a step %s in %s ended %s: %s", run.id, session_key, outcome.status, outcome.error
+        )
         return None, run.id
     return await latest_assistant_reply(env, session_key, run.id), run.id
 
@@ -163,8 +184,13 @@ async def _ping_pong(env: ToolEnv, send: A2ASend, first: str, target_channel: st
     for turn in range(1, max_turns + 1):
         requester_turn = turn % 2 == 1
         key = send.requester_key if requester_turn else send.target_key
-        extra = reply_context(send, requester_turn=requester_turn, turn=turn,
-                              max_turns=max_turns, target_channel=target_channel)
+        extra = reply_context(
+            send,
+            requester_turn=requester_turn,
+            turn=turn,
+            max_turns=max_turns,
+            target_channel=target_channel,
+        )
         text, _ = await run_step(env, send, key, incoming, extra)
         if not text or not text.strip() or text.strip() == REPLY_SKIP:
             break
@@ -172,8 +198,9 @@ async def _ping_pong(env: ToolEnv, send: A2ASend, first: str, target_channel: st
     return latest
 
 
-async def _announce(env: ToolEnv, send: A2ASend, target: DeliveryContext | None,
-                    round_one: str, latest: str) -> None:
+async def _announce(
+    env: ToolEnv, send: A2ASend, target: DeliveryContext | None, round_one: str, latest: str
+) -> None:
     channel = (target.channel if target else None) or "unknown"
     extra = announce_context(send, target_channel=channel, round_one=round_one, latest=latest)
     text, run_id = await run_step(env, send, send.target_key, ANNOUNCE_MESSAGE, extra)
@@ -182,14 +209,22 @@ async def _announce(env: ToolEnv, send: A2ASend, target: DeliveryContext | None,
         log.info("a2a announce of %s skipped (%s)", send.run_id, reply or "no reply")
         return
     if target is None:
-        log.info("a2a announce of %s not posted: %s has no announce target", send.run_id,
-                 send.target_key)
+        log.info(
+            "a2a announce of %s not posted: %s has no announce target", send.run_id, send.target_key
+        )
         return
-    result = await env.gate.deliver(Outbound(reply, "announce", send.target_key, target=target,
-                                            run_id=run_id))
+    result = await env.gate.deliver(
+        Outbound(reply, "announce", send.target_key, target=target, run_id=run_id)
+    )
     if not result.delivered:
-        log.warning("a2a announce of %s to %s:%s %s: %s", send.run_id, target.channel,
-                    target.to, result.outcome, result.reason)
+        log.warning(
+            "a2a announce of %s to %s:%s %s: %s",
+            send.run_id,
+            target.channel,
+            target.to,
+            result.outcome,
+            result.reason,
+        )
 
 
 async def run_a2a_flow(env: ToolEnv, send: A2ASend) -> None:

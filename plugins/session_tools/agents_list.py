@@ -30,8 +30,7 @@ def allowed_agents(env: ToolEnv, requester: str) -> tuple[bool, set[str]]:
     return allow_any, allowed | {requester}
 
 
-async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs
-                      ) -> AgentsListResult:
+async def agents_list(env: ToolEnv, ctx: ToolContext, args: AgentsListArgs) -> AgentsListResult:
     key = ctx.session_key.strip() or env.keys.main_session_key()
     requester = normalize_agent_id(ctx.agent_id or agent_id_of(key))
     allow_any, allowed = allowed_agents(env, requester)

@@ -35,11 +35,18 @@ async def resolve_announce_target(env: ToolEnv, session_key: str) -> DeliveryCon
     entry = await env.store.get_session(session_key)
     stored = session_target(entry)
     if parsed is not None and parsed.channel not in PREFER_SESSION_LOOKUP:
-        if stored is not None and stored.channel == parsed.channel and stored.to \
-                and _bare(stored.to) == _bare(parsed.to):
-            return DeliveryContext(channel=parsed.channel, to=stored.to,
-                                   account_id=stored.account_id,
-                                   thread_id=parsed.thread_id)
+        if (
+            stored is not None
+            and stored.channel == parsed.channel
+            and stored.to
+            and _bare(stored.to) == _bare(parsed.to)
+        ):
+            return DeliveryContext(
+                channel=parsed.channel,
+                to=stored.to,
+                account_id=stored.account_id,
+                thread_id=parsed.thread_id,
+            )
         return parsed.as_delivery_context()
     if stored is not None and stored.channel and stored.to:
         return stored

@@ -73,8 +73,9 @@ def reply_of(messages: list[TranscriptMessage]) -> str | None:
     return assistant_text(messages[-1].content)
 
 
-async def latest_assistant_reply(env: ToolEnv, session_key: str, run_id: str | None = None
-                                 ) -> str | None:
+async def latest_assistant_reply(
+    env: ToolEnv, session_key: str, run_id: str | None = None
+) -> str | None:
     """Reference R3.2: the last non-toolResult message, if it is assistant text.
 
     With `run_id`, only that run's messages count: runs queue per session and each stores its
@@ -83,8 +84,7 @@ async def latest_assistant_reply(env: ToolEnv, session_key: str, run_id: str | N
     entry = await env.store.get_session(session_key)
     if entry is None:
         return None
-    history = await env.store.history(entry.session_id, limit=HISTORY_WINDOW,
-                                     include_tools=False)
+    history = await env.store.history(entry.session_id, limit=HISTORY_WINDOW, include_tools=False)
     if run_id is not None:
         history = [m for m in history if m.run_id == run_id]
     return reply_of(history)

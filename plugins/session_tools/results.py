@@ -53,5 +53,11 @@ class AgentsListResult(ToolResult):
     agents: list[AgentRow]
 
 
-__all__ = ["AgentRow", "AgentsListResult", "SessionsHistoryResult", "SessionsListResult",
-           "SessionsSendResult", "SessionsSpawnResult"]
+__all__ = [
+    "AgentRow",
+    "AgentsListResult",
+    "SessionsHistoryResult",
+    "SessionsListResult",
+    "SessionsSendResult",
+    "SessionsSpawnResult",
+]

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 MAX_BYTES = 256 * 1024
-A2A_DISABLED = ("Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to "
-                "allow cross-agent access.")
+A2A_DISABLED = (
+    "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to "
+    "allow cross-agent access."
+)
 A2A_DENIED = "Agent-to-agent history denied by tools.agentToAgent.allow."
 
 
@@ -30,8 +32,9 @@ class SessionsHistoryArgs(ToolArgs):
     include_tools: bool = False
 
 
-def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
-                 ) -> tuple[list[dict[str, Any]], bool]:
+def cap_messages(
+    messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
+) -> tuple[list[dict[str, Any]], bool]:
     """Drop the oldest messages until the JSON fits `max_bytes`."""
     sizes = [len(json.dumps(m, ensure_ascii=False).encode()) + 1 for m in messages]
     total, start = sum(sizes) + 2, 0
@@ -41,14 +44,18 @@ def cap_messages(messages: list[dict[str, Any]], max_bytes: int = MAX_BYTES
     return messages[start:], start > 0
 
 
-async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
-                           ) -> SessionsHistoryResult:
+async def sessions_history(
+    env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
+) -> SessionsHistoryResult:
     raw = required_text(args.session_key, "sessionKey")
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     vis = visibility_for(env, ctx)
     target = await resolve_reference(env, vis, raw)
-    if vis.restricted and not target.via_session_id and \
-            not await spawned_by_requester(env, vis, target.key):
+    if (
+        vis.restricted
+        and not target.via_session_id
+        and not await spawned_by_requester(env, vis, target.key)
+    ):
         raise ToolRefused(not_visible(raw))
     policy = a2a_policy(env)
     target_agent = agent_id_of(target.key)
@@ -58,12 +65,20 @@ async def sessions_history(env: ToolEnv, ctx: ToolContext, args: SessionsHistory
         if not policy.is_allowed(vis.requester_agent, target_agent):
             raise ToolRefused(A2A_DENIED)
     entry = await env.store.get_session(target.key)
-    msgs = [] if entry is None else [
-        m.to_wire() for m in await env.store.history(
-            entry.session_id, limit=limit, include_tools=args.include_tools)]
+    msgs = (
+        []
+        if entry is None
+        else [
+            m.to_wire()
+            for m in await env.store.history(
+                entry.session_id, limit=limit, include_tools=args.include_tools
+            )
+        ]
+    )
     msgs, truncated = cap_messages(msgs)
-    return SessionsHistoryResult(session_key=target.display, messages=msgs,
-                                 truncated=True if truncated else None)
+    return SessionsHistoryResult(
+        session_key=target.display, messages=msgs, truncated=True if truncated else None
+    )
 
 
 SPEC = ToolSpec(

@@ -31,28 +31,35 @@ def _kinds(value: list[str] | str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for v in raw if (k := v.strip().lower()) in KINDS))
 
 
-async def sessions_list(env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
-                        ) -> SessionsListResult:
+async def sessions_list(
+    env: ToolEnv, ctx: ToolContext, args: SessionsListArgs
+) -> SessionsListResult:
     vis = visibility_for(env, ctx)
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     active = floor_clamp(args.active_minutes, default=None, lo=1)
     message_limit = floor_clamp(args.message_limit, default=0, lo=0, hi=MAX_MESSAGES) or 0
     global_scope = env.config.session.scope == "global"
     query = SessionQuery(
-        limit=limit, kinds=_kinds(args.kinds),
+        limit=limit,
+        kinds=_kinds(args.kinds),
         updated_since=now_ms() - active * 60_000 if active else None,
-        include_reserved=global_scope and not vis.restricted, exclude_keys=("unknown",),
+        include_reserved=global_scope and not vis.restricted,
+        exclude_keys=("unknown",),
     )
     if vis.restricted:
         query.spawned_by = vis.requester_key
     else:
         query.agent_ids, query.agent_patterns = a2a_policy(env).visible_agents(vis.requester_agent)
     entries = await env.store.list_sessions(query)
-    recent = (await env.store.recent_messages([e.session_id for e in entries], message_limit)
-              if message_limit else {})
+    recent = (
+        await env.store.recent_messages([e.session_id for e in entries], message_limit)
+        if message_limit
+        else {}
+    )
     builder = RowBuilder(env, vis.requester_agent)
-    rows = [builder.row(e, recent.get(e.session_id, []) if message_limit else None)
-            for e in entries]
+    rows = [
+        builder.row(e, recent.get(e.session_id, []) if message_limit else None) for e in entries
+    ]
     return SessionsListResult(count=len(rows), sessions=rows)
 
 

@@ -49,11 +49,12 @@ MAX_LABEL = 64
 BOTH_GIVEN = "Provide either sessionKey or label (not both)."
 NEITHER_GIVEN = "Either sessionKey or label is required"
 LABEL_OWN_AGENT = "Sandboxed sessions_send label lookup is limited to this agent"
-A2A_DISABLED = ("Agent-to-agent messaging is disabled. Set tools.agentToAgent.enabled=true to "
-                "allow cross-agent sends.")
+A2A_DISABLED = (
+    "Agent-to-agent messaging is disabled. Set tools.agentToAgent.enabled=true to "
+    "allow cross-agent sends."
+)
 A2A_DENIED = "Agent-to-agent messaging denied by tools.agentToAgent.allow."
 PENDING_ANNOUNCE = {"status": "pending", "mode": "announce"}
-
 
 
 class SessionsSendArgs(ToolArgs):
@@ -75,8 +76,9 @@ class SessionsSendArgs(ToolArgs):
             return None
 
 
-def _outcome(run_id: str, status: Literal["timeout", "error"], error: str | None,
-             session_key: str) -> SessionsSendResult:
+def _outcome(
+    run_id: str, status: Literal["timeout", "error"], error: str | None, session_key: str
+) -> SessionsSendResult:
     """A finished exchange that did not answer (a result, not a refusal)."""
     return SessionsSendResult(run_id=run_id, status=status, error=error, session_key=session_key)
 
@@ -91,8 +93,7 @@ def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
     return None if policy.is_allowed(requester, target) else A2A_DENIED
 
 
-async def _key_for_label(env: ToolEnv, vis: Visibility, label: str,
-                         agent_raw: str | None) -> str:
+async def _key_for_label(env: ToolEnv, vis: Visibility, label: str, agent_raw: str | None) -> str:
     """Step 3 of R2.3: the key of the one session with `label`; refuses otherwise."""
     agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
     if vis.restricted and agent is not None and agent != vis.requester_agent:
@@ -104,9 +105,13 @@ async def _key_for_label(env: ToolEnv, vis: Visibility, label: str,
         found = []
     else:
         found = await env.store.find_by_label(
-            label, agent_id=agent, spawned_by=vis.requester_key if vis.restricted else None)
-        error = f"No session found with label: {label}" if not found else \
-            f"Multiple sessions found with label: {label} ({', '.join(e.key for e in found)})"
+            label, agent_id=agent, spawned_by=vis.requester_key if vis.restricted else None
+        )
+        error = (
+            f"No session found with label: {label}"
+            if not found
+            else f"Multiple sessions found with label: {label} ({', '.join(e.key for e in found)})"
+        )
     if len(found) == 1:
         return found[0].key
     if vis.restricted:
@@ -128,8 +133,11 @@ async def _target(env: ToolEnv, vis: Visibility, args: SessionsSendArgs) -> Reso
         target = await resolve_reference(env, vis, raw)
     except InvalidSessionKey as exc:
         raise ToolRefused(str(exc), status="error") from None
-    if vis.restricted and not target.via_session_id and \
-            not await spawned_by_requester(env, vis, target.key):
+    if (
+        vis.restricted
+        and not target.via_session_id
+        and not await spawned_by_requester(env, vis, target.key)
+    ):
         raise ToolRefused(not_visible(raw), sessionKey=target.display)
     refused = _a2a_refusal(env, vis.requester_agent, env.keys.agent_of(target.key))
     if refused:
@@ -144,8 +152,9 @@ async def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
     return hop_error(ctx, limits.hop_budget) or await env.send_limiter.acheck(ctx.session_key)
 
 
-async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
-                        ) -> SessionsSendResult:
+async def sessions_send(
+    env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
+) -> SessionsSendResult:
     message = required_text(args.message, "message")
     timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
     run_id = str(uuid.uuid4())
@@ -155,33 +164,52 @@ async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
     except ToolRefused as refusal:  # every sessions_send result names its runId
         raise refusal.with_run_id(run_id) from None
     if (limited := await _limit_error(env, ctx)) is not None:
-        log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key,
-                    limited)
+        log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key, limited)
         raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)
     entry = await env.store.get_session(target.key)
-    run_ctx = ctx.next_hop(target.key, env.keys.agent_of(target.key),
-                           origin=session_target(entry), sandboxed=env.is_sandboxed(target.key))
+    run_ctx = ctx.next_hop(
+        target.key,
+        env.keys.agent_of(target.key),
+        origin=session_target(entry),
+        sandboxed=env.is_sandboxed(target.key),
+    )
     request = RunRequest(
-        session_key=target.key, message=message, context=run_ctx,
-        extra_system_prompt=message_context(ctx.session_key.strip(), ctx.channel,
-                                            target.display),
-        deliver=False, lane=LANE, meta={"via": "sessions_send", "from": ctx.session_key})
+        session_key=target.key,
+        message=message,
+        context=run_ctx,
+        extra_system_prompt=message_context(ctx.session_key.strip(), ctx.channel, target.display),
+        deliver=False,
+        lane=LANE,
+        meta={"via": "sessions_send", "from": ctx.session_key},
+    )
     try:
         run = await env.start_run(request)
     except SendBlocked as exc:
-        raise ToolRefused(str(exc), status="error", run_id=run_id,
-                          sessionKey=target.display) from None
+        raise ToolRefused(
+            str(exc), status="error", run_id=run_id, sessionKey=target.display
+        ) from None
     except Exception as exc:  # a run that cannot be admitted is a result, not a crash
         log.warning("sessions_send into %s failed to start: %s", target.key, exc)
-        raise ToolRefused(str(exc) or "error", status="error", run_id=run_id,
-                          sessionKey=target.display) from None
-    send = A2ASend(ctx=ctx, target_key=target.key, target_display=target.display,
-                   message=message, run_id=run.id, timeout_seconds=timeout)
+        raise ToolRefused(
+            str(exc) or "error", status="error", run_id=run_id, sessionKey=target.display
+        ) from None
+    send = A2ASend(
+        ctx=ctx,
+        target_key=target.key,
+        target_display=target.display,
+        message=message,
+        run_id=run.id,
+        timeout_seconds=timeout,
+    )
     from_own_turn = target.key == ctx.session_key and ctx.run_id is not None
     if timeout == 0 or from_own_turn:
         env.spawn(run_a2a_flow(env, send))
-        return SessionsSendResult(run_id=run.id, status="accepted", session_key=target.display,
-                                  delivery=dict(PENDING_ANNOUNCE))
+        return SessionsSendResult(
+            run_id=run.id,
+            status="accepted",
+            session_key=target.display,
+            delivery=dict(PENDING_ANNOUNCE),
+        )
     outcome = await env.runs.wait(run.id, timeout)
     if outcome.status == "timeout":
         return _outcome(run.id, "timeout", outcome.error, target.display)
@@ -189,14 +217,19 @@ async def sessions_send(env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
         return _outcome(run.id, "error", outcome.error or "agent error", target.display)
     reply = await latest_assistant_reply(env, target.key, run.id)
     env.spawn(run_a2a_flow(env, replace(send, round_one_reply=reply)))
-    return SessionsSendResult(run_id=run.id, status="ok", reply=reply, session_key=target.display,
-                              delivery=dict(PENDING_ANNOUNCE))
+    return SessionsSendResult(
+        run_id=run.id,
+        status="ok",
+        reply=reply,
+        session_key=target.display,
+        delivery=dict(PENDING_ANNOUNCE),
+    )
 
 
 SPEC = ToolSpec(
     name="sessions_send",
     description="Send a message into another session. Use sessionKey or label to identify the "
-                "target.",
+    "target.",
     args_model=SessionsSendArgs,
     handler=sessions_send,
 )

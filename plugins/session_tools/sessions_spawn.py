@@ -52,9 +52,11 @@ class SessionsSpawnArgs(ToolArgs):
     model: str | None = Field(default=None, description="provider/model for the sub-agent.")
     thinking: str | None = None
     run_timeout_seconds: float | None = Field(
-        default=None, description="Abort the sub-agent run after N seconds (0 = no limit).")
-    timeout_seconds: float | None = Field(default=None,
-                                          description="Legacy alias of runTimeoutSeconds.")
+        default=None, description="Abort the sub-agent run after N seconds (0 = no limit)."
+    )
+    timeout_seconds: float | None = Field(
+        default=None, description="Legacy alias of runTimeoutSeconds."
+    )
     cleanup: str | None = Field(default=None, description='"delete" or "keep" (default).')
 
 
@@ -78,7 +80,8 @@ def resolve_model(env: ToolEnv, explicit: str | None, target_agent: str) -> str 
         return explicit.strip()
     agent = env.config.agent(target_agent)
     return (primary_model(agent.subagents.model) if agent else None) or primary_model(
-        env.config.agents.defaults.subagents.model)
+        env.config.agents.defaults.subagents.model
+    )
 
 
 def thinking_levels(model_ref: str | None) -> list[str]:
@@ -102,15 +105,19 @@ def _label(raw: str | None) -> str | None:
     return text or None
 
 
-async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
-                         ) -> SessionsSpawnResult:
+async def sessions_spawn(
+    env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
+) -> SessionsSpawnResult:
     task = required_text(args.task, "task")
     if is_subagent_key(ctx.session_key):
         raise ToolRefused(FROM_SUBAGENT)
     requester_key = ctx.session_key
     requester_agent = normalize_agent_id(ctx.agent_id)
-    target_agent = normalize_agent_id(args.agent_id) if args.agent_id and args.agent_id.strip() \
+    target_agent = (
+        normalize_agent_id(args.agent_id)
+        if args.agent_id and args.agent_id.strip()
         else requester_agent
+    )
     if (err := allow_agents_error(env, requester_agent, target_agent)) is not None:
         raise ToolRefused(err)
     if (err := hop_error(ctx, env.config.tools.sessions.hop_budget)) is not None:
@@ -123,8 +130,9 @@ async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
         thinking = normalize_thinking(args.thinking, model or env.models.default_ref(target_agent))
         if thinking is None:
             levels = ", ".join(thinking_levels(model or env.models.default_ref(target_agent)))
-            raise ToolRefused(f'Invalid thinking level "{args.thinking}". Use one of: {levels}.',
-                              status="error")
+            raise ToolRefused(
+                f'Invalid thinking level "{args.thinking}". Use one of: {levels}.', status="error"
+            )
     run_timeout = floor_clamp(args.run_timeout_seconds, default=None, lo=0)
     if run_timeout is None:
         run_timeout = floor_clamp(args.timeout_seconds, default=0, lo=0) or 0
@@ -132,33 +140,58 @@ async def sessions_spawn(env: ToolEnv, ctx: ToolContext, args: SessionsSpawnArgs
     label = _label(args.label)
 
     child = env.keys.subagent_key(target_agent)
-    await env.ensure_session(child, spawned_by=requester_key, model=model,
-                            thinking_level=thinking)
+    await env.ensure_session(child, spawned_by=requester_key, model=model, thinking_level=thinking)
     if label is not None:
         await _try_label(env, child, label)
-    prompt = subagent_system_prompt(task=task, child_key=child, requester_key=requester_key,
-                                    requester_channel=ctx.channel, label=label)
+    prompt = subagent_system_prompt(
+        task=task,
+        child_key=child,
+        requester_key=requester_key,
+        requester_channel=ctx.channel,
+        label=label,
+    )
     try:
-        run = await env.start_run(RunRequest(
-            session_key=child, message=task,
-            context=ctx.next_hop(child, target_agent, origin=None,
-                                 sandboxed=env.is_sandboxed(child)),
-            extra_system_prompt=prompt, deliver=False, lane="subagent",
-            timeout_seconds=float(run_timeout) if run_timeout > 0 else None,
-            model=model, thinking=thinking,
-            meta={"spawnedBy": requester_key, **({"label": label} if label else {})}))
+        run = await env.start_run(
+            RunRequest(
+                session_key=child,
+                message=task,
+                context=ctx.next_hop(
+                    child, target_agent, origin=None, sandboxed=env.is_sandboxed(child)
+                ),
+                extra_system_prompt=prompt,
+                deliver=False,
+                lane="subagent",
+                timeout_seconds=float(run_timeout) if run_timeout > 0 else None,
+                model=model,
+                thinking=thinking,
+                meta={"spawnedBy": requester_key, **({"label": label} if label else {})},
+            )
+        )
     except SendBlocked as exc:
         await env.store.delete_session(child)
         raise ToolRefused(str(exc), status="error", childSessionKey=child) from None
     created = now_ms()
-    await env.subagents.register(SubagentRecord(
-        run_id=run.id, child_key=child, requester_key=requester_key, task=task,
-        created_at=created, requester_origin=SubagentRecord.origin_json(ctx.origin),
-        label=label, cleanup=cleanup, model=model, trace_id=ctx.trace_id, hops=ctx.hops + 1,
-        archive_at=archive_at(created, env.config.agents.defaults.subagents.archive_after_minutes),
-    ))
-    return SessionsSpawnResult(child_session_key=child, run_id=run.id,
-                               model_applied=True if model is not None else None)
+    await env.subagents.register(
+        SubagentRecord(
+            run_id=run.id,
+            child_key=child,
+            requester_key=requester_key,
+            task=task,
+            created_at=created,
+            requester_origin=SubagentRecord.origin_json(ctx.origin),
+            label=label,
+            cleanup=cleanup,
+            model=model,
+            trace_id=ctx.trace_id,
+            hops=ctx.hops + 1,
+            archive_at=archive_at(
+                created, env.config.agents.defaults.subagents.archive_after_minutes
+            ),
+        )
+    )
+    return SessionsSpawnResult(
+        child_session_key=child, run_id=run.id, model_applied=True if model is not None else None
+    )
 
 
 async def _try_label(env: ToolEnv, child: str, label: str) -> None:
@@ -171,8 +204,10 @@ async def _try_label(env: ToolEnv, child: str, label: str) -> None:
 
 SPEC = ToolSpec(
     name="sessions_spawn",
-    description=("Spawn a background sub-agent run in an isolated session and announce the "
-                 "result back to the requester chat."),
+    description=(
+        "Spawn a background sub-agent run in an isolated session and announce the "
+        "result back to the requester chat."
+    ),
     args_model=SessionsSpawnArgs,
     handler=sessions_spawn,
 )

@@ -66,8 +66,7 @@ class AgentToAgentPolicy:
             return (requester,), ()
         if not self.allow or any(p.strip() == "*" for p in self.allow):
             return None, ()
-        exact = tuple({requester, *(p.strip() for p in self.allow
-                                   if p.strip() and "*" not in p)})
+        exact = tuple({requester, *(p.strip() for p in self.allow if p.strip() and "*" not in p)})
         globs = tuple(p.strip() for p in self.allow if "*" in p and p.strip() != "*")
         return exact, globs
 

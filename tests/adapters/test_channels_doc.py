@@ -20,8 +20,11 @@ from tests.fakes.signal import FakeSignal
 from tests.fakes.whatsapp import FakeWhatsApp
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "CHANNELS.md"
-ENV = {"WHATSAPP_ACCESS_TOKEN": "EAAfake-access-token", "WHATSAPP_APP_SECRET": "fake-app-secret",
-       "WHATSAPP_VERIFY_TOKEN": "fake-verify-token"}
+ENV = {
+    "WHATSAPP_ACCESS_TOKEN": "EAAfake-access-token",
+    "WHATSAPP_APP_SECRET": "fake-app-secret",
+    "WHATSAPP_VERIFY_TOKEN": "fake-verify-token",
+}
 
 
 def sections() -> dict[str, dict[str, Any]]:
@@ -33,7 +36,8 @@ def sections() -> dict[str, dict[str, Any]]:
 
 
 def test_the_doc_links_from_readme_and_its_sections_load(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from core.config.loader import load_config
 
     readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
@@ -46,21 +50,30 @@ def test_the_doc_links_from_readme_and_its_sections_load(
         path = tmp_path / "crosstalk.yaml"
         path.write_text(block, encoding="utf-8")
         config = load_config(path)
-        [section] = [getattr(config.channels, n) for n in found
-                     if getattr(config.channels, n) is not None]
+        [section] = [
+            getattr(config.channels, n) for n in found if getattr(config.channels, n) is not None
+        ]
         assert section.owners and section.dm_policy == "pairing"
     wa = found["whatsapp"]
     assert wa["accessToken"] == "${WHATSAPP_ACCESS_TOKEN}"  # no secret in the file
 
 
-async def test_the_printed_verify_challenge(make_runtime: RuntimeFactory,
-                                            fake_whatsapp: FakeWhatsApp,
-                                            fake_signal: FakeSignal) -> None:
-    wa = {**sections()["whatsapp"], "accessToken": fake_whatsapp.token,
-          "appSecret": fake_whatsapp.app_secret, "verifyToken": fake_whatsapp.verify_token,
-          "phoneNumberId": fake_whatsapp.phone_number_id, "apiBaseUrl": fake_whatsapp.api_base}
-    signal = {**sections()["signal"], "account": fake_signal.account,
-              "httpUrl": fake_signal.base_url}
+async def test_the_printed_verify_challenge(
+    make_runtime: RuntimeFactory, fake_whatsapp: FakeWhatsApp, fake_signal: FakeSignal
+) -> None:
+    wa = {
+        **sections()["whatsapp"],
+        "accessToken": fake_whatsapp.token,
+        "appSecret": fake_whatsapp.app_secret,
+        "verifyToken": fake_whatsapp.verify_token,
+        "phoneNumberId": fake_whatsapp.phone_number_id,
+        "apiBaseUrl": fake_whatsapp.api_base,
+    }
+    signal = {
+        **sections()["signal"],
+        "account": fake_signal.account,
+        "httpUrl": fake_signal.base_url,
+    }
     rt = await make_runtime({"channels": {"whatsapp": wa, "signal": signal}})
     adapters = registry_build(rt, "whatsapp") + registry_build(rt, "signal")
     for adapter in adapters:

@@ -24,8 +24,11 @@ from tests.gateway_process import GatewayProcess
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
-pytestmark = [pytest.mark.postgres, pytest.mark.timeout(180),
-              pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.timeout(180),
+    pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+]
 
 LEASE_SECONDS = 2.0
 
@@ -45,8 +48,9 @@ def _config(path: Path, state: Path, model: FakeModelServer, tg: FakeTelegram, d
         "agents:\n  defaults:\n    model: fake/fake-model\n"
         "session:\n  dmScope: per-channel-peer\n"
         "channels:\n  telegram:\n    dmPolicy: open\n    streaming: 'off'\n"
-        f"    botToken: \"{tg.token}\"\n    apiBaseUrl: {tg.base_url}\n",
-        encoding="utf-8")
+        f'    botToken: "{tg.token}"\n    apiBaseUrl: {tg.base_url}\n',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -58,8 +62,18 @@ async def telegram_status(gw: GatewayProcess) -> dict[str, Any]:
 
 async def channels_status_cli(gw: GatewayProcess) -> str:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "core.cli.main", "channels", "status", "--url", gw.url,
-        "--token", gw.token, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "core.cli.main",
+        "channels",
+        "status",
+        "--url",
+        gw.url,
+        "--token",
+        gw.token,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
     return out.decode()

@@ -39,8 +39,9 @@ async def started() -> AsyncIterator[list[ChannelAdapter]]:
         await adapter.stop()
 
 
-async def _pair(store: Store, make: Callable[[], ChannelAdapter],
-                started: list[ChannelAdapter]) -> tuple[ChannelAdapter, ChannelAdapter]:
+async def _pair(
+    store: Store, make: Callable[[], ChannelAdapter], started: list[ChannelAdapter]
+) -> tuple[ChannelAdapter, ChannelAdapter]:
     a, b = make(), make()
     for adapter, holder in ((a, "A"), (b, "B")):
         adapter.connection_lease = Leases(store, holder, ttl_ms=TTL_MS)
@@ -53,16 +54,20 @@ async def _state(adapter: ChannelAdapter, state: str) -> bool:
     return adapter.status().state == state
 
 
-async def test_slack_socket_mode_one_receiver(store: Store, fake_slack: FakeSlack,
-                                              started: list[ChannelAdapter]) -> None:
-    cfg = SlackAccountConfig.model_validate({
-        "botToken": fake_slack.bot_token, "appToken": fake_slack.app_token,
-        "apiBaseUrl": fake_slack.base_url})
+async def test_slack_socket_mode_one_receiver(
+    store: Store, fake_slack: FakeSlack, started: list[ChannelAdapter]
+) -> None:
+    cfg = SlackAccountConfig.model_validate(
+        {
+            "botToken": fake_slack.bot_token,
+            "appToken": fake_slack.app_token,
+            "apiBaseUrl": fake_slack.base_url,
+        }
+    )
     a, b = await _pair(store, lambda: SlackAdapter(cfg), started)
     assert a.status().state == "connected"
     status = b.status()
-    assert (status.state, status.detail, status.extra["holder"]) == \
-        ("standby", "held by A", "A")
+    assert (status.state, status.detail, status.extra["holder"]) == ("standby", "held by A", "A")
     assert len(fake_slack.live_sockets()) == 1
     receipt = await b.send_text(DeliveryContext(channel="slack", to="channel:C0X"), "from B")
     assert receipt.message_id  # standby still sends
@@ -72,8 +77,9 @@ async def test_slack_socket_mode_one_receiver(store: Store, fake_slack: FakeSlac
     await fake_slack.wait_until(lambda: len(fake_slack.live_sockets()) == 1)
 
 
-async def test_discord_gateway_one_receiver(store: Store, fake_discord: FakeDiscord,
-                                            started: list[ChannelAdapter]) -> None:
+async def test_discord_gateway_one_receiver(
+    store: Store, fake_discord: FakeDiscord, started: list[ChannelAdapter]
+) -> None:
     cfg = DiscordAccountConfig.model_validate({"token": fake_discord.token})
     opts: dict[str, Any] = {"guild_ready_timeout": 0.05, "reconnect": False}
     a, b = await _pair(store, lambda: DiscordAdapter(cfg, "default", **opts), started)
@@ -88,11 +94,17 @@ async def test_discord_gateway_one_receiver(store: Store, fake_discord: FakeDisc
 
 
 async def test_sqlite_restart_after_a_crash_receives_at_once(
-        make_runtime: RuntimeFactory, fake_telegram: FakeTelegram) -> None:
+    make_runtime: RuntimeFactory, fake_telegram: FakeTelegram
+) -> None:
     """One process owns a SQLite database: a lease left by a crashed predecessor (it could
     not release it) must not keep the restarted gateway in standby."""
-    rt = await make_runtime({"channels": {"telegram": {
-        "botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url}}})
+    rt = await make_runtime(
+        {
+            "channels": {
+                "telegram": {"botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url}
+            }
+        }
+    )
     dead = Leases(rt.store, "crashed-process", ttl_ms=3_600_000)
     assert await dead.acquire("channel:telegram:default")
     section = rt.config.channels.telegram

@@ -25,13 +25,25 @@ async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) ->
     """`await discord_rt({...})`: a runtime with one Discord adapter on the fake."""
 
     async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, DiscordAdapter]:
-        base = {"channels": {"discord": {"token": fake_discord.token,  # previews: own tests
-                                         "owners": [str(OWNER)], "streaming": "off"}},
-                "session": {"dmScope": "per-channel-peer"}}  # DM keys name the peer
+        base = {
+            "channels": {
+                "discord": {
+                    "token": fake_discord.token,  # previews: own tests
+                    "owners": [str(OWNER)],
+                    "streaming": "off",
+                }
+            },
+            "session": {"dmScope": "per-channel-peer"},
+        }  # DM keys name the peer
         rt = await make_runtime(deep_merge(base, extra or {}))
         assert rt.config.channels.discord is not None
-        [adapter] = build(rt.config.channels.discord, rt, guild_ready_timeout=0.05,
-                          reconnect=False, start_timeout=5.0)
+        [adapter] = build(
+            rt.config.channels.discord,
+            rt,
+            guild_ready_timeout=0.05,
+            reconnect=False,
+            start_timeout=5.0,
+        )
         assert isinstance(adapter, DiscordAdapter)
         await rt.add_adapter(adapter)
         assert adapter.status().state == "connected"
@@ -64,8 +76,7 @@ async def test_dm_round_trip(fake_discord: FakeDiscord, discord_rt: DiscordRunti
     assert entry.last_thread_id is None
 
 
-async def test_group_needs_mention(fake_discord: FakeDiscord, discord_rt: DiscordRuntime
-                                   ) -> None:
+async def test_group_needs_mention(fake_discord: FakeDiscord, discord_rt: DiscordRuntime) -> None:
     rt, _ = await discord_rt()
     chan = fake_discord.CHANNEL_ID
     await fake_discord.user_message(chan, "just chatting")
@@ -82,13 +93,20 @@ async def test_group_needs_mention(fake_discord: FakeDiscord, discord_rt: Discor
     said = f"<@{fake_discord.bot_id}> what's up"
     assert post.params["channel_id"] == str(chan) and post.params["content"] == f"echo: {said}"
     # a reply to one of the bot's messages counts as addressing it
-    bot_msg = fake_discord.message_payload(chan, "earlier", guild_id=fake_discord.GUILD_ID,
-                                           author=fake_discord.bot_user)
+    bot_msg = fake_discord.message_payload(
+        chan, "earlier", guild_id=fake_discord.GUILD_ID, author=fake_discord.bot_user
+    )
     reply = fake_discord.message_payload(
-        chan, "answering you", guild_id=fake_discord.GUILD_ID,
+        chan,
+        "answering you",
+        guild_id=fake_discord.GUILD_ID,
         author={**fake_discord.bot_user, "id": str(USER), "username": "bob", "bot": False},
-        reference={"message_id": bot_msg["id"], "channel_id": str(chan),
-                   "guild_id": str(fake_discord.GUILD_ID)})
+        reference={
+            "message_id": bot_msg["id"],
+            "channel_id": str(chan),
+            "guild_id": str(fake_discord.GUILD_ID),
+        },
+    )
     reply["referenced_message"] = bot_msg
     await fake_discord.dispatch("MESSAGE_CREATE", reply)
     posts = await fake_discord.wait_for("createMessage", 2)
@@ -99,8 +117,9 @@ async def test_group_needs_mention(fake_discord: FakeDiscord, discord_rt: Discor
     assert entry.last_to == f"channel:{chan}" and entry.display_name == "Test Guild #general"
 
 
-async def test_thread_reply_lands_in_thread(fake_discord: FakeDiscord,
-                                            discord_rt: DiscordRuntime) -> None:
+async def test_thread_reply_lands_in_thread(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
     rt, _ = await discord_rt()
     thread, parent = fake_discord.THREAD_ID, fake_discord.CHANNEL_ID
     await fake_discord.user_message(thread, "in thread", mentions_bot=True)
@@ -117,12 +136,14 @@ async def test_thread_reply_lands_in_thread(fake_discord: FakeDiscord,
     assert posts[1].params["channel_id"] == "1000000099"
 
 
-async def test_own_and_bot_messages_ignored(fake_discord: FakeDiscord,
-                                            discord_rt: DiscordRuntime) -> None:
+async def test_own_and_bot_messages_ignored(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
     rt, _ = await discord_rt()
     dm = fake_discord.DM_CHANNEL_ID
-    await fake_discord.user_message(dm, "beep", author_id=700000000001, username="otherbot",
-                                    bot_author=True)
+    await fake_discord.user_message(
+        dm, "beep", author_id=700000000001, username="otherbot", bot_author=True
+    )
     await fake_discord.user_message(dm, "real one")
     [post] = await fake_discord.wait_for("createMessage")
     assert post.params["content"] == "echo: real one"
@@ -135,8 +156,9 @@ async def test_own_and_bot_messages_ignored(fake_discord: FakeDiscord,
     assert len(fake_discord.calls_for("createMessage")) == 2
 
 
-async def test_long_reply_split(fake_discord: FakeDiscord, fake_model: FakeModelServer,
-                                discord_rt: DiscordRuntime) -> None:
+async def test_long_reply_split(
+    fake_discord: FakeDiscord, fake_model: FakeModelServer, discord_rt: DiscordRuntime
+) -> None:
     await discord_rt()
     long = "\n".join(f"line {i} " + "x" * 90 for i in range(50))  # ~5 000 chars
     fake_model.script(text(long))
@@ -148,7 +170,8 @@ async def test_long_reply_split(fake_discord: FakeDiscord, fake_model: FakeModel
 
 
 async def test_rate_limit_retried_and_forbidden_recorded(
-        fake_discord: FakeDiscord, discord_rt: DiscordRuntime) -> None:
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
     rt, _ = await discord_rt()
     dm = fake_discord.DM_CHANNEL_ID
     # discord.py itself waits out a short 429 five times, then raises; the gate retries that
@@ -177,8 +200,9 @@ async def test_rate_limit_retried_and_forbidden_recorded(
     assert len(fake_discord.calls_for("createMessage")) == 7  # 403 is not retried
 
 
-async def test_send_off_owner_and_non_owner(fake_discord: FakeDiscord,
-                                            discord_rt: DiscordRuntime) -> None:
+async def test_send_off_owner_and_non_owner(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
     rt, _ = await discord_rt({"channels": {"discord": {"dmPolicy": "open"}}})  # admit `bob`
     owner_dm, user_dm = fake_discord.DM_CHANNEL_ID, fake_discord.DM_CHANNEL_ID + 1
     await fake_discord.user_message(owner_dm, "/send off")
@@ -197,14 +221,16 @@ async def test_send_off_owner_and_non_owner(fake_discord: FakeDiscord,
     await eventually(stored)
     entry = await rt.store.get_session(key)
     assert entry is not None
-    [silent] = [m for m in await rt.store.history(entry.session_id)
-                if m.plain_text() == "silent now"]
+    [silent] = [
+        m for m in await rt.store.history(entry.session_id) if m.plain_text() == "silent now"
+    ]
     assert "send policy" in str((silent.meta or {}).get("noRun"))
     assert len(fake_discord.calls_for("createMessage")) == 2
 
 
-async def test_sessions_list_shows_discord_sessions(fake_discord: FakeDiscord,
-                                                    discord_rt: DiscordRuntime) -> None:
+async def test_sessions_list_shows_discord_sessions(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
     rt, _ = await discord_rt()
     thread, parent = fake_discord.THREAD_ID, fake_discord.CHANNEL_ID
     await fake_discord.user_message(thread, "hi", mentions_bot=True)
@@ -221,8 +247,11 @@ async def test_sessions_list_shows_discord_sessions(fake_discord: FakeDiscord,
     assert row["kind"] == "group" and row["channel"] == "discord"
     assert row["displayName"] == "Test Guild #general › a-thread"
     # rows carry {channel, to, accountId} only; the thread lives on the entry
-    assert row["deliveryContext"] == {"channel": "discord", "to": f"channel:{parent}",
-                                      "accountId": "default"}
+    assert row["deliveryContext"] == {
+        "channel": "discord",
+        "to": f"channel:{parent}",
+        "accountId": "default",
+    }
     assert group.last_thread_id == str(thread)
     [dm] = [r for r in rows if str(OWNER) in r["key"]]
     assert dm["displayName"] == "Alice"

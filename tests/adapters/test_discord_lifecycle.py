@@ -38,8 +38,9 @@ async def test_bad_token_is_a_clear_error(fake_discord: FakeDiscord) -> None:
     await adapter.stop()
 
 
-async def test_token_rejected_by_gateway_4004(fake_discord: FakeDiscord,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_token_rejected_by_gateway_4004(
+    fake_discord: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """REST accepts the token but IDENTIFY does not (revoked meanwhile): fatal, not retried."""
     on_op = fake_discord._on_op
 
@@ -70,12 +71,12 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def test_unreachable_api_retries_with_backoff(fake_discord: FakeDiscord,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unreachable_api_retries_with_backoff(
+    fake_discord: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """start() returns while the API is down; the supervisor retries and then connects."""
     monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10")
-    adapter = _adapter(fake_discord.token, start_timeout=0.3, retry_initial=0.05,
-                       retry_max=0.2)
+    adapter = _adapter(fake_discord.token, start_timeout=0.3, retry_initial=0.05, retry_max=0.2)
     try:
         await asyncio.wait_for(adapter.start(_sink), 3)
         status = adapter.status()
@@ -90,20 +91,26 @@ async def test_unreachable_api_retries_with_backoff(fake_discord: FakeDiscord,
     assert adapter.status().state == "stopped"
 
 
-async def test_config_overrides_and_typed_send_errors(fake_discord: FakeDiscord,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_config_overrides_and_typed_send_errors(
+    fake_discord: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # break both globals: the adapter's apiBaseUrl/gatewayUrl settings must repair them
     monkeypatch.setattr(discord.http.Route, "BASE", "http://127.0.0.1:9/api/v10")
-    config = DiscordAccountConfig.model_validate({
-        "token": fake_discord.token, "apiBaseUrl": fake_discord.base_url,
-        "gatewayUrl": fake_discord.gateway_url})
+    config = DiscordAccountConfig.model_validate(
+        {
+            "token": fake_discord.token,
+            "apiBaseUrl": fake_discord.base_url,
+            "gatewayUrl": fake_discord.gateway_url,
+        }
+    )
     adapter = DiscordAdapter(config, "work", guild_ready_timeout=0.05, reconnect=False)
     try:
         await asyncio.wait_for(adapter.start(_sink), 5)
         assert adapter.status().state == "connected"
         assert discord.http.Route.BASE == fake_discord.api_base
-        chan = DeliveryContext(channel="discord", to=f"channel:{fake_discord.CHANNEL_ID}",
-                               account_id="work")
+        chan = DeliveryContext(
+            channel="discord", to=f"channel:{fake_discord.CHANNEL_ID}", account_id="work"
+        )
         receipt = await adapter.send_text(chan, "plain")
         assert receipt.message_id
         fake_discord.fail_next("createMessage", 429, retry_after=60)
@@ -118,8 +125,11 @@ async def test_config_overrides_and_typed_send_errors(fake_discord: FakeDiscord,
             await adapter.send_text(chan, "x")
         with pytest.raises(TargetNotFound):
             await adapter.send_text(DeliveryContext(channel="discord", to="#general"), "x")
-        threaded = DeliveryContext(channel="discord", to=f"channel:{fake_discord.CHANNEL_ID}",
-                                   thread_id=str(fake_discord.THREAD_ID))
+        threaded = DeliveryContext(
+            channel="discord",
+            to=f"channel:{fake_discord.CHANNEL_ID}",
+            thread_id=str(fake_discord.THREAD_ID),
+        )
         await adapter.send_text(threaded, "in thread")
         last = fake_discord.calls_for("createMessage")[-1]
         assert last.params["channel_id"] == str(fake_discord.THREAD_ID)

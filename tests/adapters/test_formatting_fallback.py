@@ -20,11 +20,17 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 
 
 async def test_rejected_entities_resent_as_plain_text(
-        fake_telegram: FakeTelegram, fake_model: FakeModelServer, start_tg: Start) -> None:  # noqa: F811
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    start_tg: Start,  # noqa: F811
+) -> None:
     rt, _ = await start_tg()
     fake_model.script(text("Some **bold** [link](https://example.com) text"))
-    fake_telegram.fail_next("sendMessage", 400, {
-        "description": "Bad Request: can't parse entities: unsupported start tag"})
+    fake_telegram.fail_next(
+        "sendMessage",
+        400,
+        {"description": "Bad Request: can't parse entities: unsupported start tag"},
+    )
     fake_telegram.user_message(42, "hi")
     first, second = await fake_telegram.wait_for("sendMessage", 2)
     assert first.status == 400 and first.params["entities"]  # formatted, refused
@@ -38,20 +44,27 @@ async def test_rejected_entities_resent_as_plain_text(
 
 
 async def test_formatted_reply_carries_entities(
-        fake_telegram: FakeTelegram, fake_model: FakeModelServer, start_tg: Start) -> None:  # noqa: F811
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    start_tg: Start,  # noqa: F811
+) -> None:
     await start_tg()
     fake_model.script(text("**Done**: `x = 1`"))
     fake_telegram.user_message(42, "hi")
     [sent] = await fake_telegram.wait_for("sendMessage")
     assert sent.params["text"] == "Done: x = 1"
-    assert sent.params["entities"] == [{"type": "bold", "offset": 0, "length": 4},
-                                       {"type": "code", "offset": 6, "length": 5}]
+    assert sent.params["entities"] == [
+        {"type": "bold", "offset": 0, "length": 4},
+        {"type": "code", "offset": 6, "length": 5},
+    ]
     assert "parse_mode" not in sent.params  # entities, so no character is ever markup
 
 
 async def test_discord_replies_cannot_ping_everyone(
-        fake_discord: FakeDiscord, fake_model: FakeModelServer,
-        discord_rt: DiscordRuntime) -> None:  # noqa: F811
+    fake_discord: FakeDiscord,
+    fake_model: FakeModelServer,
+    discord_rt: DiscordRuntime,  # noqa: F811
+) -> None:
     await discord_rt()
     fake_model.script(text("@everyone look"))
     await fake_discord.user_message(fake_discord.DM_CHANNEL_ID, "hi")
@@ -61,11 +74,17 @@ async def test_discord_replies_cannot_ping_everyone(
 
 
 async def test_rejected_final_edit_is_redone_as_plain_text(
-        fake_telegram: FakeTelegram, fake_model: FakeModelServer, start_tg: Start) -> None:  # noqa: F811
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    start_tg: Start,  # noqa: F811
+) -> None:
     await start_tg(streaming="edit")
     fake_model.script(text("**bold** reply", chunks=["**bold** reply"]))  # one preview
-    fake_telegram.fail_next("editMessageText", 400, {
-        "description": "Bad Request: can't parse entities: character is reserved"})
+    fake_telegram.fail_next(
+        "editMessageText",
+        400,
+        {"description": "Bad Request: can't parse entities: character is reserved"},
+    )
     fake_telegram.user_message(42, "hi")
     refused, plain = await fake_telegram.wait_for("editMessageText", 2, timeout=15)
     assert refused.status == 400 and refused.params["entities"]

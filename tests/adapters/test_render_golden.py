@@ -26,8 +26,12 @@ SOURCES = ("reply", "hostile")
 
 def _telegram(md: str) -> str:
     shown = telegram_render(md)
-    return json.dumps({"text": shown.text, "entities": list(shown.entities)},
-                      ensure_ascii=False, indent=1) + "\n"
+    return (
+        json.dumps(
+            {"text": shown.text, "entities": list(shown.entities)}, ensure_ascii=False, indent=1
+        )
+        + "\n"
+    )
 
 
 def _slack(md: str) -> str:
@@ -59,12 +63,16 @@ def _telegram_text(source: str) -> tuple[str, list[dict[str, Any]]]:
 
 def test_telegram_hostile_html_is_literal_and_unformatted() -> None:
     text, entities = _telegram_text("hostile")
-    for raw in ('<script>alert("x")</script>', "<b>not bold</b>",
-                '<a href="https://evil.example">click</a>', "<!-- hidden -->", "<!channel>"):
+    for raw in (
+        '<script>alert("x")</script>',
+        "<b>not bold</b>",
+        '<a href="https://evil.example">click</a>',
+        "<!-- hidden -->",
+        "<!channel>",
+    ):
         assert raw in text
     assert not any(e.get("url", "").startswith("javascript") for e in entities)
-    assert all(e["type"] != "text_link" or e["url"] != "https://evil.example"
-               for e in entities)
+    assert all(e["type"] != "text_link" or e["url"] != "https://evil.example" for e in entities)
 
 
 def test_telegram_entities_lie_inside_the_text_in_utf16_units() -> None:
@@ -81,8 +89,15 @@ def test_telegram_entities_lie_inside_the_text_in_utf16_units() -> None:
 
 def test_slack_escapes_every_control_character() -> None:
     out = (GOLDEN / "hostile.slack.txt").read_text(encoding="utf-8")
-    for forged in ("<!channel>", "<!here>", "<@U123>", "<#C123>", "<script>", "<b>",
-                   "<javascript:"):
+    for forged in (
+        "<!channel>",
+        "<!here>",
+        "<@U123>",
+        "<#C123>",
+        "<script>",
+        "<b>",
+        "<javascript:",
+    ):
         assert forged not in out
     assert "&lt;!channel&gt;" in out and "&lt;b&gt;not bold&lt;/b&gt;" in out
     reply = (GOLDEN / "reply.slack.txt").read_text(encoding="utf-8")

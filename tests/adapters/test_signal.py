@@ -45,10 +45,10 @@ def account(fake: FakeSignal, **over: Any) -> SignalAccountConfig:
     return SignalAccountConfig.model_validate(fake.config(**over))
 
 
-async def started(fake: FakeSignal, inbox: Inbox, state: Path | None = None,
-                  **over: Any) -> SignalAdapter:
-    adapter = SignalAdapter(account(fake, **over), env=ChannelEnv(state),
-                            retry_initial=0.01)
+async def started(
+    fake: FakeSignal, inbox: Inbox, state: Path | None = None, **over: Any
+) -> SignalAdapter:
+    adapter = SignalAdapter(account(fake, **over), env=ChannelEnv(state), retry_initial=0.01)
     await adapter.start(inbox)
     await fake.wait_until(lambda: bool(fake.streams))
     return adapter
@@ -57,6 +57,7 @@ async def started(fake: FakeSignal, inbox: Inbox, state: Path | None = None,
 async def has(inbox: Inbox, *texts: str) -> None:
     async def check() -> bool:
         return inbox.texts() == list(texts)
+
     await eventually(check, 5, f"messages {texts}")
 
 
@@ -98,8 +99,7 @@ async def test_a_failed_store_is_received_again(fake_signal: FakeSignal) -> None
         await adapter.stop()
 
 
-async def test_cursor_survives_a_gateway_restart(fake_signal: FakeSignal,
-                                                 tmp_path: Path) -> None:
+async def test_cursor_survives_a_gateway_restart(fake_signal: FakeSignal, tmp_path: Path) -> None:
     inbox = Inbox()
     adapter = await started(fake_signal, inbox, tmp_path)
     fake_signal.user_message(ANN, "before")
@@ -114,14 +114,17 @@ async def test_cursor_survives_a_gateway_restart(fake_signal: FakeSignal,
     adapter = await started(fake_signal, again, tmp_path)
     try:
         await has(again, "while down")
-        assert fake_signal.calls_for("events.connect")[-1].params["lastEventId"] == \
-            f"{fake_signal.prefix}1"
+        assert (
+            fake_signal.calls_for("events.connect")[-1].params["lastEventId"]
+            == f"{fake_signal.prefix}1"
+        )
     finally:
         await adapter.stop()
 
 
-async def test_killed_before_the_first_event_loses_nothing(fake_signal: FakeSignal,
-                                                             tmp_path: Path) -> None:
+async def test_killed_before_the_first_event_loses_nothing(
+    fake_signal: FakeSignal, tmp_path: Path
+) -> None:
     """No event had an id yet, so no cursor: the state directory keeps when the stream was
     first opened, and the next start asks for everything since then."""
     fake_signal.user_message(ANN, "before the bot ever listened", timestamp=1_000_000)
@@ -151,8 +154,10 @@ async def test_what_is_not_a_message_is_ignored(fake_signal: FakeSignal) -> None
         sync["envelope"].pop("dataMessage")
         sync["envelope"]["syncMessage"] = {"sentMessage": {"destination": ANN, "message": "x"}}
         fake_signal.push(sync)
-        for kind, value in (("receiptMessage", {"isRead": True, "timestamps": [1]}),
-                            ("typingMessage", {"action": "STARTED"})):
+        for kind, value in (
+            ("receiptMessage", {"isRead": True, "timestamps": [1]}),
+            ("typingMessage", {"action": "STARTED"}),
+        ):
             env = fake_signal.envelope(ANN, None)
             env["envelope"].pop("dataMessage")
             env["envelope"][kind] = value
@@ -170,7 +175,8 @@ async def test_what_is_not_a_message_is_ignored(fake_signal: FakeSignal) -> None
         await has(inbox, "barrier")
         assert inbox.messages[0].identities == (
             f"msg:{fake_signal.envelope(ANN, 'x')['envelope']['sourceUuid']}:"
-            f"{inbox.messages[0].timestamp_ms}",)
+            f"{inbox.messages[0].timestamp_ms}",
+        )
     finally:
         await adapter.stop()
 
@@ -179,19 +185,32 @@ async def test_groups_mentions_and_quotes(fake_signal: FakeSignal) -> None:
     inbox = Inbox()
     adapter = await started(fake_signal, inbox)
     try:
-        fake_signal.user_message(ANN, "hi \ufffc and \ufffc 🎉", group_id=GROUP, name="Ann",
-                                 mentions=[{"name": "Bob", "number": "+15550000002",
-                                            "start": 3, "length": 1},
-                                           fake_signal.mention_of_bot(9)])
+        fake_signal.user_message(
+            ANN,
+            "hi \ufffc and \ufffc 🎉",
+            group_id=GROUP,
+            name="Ann",
+            mentions=[
+                {"name": "Bob", "number": "+15550000002", "start": 3, "length": 1},
+                fake_signal.mention_of_bot(9),
+            ],
+        )
         fake_signal.user_message(ANN, "plain", group_id=GROUP)
-        fake_signal.user_message(ANN, "answering you", group_id=GROUP,
-                                 quote={"id": 1, "author": fake_signal.account,
-                                        "authorNumber": fake_signal.account, "text": "old"})
+        fake_signal.user_message(
+            ANN,
+            "answering you",
+            group_id=GROUP,
+            quote={
+                "id": 1,
+                "author": fake_signal.account,
+                "authorNumber": fake_signal.account,
+                "text": "old",
+            },
+        )
         await eventually(lambda: _true(len(inbox.messages) == 3))
         mention, plain, quote = inbox.messages
         assert mention.text == f"hi @Bob and @{fake_signal.account} 🎉"
-        assert (mention.chat_type, mention.chat_id, mention.chat_title) == (
-            "group", GROUP, "Team")
+        assert (mention.chat_type, mention.chat_id, mention.chat_title) == ("group", GROUP, "Team")
         assert mention.reply_to.to == f"group:{GROUP}" and mention.mentioned
         assert not plain.mentioned and not plain.reply_to_bot
         assert quote.reply_to_bot and not quote.mentioned
@@ -214,10 +233,12 @@ async def test_typing_sends_read_receipts_first(fake_signal: FakeSignal) -> None
         await eventually(lambda: _true(len(inbox.messages) == 3))
         await adapter.send_typing(DeliveryContext(channel="signal", to=ANN))
         [receipt] = fake_signal.calls_for("sendReceipt")
-        assert receipt.params == {"account": fake_signal.account, "recipient": ANN,
-                                  "type": "read", "targetTimestamp": [
-                                      first["envelope"]["timestamp"],
-                                      second["envelope"]["timestamp"]]}
+        assert receipt.params == {
+            "account": fake_signal.account,
+            "recipient": ANN,
+            "type": "read",
+            "targetTimestamp": [first["envelope"]["timestamp"], second["envelope"]["timestamp"]],
+        }
         [typing] = fake_signal.calls_for("sendTyping")
         assert typing.params == {"account": fake_signal.account, "recipient": [ANN]}
         names = [c.method for c in fake_signal.calls if c.method.startswith("send")]
@@ -242,14 +263,18 @@ async def test_attachments_and_styles(fake_signal: FakeSignal) -> None:
         [msg] = inbox.messages
         image, voice = msg.attachments
         assert (image.kind, image.name, image.mime, image.size) == (
-            "image", "cat.png", "image/png", 8)
+            "image",
+            "cat.png",
+            "image/png",
+            8,
+        )
         assert voice.kind == "voice"
         assert await adapter.fetch_attachment(image) == b"\x89PNGdata"
-        receipt = await adapter.send_text(DeliveryContext(channel="signal", to=ANN),
-                                          "🎉 **bold** and `code`")
+        receipt = await adapter.send_text(
+            DeliveryContext(channel="signal", to=ANN), "🎉 **bold** and `code`"
+        )
         [sent] = fake_signal.sent
-        assert sent["text"] == "🎉 bold and code" and receipt.message_id == str(
-            sent["timestamp"])
+        assert sent["text"] == "🎉 bold and code" and receipt.message_id == str(sent["timestamp"])
         assert sent["textStyle"] == ["3:4:BOLD", "12:4:MONOSPACE"]  # 🎉 is two UTF-16 units
         assert base64.b64encode(b"x")  # (the fake returns base64, as signal-cli does)
     finally:
@@ -264,12 +289,23 @@ async def test_send_errors_are_typed(fake_signal: FakeSignal) -> None:
         with pytest.raises(TargetNotFound, match="not a Signal user"):
             await adapter.send_text(target, "x")
         fake_signal.unregistered.clear()
-        fake_signal.fail_next("send", 200, {"error": {
-            "code": -1, "message": "Failed to send to group: user is not a member"}})
+        fake_signal.fail_next(
+            "send",
+            200,
+            {"error": {"code": -1, "message": "Failed to send to group: user is not a member"}},
+        )
         with pytest.raises(TargetForbidden, match="not a member"):
             await adapter.send_text(DeliveryContext(channel="signal", to=f"group:{GROUP}"), "x")
-        fake_signal.fail_next("send", 200, {"result": {"timestamp": 1, "results": [
-            {"type": "RATE_LIMIT_FAILURE", "retryAfterSeconds": 7}]}})
+        fake_signal.fail_next(
+            "send",
+            200,
+            {
+                "result": {
+                    "timestamp": 1,
+                    "results": [{"type": "RATE_LIMIT_FAILURE", "retryAfterSeconds": 7}],
+                }
+            },
+        )
         with pytest.raises(RateLimited) as info:
             await adapter.send_text(target, "x")
         assert info.value.retry_after == 7
@@ -289,8 +325,7 @@ async def test_unknown_account_fails_and_daemon_down_retries(fake_signal: FakeSi
     with pytest.raises(ChannelUnavailable, match="has no account"):
         await adapter.start(Inbox())
     assert adapter.status().state == "failed"
-    down = SignalAdapter(account(fake_signal, httpUrl="http://127.0.0.1:9"),
-                         retry_initial=0.01)
+    down = SignalAdapter(account(fake_signal, httpUrl="http://127.0.0.1:9"), retry_initial=0.01)
     await down.start(Inbox())  # transient: retried in the background, not a failed start
     try:
         assert down.status().state == "retrying"
@@ -315,7 +350,9 @@ async def test_watchdog_reconnects_a_silent_stream(fake_signal: FakeSignal) -> N
         fake_signal.silent = False
         await has(inbox, "lost in a hung stream")
         assert [c.params["lastEventId"] for c in fake_signal.calls_for("events.connect")] == [
-            None, "0"]
+            None,
+            "0",
+        ]
         fake_signal.user_message(ANN, "next")
         await has(inbox, "lost in a hung stream", "next")
         assert old["envelope"]["dataMessage"]["message"] not in inbox.texts()

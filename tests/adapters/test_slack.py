@@ -25,11 +25,18 @@ async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> Slack
     """`await slack_rt({...})`: a runtime with one Slack adapter on the fake (stopped first)."""
 
     async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, SlackAdapter]:
-        base = {"channels": {"slack": {
-            "botToken": fake_slack.bot_token, "appToken": fake_slack.app_token,
-            "apiBaseUrl": fake_slack.base_url, "owners": [OWNER],
-            "dmPolicy": "open",  # USER, a non-owner, may DM (D11)
-            "streaming": "off"}}}  # previews have their own tests
+        base = {
+            "channels": {
+                "slack": {
+                    "botToken": fake_slack.bot_token,
+                    "appToken": fake_slack.app_token,
+                    "apiBaseUrl": fake_slack.base_url,
+                    "owners": [OWNER],
+                    "dmPolicy": "open",  # USER, a non-owner, may DM (D11)
+                    "streaming": "off",
+                }
+            }
+        }  # previews have their own tests
         rt = await make_runtime(deep_merge(base, extra or {}))
         assert rt.config.channels.slack is not None
         [adapter] = build(rt.config.channels.slack, rt)
@@ -60,12 +67,14 @@ async def test_dm_round_trip(fake_slack: FakeSlack, slack_rt: SlackRuntime) -> N
     assert entry.key == "agent:main:main"  # default dmScope: every DM shares the main session
 
 
-async def test_group_needs_mention_and_dedups(fake_slack: FakeSlack,
-                                              slack_rt: SlackRuntime) -> None:
+async def test_group_needs_mention_and_dedups(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime
+) -> None:
     rt, _ = await slack_rt()
     chan = "C0CHAN001"
-    await fake_slack.push_event(fake_slack.message_event(chan, "just chatting",
-                                                         channel_type="channel"))
+    await fake_slack.push_event(
+        fake_slack.message_event(chan, "just chatting", channel_type="channel")
+    )
     keys: list[str] = []
 
     async def stored() -> bool:
@@ -77,8 +86,7 @@ async def test_group_needs_mention_and_dedups(fake_slack: FakeSlack,
     # a mention arrives twice (message + app_mention, same ts): one reply
     ts = fake_slack.next_ts()
     said = f"<@{fake_slack.bot_user_id}> what's up"
-    await fake_slack.push_event(fake_slack.message_event(chan, said, channel_type="channel",
-                                                         ts=ts))
+    await fake_slack.push_event(fake_slack.message_event(chan, said, channel_type="channel", ts=ts))
     await fake_slack.push_event(fake_slack.app_mention(chan, said, ts=ts))
     [post] = await fake_slack.wait_for("chat.postMessage")
     # model text is escaped: the echoed mention shows as text and pings nobody
@@ -97,8 +105,9 @@ async def test_group_needs_mention_and_dedups(fake_slack: FakeSlack,
     assert entry is not None and entry.chat_type == "channel" and entry.last_to == f"channel:{chan}"
 
 
-async def test_app_mention_first_private_channel(fake_slack: FakeSlack,
-                                                 slack_rt: SlackRuntime) -> None:
+async def test_app_mention_first_private_channel(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime
+) -> None:
     """app_mention alone (no channel_type): G… ids are groups; reply in its thread."""
     rt, _ = await slack_rt()
     await fake_slack.push_event(fake_slack.app_mention("G0PRIV001", "hi", thread_ts="111.000001"))
@@ -109,31 +118,40 @@ async def test_app_mention_first_private_channel(fake_slack: FakeSlack,
     assert entry is not None and entry.chat_type == "group" and entry.last_thread_id == "111.000001"
 
 
-async def test_thread_reply_lands_in_thread(fake_slack: FakeSlack, slack_rt: SlackRuntime
-                                            ) -> None:
+async def test_thread_reply_lands_in_thread(fake_slack: FakeSlack, slack_rt: SlackRuntime) -> None:
     await slack_rt()
-    await fake_slack.push_event(fake_slack.message_event(
-        "C0CHAN002", f"<@{fake_slack.bot_user_id}> in thread", channel_type="channel",
-        thread_ts="1700000000.000100"))
+    await fake_slack.push_event(
+        fake_slack.message_event(
+            "C0CHAN002",
+            f"<@{fake_slack.bot_user_id}> in thread",
+            channel_type="channel",
+            thread_ts="1700000000.000100",
+        )
+    )
     [post] = await fake_slack.wait_for("chat.postMessage")
     assert post.params["channel"] == "C0CHAN002"
     assert post.params["thread_ts"] == "1700000000.000100"
-    await fake_slack.push_event(fake_slack.message_event("D0DM0002", "dm thread",
-                                                         thread_ts="1700000000.000200"))
+    await fake_slack.push_event(
+        fake_slack.message_event("D0DM0002", "dm thread", thread_ts="1700000000.000200")
+    )
     posts = await fake_slack.wait_for("chat.postMessage", 2)
     assert posts[1].params["channel"] == "D0DM0002"
     assert posts[1].params["thread_ts"] == "1700000000.000200"
 
 
-async def test_own_bot_and_edit_events_ignored(fake_slack: FakeSlack, slack_rt: SlackRuntime
-                                               ) -> None:
+async def test_own_bot_and_edit_events_ignored(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime
+) -> None:
     rt, _ = await slack_rt()
-    await fake_slack.push_event(fake_slack.message_event("D0DM0003", "me",
-                                                         user=fake_slack.bot_user_id))
-    await fake_slack.push_event(fake_slack.message_event("D0DM0003", "other bot",
-                                                         user="U0OTHERBOT", bot_id="B0OTHER"))
-    await fake_slack.push_event(fake_slack.message_event("D0DM0003", "edited",
-                                                         subtype="message_changed"))
+    await fake_slack.push_event(
+        fake_slack.message_event("D0DM0003", "me", user=fake_slack.bot_user_id)
+    )
+    await fake_slack.push_event(
+        fake_slack.message_event("D0DM0003", "other bot", user="U0OTHERBOT", bot_id="B0OTHER")
+    )
+    await fake_slack.push_event(
+        fake_slack.message_event("D0DM0003", "edited", subtype="message_changed")
+    )
     await fake_slack.push_event(fake_slack.message_event("D0DM0003", "real one"))
     [post] = await fake_slack.wait_for("chat.postMessage")
     assert post.params["text"] == "echo: real one"
@@ -142,8 +160,9 @@ async def test_own_bot_and_edit_events_ignored(fake_slack: FakeSlack, slack_rt: 
     assert await user_texts(rt, key) == ["real one"]
 
 
-async def test_long_reply_split(fake_slack: FakeSlack, fake_model: FakeModelServer,
-                                slack_rt: SlackRuntime) -> None:
+async def test_long_reply_split(
+    fake_slack: FakeSlack, fake_model: FakeModelServer, slack_rt: SlackRuntime
+) -> None:
     await slack_rt()
     long = "\n".join(f"line {i} " + "x" * 990 for i in range(45))  # ~45 000 chars
     fake_model.script(text(long))
@@ -154,7 +173,8 @@ async def test_long_reply_split(fake_slack: FakeSlack, fake_model: FakeModelServ
 
 
 async def test_rate_limit_retried_and_forbidden_recorded(
-        fake_slack: FakeSlack, slack_rt: SlackRuntime) -> None:
+    fake_slack: FakeSlack, slack_rt: SlackRuntime
+) -> None:
     rt, _ = await slack_rt()
     fake_slack.fail_next("chat.postMessage", 429, retry_after=0.01)  # Retry-After: 0
     await fake_slack.push_event(fake_slack.message_event("D0DM0005", "one"))
@@ -176,8 +196,7 @@ async def test_rate_limit_retried_and_forbidden_recorded(
     assert delivered[0].attempts == 2
 
 
-async def test_send_off_owner_and_non_owner(fake_slack: FakeSlack, slack_rt: SlackRuntime
-                                            ) -> None:
+async def test_send_off_owner_and_non_owner(fake_slack: FakeSlack, slack_rt: SlackRuntime) -> None:
     rt, _ = await slack_rt({"session": {"dmScope": "per-channel-peer"}})  # one session per DM
     await fake_slack.push_event(fake_slack.message_event("D0DMOWNER", "/send off", user=OWNER))
     [post] = await fake_slack.wait_for("chat.postMessage")
@@ -185,20 +204,29 @@ async def test_send_off_owner_and_non_owner(fake_slack: FakeSlack, slack_rt: Sla
     await fake_slack.push_event(fake_slack.message_event("D0DMOWNER", "silent now", user=OWNER))
     await fake_slack.push_event(fake_slack.message_event("D0DMUSER", "/send off", user=USER))
     posts = await fake_slack.wait_for("chat.postMessage", 2)
-    assert posts[1].params == {**posts[1].params, "channel": "D0DMUSER",
-                               "text": "⚙️ /send is owner-only."}
+    assert posts[1].params == {
+        **posts[1].params,
+        "channel": "D0DMUSER",
+        "text": "⚙️ /send is owner-only.",
+    }
     keys = [k for k in await session_keys(rt) if OWNER.lower() in k.lower()]
     assert keys, await session_keys(rt)
     assert "silent now" in await user_texts(rt, keys[0])
     assert len(fake_slack.calls_for("chat.postMessage")) == 2
 
 
-async def test_sessions_list_shows_slack_session(fake_slack: FakeSlack, slack_rt: SlackRuntime
-                                                 ) -> None:
+async def test_sessions_list_shows_slack_session(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime
+) -> None:
     rt, _ = await slack_rt({"session": {"dmScope": "per-channel-peer"}})
-    await fake_slack.push_event(fake_slack.message_event(
-        "C0CHAN003", f"<@{fake_slack.bot_user_id}> hi", channel_type="channel",
-        thread_ts="1700000000.000300"))
+    await fake_slack.push_event(
+        fake_slack.message_event(
+            "C0CHAN003",
+            f"<@{fake_slack.bot_user_id}> hi",
+            channel_type="channel",
+            thread_ts="1700000000.000300",
+        )
+    )
     await fake_slack.wait_for("chat.postMessage")
     await fake_slack.push_event(fake_slack.message_event("D0DM0006", "hi dm"))
     await fake_slack.wait_for("chat.postMessage", 2)
@@ -212,8 +240,11 @@ async def test_sessions_list_shows_slack_session(fake_slack: FakeSlack, slack_rt
     assert row["kind"] == "group" and row["channel"] == "slack"
     assert row["displayName"] == "slack:C0CHAN003"
     assert group.key.lower().endswith(":slack:channel:c0chan003:thread:1700000000.000300")
-    assert row["deliveryContext"] == {"channel": "slack", "to": "channel:C0CHAN003",
-                                      "accountId": "default"}
+    assert row["deliveryContext"] == {
+        "channel": "slack",
+        "to": "channel:C0CHAN003",
+        "accountId": "default",
+    }
     assert group.last_thread_id == "1700000000.000300"
     [dm] = [r for r in rows if USER.lower() in r["key"].lower()]
     assert dm["displayName"] == USER

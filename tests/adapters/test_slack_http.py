@@ -18,8 +18,13 @@ from tests.fakes.slack import FakeSlack
 
 
 def account(fake: FakeSlack, **over: Any) -> SlackAccountConfig:
-    raw = {"botToken": fake.bot_token, "appToken": fake.app_token,
-           "signingSecret": fake.signing_secret, "apiBaseUrl": fake.base_url, **over}
+    raw = {
+        "botToken": fake.bot_token,
+        "appToken": fake.app_token,
+        "signingSecret": fake.signing_secret,
+        "apiBaseUrl": fake.base_url,
+        **over,
+    }
     return SlackAccountConfig.model_validate(raw)
 
 
@@ -72,15 +77,16 @@ async def test_http_events_mode(fake_slack: FakeSlack, adapters: list[SlackAdapt
         await adapter.start(inbox)
         assert adapter.status().state == "connected"
         assert not fake_slack.calls_for("apps.connections.open")
-        status, body = await fake_slack.post_event(url, {"type": "url_verification",
-                                                         "challenge": "c-1"})
+        status, body = await fake_slack.post_event(
+            url, {"type": "url_verification", "challenge": "c-1"}
+        )
         assert status == 200 and "c-1" in body
         status, _ = await fake_slack.post_event(url, fake_slack.message_event("D0", "x"), "bad")
         assert status == 401
         ts = fake_slack.next_ts()
         status, _ = await fake_slack.post_event(
-            url, fake_slack.message_event("C0PUB", "<@U0FAKEBOT> yo", channel_type="channel",
-                                          ts=ts))
+            url, fake_slack.message_event("C0PUB", "<@U0FAKEBOT> yo", channel_type="channel", ts=ts)
+        )
         assert status == 200
         await fake_slack.post_event(url, fake_slack.app_mention("C0PUB", "yo", ts=ts))
         await fake_slack.post_event(url, fake_slack.message_event("D0IM", "dm", user="U0PEER"))
@@ -91,7 +97,8 @@ async def test_http_events_mode(fake_slack: FakeSlack, adapters: list[SlackAdapt
         assert second.reply_to.to == "channel:D0IM" and not second.mentioned
         assert len(inbox.messages) == 2
         receipt = await adapter.send_text(
-            DeliveryContext(channel="slack", to="channel:C0PUB", thread_id=ts), "hi")
+            DeliveryContext(channel="slack", to="channel:C0PUB", thread_id=ts), "hi"
+        )
         [post] = await fake_slack.wait_for("chat.postMessage")
         assert post.params["thread_ts"] == ts and receipt.message_id
     finally:
@@ -99,14 +106,16 @@ async def test_http_events_mode(fake_slack: FakeSlack, adapters: list[SlackAdapt
         await runner.cleanup()
 
 
-@pytest.mark.parametrize(("over", "needle"), [
-    ({"botToken": "xoxb-wrong"}, "botToken"),
-    ({"appToken": "xapp-wrong"}, "appToken"),
-    ({"botToken": None}, "botToken is not configured"),
-    ({"appToken": None}, "appToken is not configured"),
-])
-async def test_bad_token_at_start(fake_slack: FakeSlack, over: dict[str, Any],
-                                  needle: str) -> None:
+@pytest.mark.parametrize(
+    ("over", "needle"),
+    [
+        ({"botToken": "xoxb-wrong"}, "botToken"),
+        ({"appToken": "xapp-wrong"}, "appToken"),
+        ({"botToken": None}, "botToken is not configured"),
+        ({"appToken": None}, "appToken is not configured"),
+    ],
+)
+async def test_bad_token_at_start(fake_slack: FakeSlack, over: dict[str, Any], needle: str) -> None:
     adapter = SlackAdapter(account(fake_slack, **over), "work")
     with pytest.raises(ChannelUnavailable, match="slack account work") as info:
         await adapter.start(Inbox())
@@ -116,7 +125,8 @@ async def test_bad_token_at_start(fake_slack: FakeSlack, over: dict[str, Any],
 
 
 async def test_transient_failure_retries_with_backoff(
-        fake_slack: FakeSlack, adapters: list[SlackAdapter]) -> None:
+    fake_slack: FakeSlack, adapters: list[SlackAdapter]
+) -> None:
     fake_slack.fail_next("auth.test", 500, times=2)
     adapter = SlackAdapter(account(fake_slack), retry_initial=0.01, retry_max=0.05)
     adapters.append(adapter)
@@ -132,8 +142,9 @@ async def test_transient_failure_retries_with_backoff(
 
 
 async def test_unreachable_api_does_not_block_start(adapters: list[SlackAdapter]) -> None:
-    cfg = SlackAccountConfig.model_validate({"botToken": "xoxb-1", "appToken": "xapp-1",
-                                             "apiBaseUrl": "http://127.0.0.1:9"})
+    cfg = SlackAccountConfig.model_validate(
+        {"botToken": "xoxb-1", "appToken": "xapp-1", "apiBaseUrl": "http://127.0.0.1:9"}
+    )
     adapter = SlackAdapter(cfg, retry_initial=30)
     adapters.append(adapter)
     await asyncio.wait_for(adapter.start(Inbox()), 5)
@@ -141,8 +152,9 @@ async def test_unreachable_api_does_not_block_start(adapters: list[SlackAdapter]
     assert status.state == "retrying" and status.detail
 
 
-async def test_socket_reconnects_on_disconnect(fake_slack: FakeSlack,
-                                               adapters: list[SlackAdapter]) -> None:
+async def test_socket_reconnects_on_disconnect(
+    fake_slack: FakeSlack, adapters: list[SlackAdapter]
+) -> None:
     adapter = SlackAdapter(account(fake_slack))
     adapters.append(adapter)
     inbox = Inbox()
@@ -165,9 +177,11 @@ async def test_send_errors_are_typed(fake_slack: FakeSlack, adapters: list[Slack
     with pytest.raises(RateLimited) as limited:
         await adapter.send_text(target, "x")
     assert limited.value.retry_after == 7
-    for error, exc_type in [("channel_not_found", TargetNotFound),
-                            ("not_in_channel", TargetForbidden),
-                            ("restricted_action", TargetForbidden)]:
+    for error, exc_type in [
+        ("channel_not_found", TargetNotFound),
+        ("not_in_channel", TargetForbidden),
+        ("restricted_action", TargetForbidden),
+    ]:
         fake_slack.fail_next("chat.postMessage", 200, {"error": error})
         with pytest.raises(exc_type, match=error):
             await adapter.send_text(target, "x")

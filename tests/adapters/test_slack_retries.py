@@ -17,12 +17,22 @@ from tests.fakes.slack import FakeSlack
 from tests.polling import eventually, user_texts
 
 
-async def test_http_retries_are_dropped_across_a_restart(fake_slack: FakeSlack,
-                                                         make_runtime: RuntimeFactory) -> None:
-    config = {"channels": {"slack": {
-        "mode": "http", "eventsPath": "/hooks/slack", "botToken": fake_slack.bot_token,
-        "signingSecret": fake_slack.signing_secret, "apiBaseUrl": fake_slack.base_url,
-        "dmPolicy": "open", "streaming": "off"}}}
+async def test_http_retries_are_dropped_across_a_restart(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory
+) -> None:
+    config = {
+        "channels": {
+            "slack": {
+                "mode": "http",
+                "eventsPath": "/hooks/slack",
+                "botToken": fake_slack.bot_token,
+                "signingSecret": fake_slack.signing_secret,
+                "apiBaseUrl": fake_slack.base_url,
+                "dmPolicy": "open",
+                "streaming": "off",
+            }
+        }
+    }
     payload = fake_slack.event_callback(fake_slack.message_event("D0DM0001", "just once"))
 
     async def start() -> tuple[Runtime, SlackAdapter, Any, str]:
@@ -43,6 +53,7 @@ async def test_http_retries_are_dropped_across_a_restart(fake_slack: FakeSlack,
 
         async def one_dropped() -> bool:
             return rt.router.duplicates.count("slack", "default") == 1
+
         await eventually(one_dropped)
     finally:
         await adapter.stop()

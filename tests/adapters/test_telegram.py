@@ -30,14 +30,20 @@ Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
 
 
 def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
-    section = {"botToken": fake.token, "apiBaseUrl": fake.base_url, "owners": [str(OWNER)],
-               "streaming": "off", **extra}  # previews have their own tests
+    section = {
+        "botToken": fake.token,
+        "apiBaseUrl": fake.base_url,
+        "owners": [str(OWNER)],
+        "streaming": "off",
+        **extra,
+    }  # previews have their own tests
     return {"channels": {"telegram": section}}
 
 
 @pytest.fixture
-async def start_tg(fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
-                   ) -> AsyncIterator[Start]:
+async def start_tg(
+    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
+) -> AsyncIterator[Start]:
     """Start a runtime plus the adapter built from its config; stop the adapter before the fake."""
     adapters: list[TelegramAdapter] = []
 
@@ -93,18 +99,26 @@ async def test_group_needs_mention(start_tg: Start, fake_telegram: FakeTelegram)
     texts = await transcript(rt, key)
     assert "just chatting" in texts and f"{BOT} ping" in texts
     # a reply to one of the bot's messages also counts as addressing it
-    fake_telegram.user_message(-100123, "answering you", chat_type="supergroup", title="Team",
-                               reply_to_bot=True)
+    fake_telegram.user_message(
+        -100123, "answering you", chat_type="supergroup", title="Team", reply_to_bot=True
+    )
     calls = await fake_telegram.wait_for("sendMessage", 2)
     assert calls[1].params["text"] == "echo: answering you"
     assert len(fake_telegram.calls_for("sendMessage")) == 2
 
 
-async def test_forum_topic_reply_lands_in_topic(start_tg: Start,
-                                                fake_telegram: FakeTelegram) -> None:
+async def test_forum_topic_reply_lands_in_topic(
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
     rt, _ = await start_tg()
-    fake_telegram.user_message(-100777, f"{BOT} in topic", chat_type="supergroup", thread_id=7,
-                               is_topic=True, title="Forum")
+    fake_telegram.user_message(
+        -100777,
+        f"{BOT} in topic",
+        chat_type="supergroup",
+        thread_id=7,
+        is_topic=True,
+        title="Forum",
+    )
     [call] = await fake_telegram.wait_for("sendMessage")
     assert call.params["chat_id"] == -100777
     assert call.params["message_thread_id"] == 7
@@ -113,7 +127,8 @@ async def test_forum_topic_reply_lands_in_topic(start_tg: Start,
 
 
 async def test_own_and_bot_messages_and_channel_posts_ignored(
-        start_tg: Start, fake_telegram: FakeTelegram) -> None:
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
     rt, _ = await start_tg()
     own = fake_telegram.user_message(OWNER, "from myself", push=False)
     own["message"]["from"] = fake_telegram.bot_user
@@ -121,9 +136,16 @@ async def test_own_and_bot_messages_and_channel_posts_ignored(
     other = fake_telegram.user_message(OWNER, "from another bot", push=False)
     other["message"]["from"] = {"id": 555, "is_bot": True, "first_name": "Other"}
     fake_telegram.push_update(other)
-    fake_telegram.push_update({"channel_post": {
-        "message_id": 900, "date": 1700000000, "text": "news",
-        "chat": {"id": -100999, "type": "channel", "title": "News"}}})
+    fake_telegram.push_update(
+        {
+            "channel_post": {
+                "message_id": 900,
+                "date": 1700000000,
+                "text": "news",
+                "chat": {"id": -100999, "type": "channel", "title": "News"},
+            }
+        }
+    )
     fake_telegram.user_message(OWNER, "real user")
     [call] = await fake_telegram.wait_for("sendMessage")
     assert call.params["text"] == "echo: real user"
@@ -132,8 +154,9 @@ async def test_own_and_bot_messages_and_channel_posts_ignored(
     assert not {"from myself", "from another bot", "news"} & set(texts)
 
 
-async def test_long_reply_split_at_4096(start_tg: Start, fake_telegram: FakeTelegram,
-                                        fake_model: FakeModelServer) -> None:
+async def test_long_reply_split_at_4096(
+    start_tg: Start, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+) -> None:
     await start_tg()
     long_reply = " ".join(f"word{i:04d}" for i in range(1000))  # 9999 characters
     fake_model.script(text(long_reply))
@@ -147,8 +170,9 @@ async def test_long_reply_split_at_4096(start_tg: Start, fake_telegram: FakeTele
     assert all(len(c) <= 4096 for c in chunks())
 
 
-async def test_rate_limit_retried_then_delivered(start_tg: Start,
-                                                 fake_telegram: FakeTelegram) -> None:
+async def test_rate_limit_retried_then_delivered(
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
     rt, _ = await start_tg()
     fake_telegram.fail_next("sendMessage", 429, retry_after=1)
     fake_telegram.user_message(OWNER, "busy?")
@@ -164,8 +188,7 @@ async def test_rate_limit_retried_then_delivered(start_tg: Start,
     assert row.attempts == 2 and row.channel == "telegram" and row.to == str(OWNER)
 
 
-async def test_forbidden_recorded_as_failed(start_tg: Start,
-                                            fake_telegram: FakeTelegram) -> None:
+async def test_forbidden_recorded_as_failed(start_tg: Start, fake_telegram: FakeTelegram) -> None:
     rt, _ = await start_tg()
     fake_telegram.fail_next("sendMessage", 403)
     fake_telegram.user_message(OWNER, "are you blocked?")
@@ -180,8 +203,9 @@ async def test_forbidden_recorded_as_failed(start_tg: Start,
     assert len(fake_telegram.calls_for("sendMessage")) == 1  # 403 is not retried
 
 
-async def test_send_off_by_owner_silences_but_stores(start_tg: Start,
-                                                     fake_telegram: FakeTelegram) -> None:
+async def test_send_off_by_owner_silences_but_stores(
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
     rt, _ = await start_tg()
     fake_telegram.user_message(OWNER, "/send off")
     [call] = await fake_telegram.wait_for("sendMessage")
@@ -196,8 +220,7 @@ async def test_send_off_by_owner_silences_but_stores(start_tg: Start,
     assert "anyone there?" in await transcript(rt, "agent:main:main")
 
 
-async def test_send_off_by_non_owner_refused(start_tg: Start,
-                                             fake_telegram: FakeTelegram) -> None:
+async def test_send_off_by_non_owner_refused(start_tg: Start, fake_telegram: FakeTelegram) -> None:
     await start_tg(dmPolicy="open")  # admit mallory (D11), who is not an owner
     fake_telegram.user_message(7, "/send off", username="mallory")
     [call] = await fake_telegram.wait_for("sendMessage")
@@ -205,18 +228,19 @@ async def test_send_off_by_non_owner_refused(start_tg: Start,
     assert call.params["text"] == "⚙️ /send is owner-only."
 
 
-async def test_group_command_with_bot_suffix(start_tg: Start,
-                                             fake_telegram: FakeTelegram) -> None:
+async def test_group_command_with_bot_suffix(start_tg: Start, fake_telegram: FakeTelegram) -> None:
     await start_tg()
-    fake_telegram.user_message(-100123, "/send@crosstalk_test_bot off", chat_type="supergroup",
-                               user_id=OWNER)
+    fake_telegram.user_message(
+        -100123, "/send@crosstalk_test_bot off", chat_type="supergroup", user_id=OWNER
+    )
     [call] = await fake_telegram.wait_for("sendMessage")
     assert call.params["chat_id"] == -100123
     assert call.params["text"] == "⚙️ Send policy set to off."
 
 
-async def test_sessions_list_shows_telegram_sessions(start_tg: Start,
-                                                     fake_telegram: FakeTelegram) -> None:
+async def test_sessions_list_shows_telegram_sessions(
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
     rt, _ = await start_tg()
     fake_telegram.user_message(OWNER, "hi", username="alice")
     fake_telegram.user_message(-100123, f"{BOT} hi all", chat_type="supergroup", title="Team")
@@ -228,19 +252,27 @@ async def test_sessions_list_shows_telegram_sessions(start_tg: Start,
     assert group["kind"] == "group"
     assert group["channel"] == "telegram"
     assert group["displayName"] == "Team"
-    assert group["deliveryContext"] == {"channel": "telegram", "to": "-100123",
-                                        "accountId": "default"}
+    assert group["deliveryContext"] == {
+        "channel": "telegram",
+        "to": "-100123",
+        "accountId": "default",
+    }
     dm = next(row for key, row in rows.items() if key in ("main", "agent:main:main"))
     assert dm["kind"] == "main"
     assert dm["displayName"] == "Alice"
-    assert dm["deliveryContext"] == {"channel": "telegram", "to": str(OWNER),
-                                     "accountId": "default"}
+    assert dm["deliveryContext"] == {
+        "channel": "telegram",
+        "to": str(OWNER),
+        "accountId": "default",
+    }
 
 
-async def test_bad_token_is_a_clear_error(fake_telegram: FakeTelegram,
-                                          make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({"channels": {"telegram": {
-        "botToken": "999:WRONG", "apiBaseUrl": fake_telegram.base_url}}})
+async def test_bad_token_is_a_clear_error(
+    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
+) -> None:
+    rt = await make_runtime(
+        {"channels": {"telegram": {"botToken": "999:WRONG", "apiBaseUrl": fake_telegram.base_url}}}
+    )
     section = rt.config.channels.telegram
     assert section is not None
     [adapter] = build(section, rt)

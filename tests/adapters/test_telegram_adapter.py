@@ -55,8 +55,13 @@ async def make_adapter(fake_telegram: FakeTelegram) -> AsyncIterator[MakeAdapter
 
     def make(account_id: str = "default", **fields: Any) -> TelegramAdapter:
         raw = {"botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url, **fields}
-        adapter = TelegramAdapter(TelegramAccountConfig.model_validate(raw), account_id,
-                                  poll_timeout=1, retry_initial=0.05, retry_max=0.2)
+        adapter = TelegramAdapter(
+            TelegramAccountConfig.model_validate(raw),
+            account_id,
+            poll_timeout=1,
+            retry_initial=0.05,
+            retry_max=0.2,
+        )
         made.append(adapter)
         return adapter
 
@@ -68,17 +73,21 @@ async def make_adapter(fake_telegram: FakeTelegram) -> AsyncIterator[MakeAdapter
 def normalize(update: dict[str, Any]) -> InboundMessage | None:
     parsed = Update.de_json(update, None)
     assert parsed is not None and parsed.message is not None
-    return normalize_message(parsed.message, account_id="default", bot_id=BOT_ID,
-                             bot_username=BOT)
+    return normalize_message(parsed.message, account_id="default", bot_id=BOT_ID, bot_username=BOT)
 
 
 # ---- normalisation (pure) -------------------------------------------------------------------
 
+
 def test_normalize_direct(fake_telegram: FakeTelegram) -> None:
     msg = normalize(fake_telegram.user_message(42, "hi", username="alice", push=False))
     assert msg is not None
-    assert (msg.channel, msg.chat_type, msg.chat_id, msg.sender_id) == ("telegram", "direct",
-                                                                       "42", "42")
+    assert (msg.channel, msg.chat_type, msg.chat_id, msg.sender_id) == (
+        "telegram",
+        "direct",
+        "42",
+        "42",
+    )
     assert msg.sender_name == "Alice" and msg.chat_title is None
     assert msg.thread_id is None and not msg.topic and not msg.mentioned
     assert msg.message_id is not None and msg.timestamp_ms and msg.timestamp_ms > 10**12
@@ -86,12 +95,19 @@ def test_normalize_direct(fake_telegram: FakeTelegram) -> None:
 
 
 def test_normalize_group_topic_and_mention(fake_telegram: FakeTelegram) -> None:
-    msg = normalize(fake_telegram.user_message(
-        -100123, f"hey @{BOT.upper()} look", chat_type="supergroup", thread_id=9,
-        is_topic=True, title="Forum", user_id=5))
+    msg = normalize(
+        fake_telegram.user_message(
+            -100123,
+            f"hey @{BOT.upper()} look",
+            chat_type="supergroup",
+            thread_id=9,
+            is_topic=True,
+            title="Forum",
+            user_id=5,
+        )
+    )
     assert msg is not None
-    assert (msg.chat_type, msg.chat_id, msg.thread_id, msg.topic) == ("group", "-100123", "9",
-                                                                      True)
+    assert (msg.chat_type, msg.chat_id, msg.thread_id, msg.topic) == ("group", "-100123", "9", True)
     assert msg.mentioned and not msg.reply_to_bot
     assert msg.chat_title == "Forum" and msg.sender_id == "5"
     assert msg.reply_to.to == "-100123" and msg.reply_to.thread_id == "9"
@@ -99,39 +115,53 @@ def test_normalize_group_topic_and_mention(fake_telegram: FakeTelegram) -> None:
 
 def test_normalize_reply_thread_is_not_a_topic(fake_telegram: FakeTelegram) -> None:
     # a reply chain in a plain supergroup carries message_thread_id without is_topic_message
-    msg = normalize(fake_telegram.user_message(-100123, "re", chat_type="supergroup",
-                                               thread_id=55, reply_to_bot=True, push=False))
+    msg = normalize(
+        fake_telegram.user_message(
+            -100123, "re", chat_type="supergroup", thread_id=55, reply_to_bot=True, push=False
+        )
+    )
     assert msg is not None
     assert msg.thread_id is None and not msg.topic and msg.reply_to.thread_id is None
     assert msg.reply_to_bot and not msg.mentioned
 
 
 def test_normalize_ignores_other_mentions_and_bots(fake_telegram: FakeTelegram) -> None:
-    msg = normalize(fake_telegram.user_message(-1, "hi @someone_else", chat_type="group",
-                                               push=False))
+    msg = normalize(
+        fake_telegram.user_message(-1, "hi @someone_else", chat_type="group", push=False)
+    )
     assert msg is not None and not msg.mentioned
     update = fake_telegram.user_message(42, "beep", push=False)
     update["message"]["from"] = {"id": 77, "is_bot": True, "first_name": "Bot"}
     assert normalize(update) is None
-    topic_starter = fake_telegram.user_message(-100123, "in topic", chat_type="supergroup",
-                                               thread_id=3, is_topic=True, push=False)
+    topic_starter = fake_telegram.user_message(
+        -100123, "in topic", chat_type="supergroup", thread_id=3, is_topic=True, push=False
+    )
     topic_starter["message"]["reply_to_message"] = {
-        "message_id": 3, "date": 1700000000, "chat": topic_starter["message"]["chat"],
-        "from": fake_telegram.bot_user, "forum_topic_created": {"name": "t", "icon_color": 1}}
+        "message_id": 3,
+        "date": 1700000000,
+        "chat": topic_starter["message"]["chat"],
+        "from": fake_telegram.bot_user,
+        "forum_topic_created": {"name": "t", "icon_color": 1},
+    }
     msg = normalize(topic_starter)
     assert msg is not None and not msg.reply_to_bot
 
 
 # ---- adapter against the fake ---------------------------------------------------------------
 
-async def test_start_status_and_inbound(make_adapter: MakeAdapter,
-                                        fake_telegram: FakeTelegram) -> None:
+
+async def test_start_status_and_inbound(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram
+) -> None:
     adapter = make_adapter("work")
     inbox = Inbox()
     await adapter.start(inbox)
     status = adapter.status()
-    assert (status.state, status.account_id, status.extra["botUsername"]) == ("connected",
-                                                                              "work", BOT)
+    assert (status.state, status.account_id, status.extra["botUsername"]) == (
+        "connected",
+        "work",
+        BOT,
+    )
     assert adapter.mention_patterns == (f"@{BOT}",)
     fake_telegram.user_message(42, "hello")
     msg = await inbox.next()
@@ -147,8 +177,9 @@ async def test_start_status_and_inbound(make_adapter: MakeAdapter,
         await adapter.send_text(msg.reply_to, "too late")
 
 
-async def test_send_text_maps_errors(make_adapter: MakeAdapter,
-                                     fake_telegram: FakeTelegram) -> None:
+async def test_send_text_maps_errors(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram
+) -> None:
     adapter = make_adapter()
     await adapter.start(Inbox())
     target = DeliveryContext(channel="telegram", to="-100123", thread_id="4")
@@ -180,8 +211,9 @@ async def test_missing_token_is_a_clear_error(fake_telegram: FakeTelegram) -> No
     assert adapter.status().state == "failed"
 
 
-async def test_connect_failure_retries_in_background(make_adapter: MakeAdapter,
-                                                     fake_telegram: FakeTelegram) -> None:
+async def test_connect_failure_retries_in_background(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram
+) -> None:
     fake_telegram.fail_next("getMe", 502, times=2)
     adapter = make_adapter()
     inbox = Inbox()
@@ -195,8 +227,9 @@ async def test_connect_failure_retries_in_background(make_adapter: MakeAdapter,
     assert (await inbox.next()).text == "after outage"
 
 
-async def test_polling_trouble_shows_in_status(make_adapter: MakeAdapter,
-                                               fake_telegram: FakeTelegram) -> None:
+async def test_polling_trouble_shows_in_status(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram
+) -> None:
     adapter = make_adapter()
     await adapter.start(Inbox())
     fake_telegram.fail_next("getUpdates", 409)
@@ -204,10 +237,15 @@ async def test_polling_trouble_shows_in_status(make_adapter: MakeAdapter,
     assert "conflict" in (adapter.status().detail or "")
 
 
-async def test_webhook_mode(make_adapter: MakeAdapter, fake_telegram: FakeTelegram,
-                            unused_tcp_port: int) -> None:
-    adapter = make_adapter(mode="webhook", webhookSecret="s3cret", webhookPort=unused_tcp_port,
-                           webhookUrl=f"http://127.0.0.1:{unused_tcp_port}/tg/hook")
+async def test_webhook_mode(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram, unused_tcp_port: int
+) -> None:
+    adapter = make_adapter(
+        mode="webhook",
+        webhookSecret="s3cret",
+        webhookPort=unused_tcp_port,
+        webhookUrl=f"http://127.0.0.1:{unused_tcp_port}/tg/hook",
+    )
     inbox = Inbox()
     await adapter.start(inbox)
     assert adapter.status().state == "connected"
@@ -219,8 +257,10 @@ async def test_webhook_mode(make_adapter: MakeAdapter, fake_telegram: FakeTelegr
     msg = await inbox.next()
     assert msg.text == "via hook" and msg.chat_id == "42"
     fake_telegram.webhook_secret = "forged"
-    assert await fake_telegram.deliver_webhook(
-        fake_telegram.user_message(42, "forged", push=False)) == 403
+    assert (
+        await fake_telegram.deliver_webhook(fake_telegram.user_message(42, "forged", push=False))
+        == 403
+    )
     await adapter.send_text(msg.reply_to, "hook reply")
     [call] = await fake_telegram.wait_for("sendMessage")
     assert call.params["text"] == "hook reply"
@@ -233,24 +273,42 @@ async def test_webhook_without_url_is_rejected(make_adapter: MakeAdapter) -> Non
         await adapter.start(Inbox())
 
 
-async def test_factory_builds_one_adapter_per_account(fake_telegram: FakeTelegram,
-                                                      make_config: Callable[..., Any]) -> None:
+async def test_factory_builds_one_adapter_per_account(
+    fake_telegram: FakeTelegram, make_config: Callable[..., Any]
+) -> None:
     from adapters.factory import build_adapters
 
-    config = make_config({"channels": {"webchat": {"enabled": False}, "telegram": {
-        "botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url,
-        "accounts": {"Work": {"botToken": fake_telegram.token,
-                              "apiBaseUrl": fake_telegram.base_url, "mode": "webhook",
-                              "webhookUrl": "https://example.test/tg"}}}}})
+    config = make_config(
+        {
+            "channels": {
+                "webchat": {"enabled": False},
+                "telegram": {
+                    "botToken": fake_telegram.token,
+                    "apiBaseUrl": fake_telegram.base_url,
+                    "accounts": {
+                        "Work": {
+                            "botToken": fake_telegram.token,
+                            "apiBaseUrl": fake_telegram.base_url,
+                            "mode": "webhook",
+                            "webhookUrl": "https://example.test/tg",
+                        }
+                    },
+                },
+            }
+        }
+    )
     adapters = build_adapters(config, runtime=None)  # type: ignore[arg-type]
-    assert [(a.channel, a.account_id) for a in adapters] == [("telegram", "default"),
-                                                             ("telegram", "work")]
+    assert [(a.channel, a.account_id) for a in adapters] == [
+        ("telegram", "default"),
+        ("telegram", "work"),
+    ]
     assert all(isinstance(a, TelegramAdapter) and a.text_limit == 4096 for a in adapters)
     assert [a.status().extra["mode"] for a in adapters] == ["polling", "webhook"]
 
 
-async def test_stop_confirms_what_was_routed(make_adapter: MakeAdapter,
-                                             fake_telegram: FakeTelegram) -> None:
+async def test_stop_confirms_what_was_routed(
+    make_adapter: MakeAdapter, fake_telegram: FakeTelegram
+) -> None:
     """An update routed just before a stop is confirmed by the stop itself: the next poller
     (a restart, or another process taking the connection over) must not get it again."""
     adapter = make_adapter()

@@ -16,27 +16,33 @@ from tests.conftest import ConfigFactory
 from tests.polling import user_texts
 
 
-@pytest.mark.parametrize("bad", [
-    {"type": "message", "text": None},
-    {"type": "message", "text": 5},
-    {"type": "message", "text": ["hi"]},
-    {"type": "message", "text": {"t": "hi"}},
-    {"type": "message", "text": True},
-    {"type": "message", "text": "   "},
-    {"type": "message"},
-    ["message", "hi"],
-    "[[[[[[[[[[" * 10_000,
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "message", "text": None},
+        {"type": "message", "text": 5},
+        {"type": "message", "text": ["hi"]},
+        {"type": "message", "text": {"t": "hi"}},
+        {"type": "message", "text": True},
+        {"type": "message", "text": "   "},
+        {"type": "message"},
+        ["message", "hi"],
+        "[[[[[[[[[[" * 10_000,
+    ],
+)
 async def test_frames_without_string_text_get_an_error_and_start_no_run(
-        make_config: ConfigFactory, bad: Any) -> None:
+    make_config: ConfigFactory, bad: Any
+) -> None:
     rt = Runtime(make_config())
     adapter = WebchatAdapter.for_runtime(rt)
     await rt.start(adapters=[adapter], probe_models=False)
     server = TestServer(build_app(rt, "test-token", [adapter]))
     await server.start_server()
     try:
-        async with aiohttp.ClientSession() as http, \
-                http.ws_connect(server.make_url("/ws?token=test-token")) as ws:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(server.make_url("/ws?token=test-token")) as ws,
+        ):
             assert json.loads((await ws.receive(timeout=5)).data)["type"] == "history"
             await ws.send_str(bad if isinstance(bad, str) else json.dumps(bad))
             frame = json.loads((await ws.receive(timeout=5)).data)

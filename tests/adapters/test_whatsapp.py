@@ -67,11 +67,12 @@ async def gateway(rt: Runtime, fake: FakeWhatsApp, adapter: WhatsAppAdapter) -> 
     return server
 
 
-async def started_runtime(make_runtime: RuntimeFactory, fake: FakeWhatsApp,
-                          adapter_kw: dict[str, Any] | None = None
-                          ) -> tuple[Runtime, WhatsAppAdapter]:
-    rt = await make_runtime({"channels": {"whatsapp": {**fake.config(), "dmPolicy": "open",
-                                                       "streaming": "off"}}})
+async def started_runtime(
+    make_runtime: RuntimeFactory, fake: FakeWhatsApp, adapter_kw: dict[str, Any] | None = None
+) -> tuple[Runtime, WhatsAppAdapter]:
+    rt = await make_runtime(
+        {"channels": {"whatsapp": {**fake.config(), "dmPolicy": "open", "streaming": "off"}}}
+    )
     section = rt.config.channels.whatsapp  # type: ignore[attr-defined]
     [(account_id, acc)] = section.iter_accounts()
     adapter = WhatsAppAdapter(acc, account_id, **(adapter_kw or {}))
@@ -90,12 +91,18 @@ async def test_verify_challenge(fake_whatsapp: FakeWhatsApp) -> None:
         import aiohttp
 
         async with aiohttp.ClientSession() as http:
-            ok = {"hub.mode": "subscribe", "hub.verify_token": fake_whatsapp.verify_token,
-                  "hub.challenge": "1158201444"}
+            ok = {
+                "hub.mode": "subscribe",
+                "hub.verify_token": fake_whatsapp.verify_token,
+                "hub.challenge": "1158201444",
+            }
             async with http.get(client, params=ok) as resp:
                 assert (resp.status, await resp.text()) == (200, "1158201444")
-            for bad in ({**ok, "hub.verify_token": "guess"}, {**ok, "hub.mode": "unsubscribe"},
-                        {"hub.challenge": "x"}):
+            for bad in (
+                {**ok, "hub.verify_token": "guess"},
+                {**ok, "hub.mode": "unsubscribe"},
+                {"hub.challenge": "x"},
+            ):
                 async with http.get(client, params=bad) as resp:
                     assert resp.status == 403
                     body = await resp.json()
@@ -105,8 +112,8 @@ async def test_verify_challenge(fake_whatsapp: FakeWhatsApp) -> None:
 
 
 async def test_bad_or_missing_signature_is_401_and_nothing_is_stored(
-        fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory,
-        fake_model: FakeModelServer) -> None:
+    fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt, adapter = await started_runtime(make_runtime, fake_whatsapp)
     server = await gateway(rt, fake_whatsapp, adapter)
     try:
@@ -116,7 +123,8 @@ async def test_bad_or_missing_signature_is_401_and_nothing_is_stored(
         assert (await fake_whatsapp.post_webhook(payload, app_secret="not-the-secret"))[0] == 401
         tampered = raw.replace(b"let me in", b"evil twin")
         status, body = await fake_whatsapp.post_webhook(
-            tampered, signature=fake_whatsapp_sig(fake_whatsapp, raw))
+            tampered, signature=fake_whatsapp_sig(fake_whatsapp, raw)
+        )
         assert status == 401 and "X-Hub-Signature-256" in json.loads(body)["error"]["message"]
         assert await rt.store.list_sessions(SessionQuery(include_reserved=True)) == []
         assert fake_model.requests == []
@@ -156,18 +164,30 @@ async def test_webhook_before_start_is_retried_by_meta(fake_whatsapp: FakeWhatsA
 
 
 async def test_statuses_reactions_and_other_numbers_start_nothing(
-        fake_whatsapp: FakeWhatsApp) -> None:
+    fake_whatsapp: FakeWhatsApp,
+) -> None:
     adapter = WhatsAppAdapter(account(fake_whatsapp))
     server = await serve(fake_whatsapp, adapter)
     inbox = Inbox()
     await adapter.start(inbox)
     try:
-        fake_whatsapp.deliver(fake_whatsapp.payload(statuses=[
-            fake_whatsapp.status("wamid.OUT1", ANN, "delivered")]))
-        fake_whatsapp.deliver(fake_whatsapp.payload(messages=[fake_whatsapp.message(
-            ANN, kind="reaction", media={"message_id": "wamid.OUT1", "emoji": "👍"})]))
-        fake_whatsapp.deliver(fake_whatsapp.payload(
-            messages=[fake_whatsapp.message(ANN, "not ours")], phone_number_id="999"))
+        fake_whatsapp.deliver(
+            fake_whatsapp.payload(statuses=[fake_whatsapp.status("wamid.OUT1", ANN, "delivered")])
+        )
+        fake_whatsapp.deliver(
+            fake_whatsapp.payload(
+                messages=[
+                    fake_whatsapp.message(
+                        ANN, kind="reaction", media={"message_id": "wamid.OUT1", "emoji": "👍"}
+                    )
+                ]
+            )
+        )
+        fake_whatsapp.deliver(
+            fake_whatsapp.payload(
+                messages=[fake_whatsapp.message(ANN, "not ours")], phone_number_id="999"
+            )
+        )
         fake_whatsapp.user_message(ANN, "barrier")
         await fake_whatsapp.wait_delivered()
         assert [m.text for m in inbox.messages] == ["barrier"]
@@ -187,8 +207,11 @@ async def test_two_numbers_share_the_route(fake_whatsapp: FakeWhatsApp) -> None:
     await first.start(a)
     await second.start(b)
     try:
-        fake_whatsapp.deliver(fake_whatsapp.payload(
-            messages=[fake_whatsapp.message(ANN, "to work")], phone_number_id="222000333"))
+        fake_whatsapp.deliver(
+            fake_whatsapp.payload(
+                messages=[fake_whatsapp.message(ANN, "to work")], phone_number_id="222000333"
+            )
+        )
         fake_whatsapp.user_message(ANN, "to default")
         await fake_whatsapp.wait_delivered()
         assert [m.text for m in a.messages] == ["to default"]
@@ -203,7 +226,8 @@ async def test_two_numbers_share_the_route(fake_whatsapp: FakeWhatsApp) -> None:
 
 
 async def test_reply_outside_the_window_fails_visibly_without_calling_graph(
-        fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory) -> None:
+    fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory
+) -> None:
     clock = Clock()
     fake_whatsapp.clock = clock
     rt, adapter = await started_runtime(make_runtime, fake_whatsapp, {"clock": clock})
@@ -275,7 +299,8 @@ async def _true(value: bool) -> bool:
 
 
 async def test_a_later_failed_status_corrects_the_delivery_log(
-        fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory) -> None:
+    fake_whatsapp: FakeWhatsApp, make_runtime: RuntimeFactory
+) -> None:
     """A cron or announce to someone this process never heard from: Graph accepts it, then
     reports 131047; the delivery that was `delivered` becomes `failed` with the reason (D166)."""
     from core.delivery_context import DeliveryContext
@@ -329,8 +354,12 @@ async def test_typing_marks_the_message_read(fake_whatsapp: FakeWhatsApp) -> Non
         await adapter.send_typing(target)  # renewed at most every 20 s
         [read] = fake_whatsapp.calls_for("markRead")
         wamid = first["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
-        assert read.params == {"messaging_product": "whatsapp", "status": "read",
-                               "message_id": wamid, "typing_indicator": {"type": "text"}}
+        assert read.params == {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": wamid,
+            "typing_indicator": {"type": "text"},
+        }
         fake_whatsapp.user_message(ANN, "two")
         await fake_whatsapp.wait_delivered()
         await adapter.send_typing(target)  # a new message: read and typing again
@@ -349,32 +378,43 @@ async def test_media_arrives_as_an_attachment(fake_whatsapp: FakeWhatsApp) -> No
         photo = fake_whatsapp.add_media(b"\xff\xd8jpegbytes", "image/jpeg")
         voice = fake_whatsapp.add_media(b"OggS", "audio/ogg; codecs=opus")
         doc = fake_whatsapp.add_media(b"%PDF", "application/pdf")
-        fake_whatsapp.user_message(ANN, "look", kind="image",
-                                   media={"id": photo, "mime_type": "image/jpeg"})
-        fake_whatsapp.user_message(ANN, None, kind="audio",  # type: ignore[arg-type]
-                                   media={"id": voice, "mime_type": "audio/ogg; codecs=opus",
-                                          "voice": True})
-        fake_whatsapp.user_message(ANN, None, kind="document",  # type: ignore[arg-type]
-                                   media={"id": doc, "mime_type": "application/pdf",
-                                          "filename": "report.pdf"})
+        fake_whatsapp.user_message(
+            ANN, "look", kind="image", media={"id": photo, "mime_type": "image/jpeg"}
+        )
+        fake_whatsapp.user_message(
+            ANN,
+            None,
+            kind="audio",  # type: ignore[arg-type]
+            media={"id": voice, "mime_type": "audio/ogg; codecs=opus", "voice": True},
+        )
+        fake_whatsapp.user_message(
+            ANN,
+            None,
+            kind="document",  # type: ignore[arg-type]
+            media={"id": doc, "mime_type": "application/pdf", "filename": "report.pdf"},
+        )
         await fake_whatsapp.wait_delivered()
         image, note, pdf = inbox.messages
         [att] = image.attachments
         assert (image.text, att.kind, att.mime, att.file_id) == (
-            "look", "image", "image/jpeg", photo)
+            "look",
+            "image",
+            "image/jpeg",
+            photo,
+        )
         assert await adapter.fetch_attachment(att) == b"\xff\xd8jpegbytes"
         assert (note.text, note.attachments[0].kind) == ("", "voice")
         assert (pdf.attachments[0].kind, pdf.attachments[0].name) == ("file", "report.pdf")
-        [info, download] = [c for c in fake_whatsapp.calls
-                            if c.method in ("getMedia", "downloadMedia")]
+        [info, download] = [
+            c for c in fake_whatsapp.calls if c.method in ("getMedia", "downloadMedia")
+        ]
         assert info.token == download.token == fake_whatsapp.token
     finally:
         await adapter.stop()
         await server.close()
 
 
-async def test_bad_token_or_missing_settings_fail_the_start(fake_whatsapp: FakeWhatsApp
-                                                            ) -> None:
+async def test_bad_token_or_missing_settings_fail_the_start(fake_whatsapp: FakeWhatsApp) -> None:
     adapter = WhatsAppAdapter(account(fake_whatsapp, accessToken="EAAwrong"), "work")
     with pytest.raises(ChannelUnavailable, match="whatsapp account work") as info:
         await adapter.start(Inbox())
@@ -387,7 +427,8 @@ async def test_bad_token_or_missing_settings_fail_the_start(fake_whatsapp: FakeW
 
 
 async def test_network_trouble_at_start_retries_in_the_background(
-        fake_whatsapp: FakeWhatsApp) -> None:
+    fake_whatsapp: FakeWhatsApp,
+) -> None:
     fake_whatsapp.fail_next("getPhoneNumber", 503, times=2)
     adapter = WhatsAppAdapter(account(fake_whatsapp), retry_initial=0.01)
     await adapter.start(Inbox())

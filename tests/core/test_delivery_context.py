@@ -50,8 +50,16 @@ def test_normalize_channel(raw: object, expected: str | None) -> None:
 
 
 def test_known_channels() -> None:
-    assert {"telegram", "discord", "slack", "webchat", "whatsapp", "signal", "imessage",
-            "googlechat"} == KNOWN_CHANNELS
+    assert {
+        "telegram",
+        "discord",
+        "slack",
+        "webchat",
+        "whatsapp",
+        "signal",
+        "imessage",
+        "googlechat",
+    } == KNOWN_CHANNELS
 
 
 # --- model ------------------------------------------------------------------------------------
@@ -78,7 +86,10 @@ def test_model_is_frozen() -> None:
 def test_model_serialises_camel_case_without_nulls() -> None:
     context = DeliveryContext(channel="slack", to="channel:C1", account_id="acct", thread_id=5)
     assert context.model_dump() == {
-        "channel": "slack", "to": "channel:C1", "accountId": "acct", "threadId": 5,
+        "channel": "slack",
+        "to": "channel:C1",
+        "accountId": "acct",
+        "threadId": 5,
     }
     assert json.loads(DeliveryContext(channel="slack").model_dump_json()) == {"channel": "slack"}
     assert DeliveryContext().model_dump() == {}
@@ -97,15 +108,25 @@ def test_case_143_trims_everything() -> None:
     )
     assert result == DeliveryContext(channel="whatsapp", to="+1555", account_id="acct-1")
     assert result is not None and result.model_dump() == {
-        "channel": "whatsapp", "to": "+1555", "accountId": "acct-1",
+        "channel": "whatsapp",
+        "to": "+1555",
+        "accountId": "acct-1",
     }
 
 
 @pytest.mark.parametrize(
     "value",
-    [None, {}, {"channel": "  "}, {"to": " ", "accountId": "", "threadId": "  "},
-     {"threadId": math.nan}, {"threadId": math.inf}, {"threadId": True}, {"channel": 3},
-     DeliveryContext()],
+    [
+        None,
+        {},
+        {"channel": "  "},
+        {"to": " ", "accountId": "", "threadId": "  "},
+        {"threadId": math.nan},
+        {"threadId": math.inf},
+        {"threadId": True},
+        {"channel": 3},
+        DeliveryContext(),
+    ],
 )
 def test_case_144_empty_is_none(value: Any) -> None:
     assert normalize_delivery_context(value) is None
@@ -120,8 +141,19 @@ def test_to_and_account_keep_case() -> None:
 
 @pytest.mark.parametrize(
     ("thread", "expected"),
-    [(42.9, 42), (-1.5, -1), (0, 0), (7, 7), (" 999 ", "999"), ("123.456", "123.456"),
-     (0.0, 0), ("", None), (None, None), (False, None), ([1], None)],
+    [
+        (42.9, 42),
+        (-1.5, -1),
+        (0, 0),
+        (7, 7),
+        (" 999 ", "999"),
+        ("123.456", "123.456"),
+        (0.0, 0),
+        ("", None),
+        (None, None),
+        (False, None),
+        ([1], None),
+    ],
 )
 def test_case_150_thread_id(thread: Any, expected: str | int | None) -> None:
     result = normalize_delivery_context({"channel": "telegram", "threadId": thread})
@@ -171,8 +203,10 @@ def test_merge_edge_cases() -> None:
     [
         ({"channel": "whatsapp", "to": "+1555"}, "whatsapp|+1555||"),
         ({"channel": "whatsapp", "to": "+1555", "accountId": "acct-1"}, "whatsapp|+1555|acct-1|"),
-        ({"channel": "slack", "to": "channel:C1", "threadId": "123.456"},
-         "slack|channel:C1||123.456"),
+        (
+            {"channel": "slack", "to": "channel:C1", "threadId": "123.456"},
+            "slack|channel:C1||123.456",
+        ),
         ({"channel": " Slack ", "to": " channel:C1 ", "threadId": 0}, "slack|channel:C1||0"),
         ({"channel": "telegram", "to": "1", "accountId": "a", "threadId": 9.7}, "telegram|1|a|9"),
         ({"channel": "whatsapp"}, None),
@@ -189,26 +223,41 @@ def test_case_146_delivery_context_key(value: Any, expected: str | None) -> None
 
 def test_case_147_last_channel_beats_entry_channel() -> None:
     result = session_delivery_fields(
-        channel="webchat", last_channel=" whatsapp ", last_to=" +1777 ",
-        last_account_id=" acct-9 ", last_thread_id=None, delivery_context=None,
+        channel="webchat",
+        last_channel=" whatsapp ",
+        last_to=" +1777 ",
+        last_account_id=" acct-9 ",
+        last_thread_id=None,
+        delivery_context=None,
     )
     assert result == DeliveryContext(channel="whatsapp", to="+1777", account_id="acct-9")
 
 
 def test_case_148_entry_channel_fills_in() -> None:
     result = session_delivery_fields(
-        channel="telegram", last_channel=None, last_to=" 123 ", last_account_id=None,
-        last_thread_id=" 999 ", delivery_context=None,
+        channel="telegram",
+        last_channel=None,
+        last_to=" 123 ",
+        last_account_id=None,
+        last_thread_id=" 999 ",
+        delivery_context=None,
     )
     assert result == DeliveryContext(channel="telegram", to="123", thread_id="999")
 
 
 def test_case_149_last_fields_win_over_stale_context() -> None:
     result = session_delivery_fields(
-        last_channel=" whatsapp ", last_to=" +1555 ", last_account_id=None, last_thread_id=None,
+        last_channel=" whatsapp ",
+        last_to=" +1555 ",
+        last_account_id=None,
+        last_thread_id=None,
         channel=None,
-        delivery_context={"channel": " Slack ", "to": " channel:1 ", "accountId": " acct-2 ",
-                          "threadId": " 444 "},
+        delivery_context={
+            "channel": " Slack ",
+            "to": " channel:1 ",
+            "accountId": " acct-2 ",
+            "threadId": " 444 ",
+        },
     )
     assert result == DeliveryContext(
         channel="whatsapp", to="+1555", account_id="acct-2", thread_id="444"
@@ -224,7 +273,8 @@ def test_missing_last_fields_come_from_context() -> None:
 
 def test_context_channel_beats_entry_origin_channel() -> None:
     result = session_delivery_fields(
-        channel="webchat", delivery_context={"channel": "slack", "to": "channel:C1"},
+        channel="webchat",
+        delivery_context={"channel": "slack", "to": "channel:C1"},
     )
     assert result == DeliveryContext(channel="slack", to="channel:C1")
 

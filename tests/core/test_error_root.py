@@ -15,9 +15,20 @@ from core.store.ledger import DuplicateInbound
 from core.store.store import StoreError
 
 
-@pytest.mark.parametrize("error", [ConfigError, StoreError, DuplicateInbound, ModelNotAvailable,
-                                   MissingExtra, HttpError, CronError, PluginError,
-                                   LifecycleError])
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConfigError,
+        StoreError,
+        DuplicateInbound,
+        ModelNotAvailable,
+        MissingExtra,
+        HttpError,
+        CronError,
+        PluginError,
+        LifecycleError,
+    ],
+)
 def test_deliberate_errors_share_the_root(error: type[Exception]) -> None:
     assert issubclass(error, CrosstalkError)
 

@@ -71,8 +71,13 @@ def test_normalize_agent_id_long_valid_looking_value_is_cut_to_64() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("Acct-1", "acct-1"), (" Work Account ", "work-account"), ("", "default"),
-     (None, "default"), ("***", "default")],
+    [
+        ("Acct-1", "acct-1"),
+        (" Work Account ", "work-account"),
+        ("", "default"),
+        (None, "default"),
+        ("***", "default"),
+    ],
 )
 def test_normalize_account_id(raw: str | None, expected: str) -> None:
     assert normalize_account_id(raw) == expected
@@ -191,8 +196,13 @@ def test_parsed_key_is_frozen_with_slots() -> None:
 
 @pytest.mark.parametrize(
     ("key", "expected"),
-    [("agent:Research:main", "research"), ("cron:job", "main"), ("main", "main"),
-     ("global", "main"), ("agent:x", "main")],
+    [
+        ("agent:Research:main", "research"),
+        ("cron:job", "main"),
+        ("main", "main"),
+        ("global", "main"),
+        ("agent:x", "main"),
+    ],
 )
 def test_agent_id_of_counts_bare_keys_as_main(key: str, expected: str) -> None:
     assert agent_id_of(key) == expected
@@ -419,8 +429,14 @@ def test_kind(key: str, expected: str) -> None:
 
 def test_kind_acceptance_case_6_bare_keys() -> None:
     model = KeyModel()
-    keys = ["hook:x", "node-1", "node:2", "agent:main:discord:group:dev",
-            "agent:main:slack:channel:c1", "agent:main:subagent:abc"]
+    keys = [
+        "hook:x",
+        "node-1",
+        "node:2",
+        "agent:main:discord:group:dev",
+        "agent:main:slack:channel:c1",
+        "agent:main:subagent:abc",
+    ]
     assert [model.kind(k) for k in keys] == ["hook", "node", "node", "group", "group", "other"]
 
 
@@ -527,11 +543,17 @@ def test_dm_key_identity_link_first_name_wins() -> None:
     [
         (("main", "discord", "group", "Dev"), {}, "agent:main:discord:group:dev"),
         (("Ops", "Slack", "channel", "C01ABC"), {}, "agent:ops:slack:channel:c01abc"),
-        (("main", "telegram", "group", "-100123", 42), {"topic": True},
-         "agent:main:telegram:group:-100123:topic:42"),
+        (
+            ("main", "telegram", "group", "-100123", 42),
+            {"topic": True},
+            "agent:main:telegram:group:-100123:topic:42",
+        ),
         (("main", "discord", "channel", "1", "777"), {}, "agent:main:discord:channel:1:thread:777"),
-        (("main", "slack", "channel", "C1", "1700.55"), {},
-         "agent:main:slack:channel:c1:thread:1700.55"),
+        (
+            ("main", "slack", "channel", "C1", "1700.55"),
+            {},
+            "agent:main:slack:channel:c1:thread:1700.55",
+        ),
         (("main", "discord", "group", "1", " "), {}, "agent:main:discord:group:1"),
         (("main", "discord", "group", "1", 0), {}, "agent:main:discord:group:1:thread:0"),
         ((None, "gchat", "group", " "), {}, "agent:main:googlechat:group:unknown"),
@@ -549,9 +571,14 @@ def test_group_key_rejects_other_chat_types() -> None:
         KeyModel().group_key("main", "discord", "direct", "1")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("agent", "prefix"), [("RESEARCH", "agent:research:subagent:"),
-                                               ("My Agent!", "agent:my-agent:subagent:"),
-                                               (None, "agent:ops:subagent:")])
+@pytest.mark.parametrize(
+    ("agent", "prefix"),
+    [
+        ("RESEARCH", "agent:research:subagent:"),
+        ("My Agent!", "agent:my-agent:subagent:"),
+        (None, "agent:ops:subagent:"),
+    ],
+)
 def test_subagent_key_cases_11_12(agent: str | None, prefix: str) -> None:
     model = KeyModel(default_agent_id="ops")
     key = model.subagent_key(agent)
@@ -594,10 +621,14 @@ def test_cron_and_node_keys_need_an_id(call: str) -> None:
         ("agent:main:discord:group:dev", AnnounceTarget("discord", "channel:dev")),
         ("agent:main:discord:channel:123", AnnounceTarget("discord", "channel:123")),
         ("agent:main:slack:group:g1", AnnounceTarget("slack", "channel:g1")),
-        ("agent:main:slack:channel:c1:thread:1700000000.123456",
-         AnnounceTarget("slack", "channel:c1", "1700000000.123456")),
-        ("agent:main:telegram:group:-100123:topic:42",
-         AnnounceTarget("telegram", "group:-100123", "42")),
+        (
+            "agent:main:slack:channel:c1:thread:1700000000.123456",
+            AnnounceTarget("slack", "channel:c1", "1700000000.123456"),
+        ),
+        (
+            "agent:main:telegram:group:-100123:topic:42",
+            AnnounceTarget("telegram", "group:-100123", "42"),
+        ),
         ("agent:main:telegram:channel:-100", AnnounceTarget("telegram", "channel:-100")),
         ("agent:main:whatsapp:group:123@g.us", AnnounceTarget("whatsapp", "group:123@g.us")),
         ("agent:main:signal:group:abc:thread:7", AnnounceTarget("signal", "group:abc", "7")),
@@ -606,8 +637,10 @@ def test_cron_and_node_keys_need_an_id(call: str) -> None:
         ("agent:main:matrix:group:room", AnnounceTarget("matrix", "room")),
         ("agent:main:Matrix:channel:room:topic:3", AnnounceTarget("matrix", "room", "3")),
         ("discord:group:dev", AnnounceTarget("discord", "channel:dev")),
-        ("agent:main:discord:group:dev:thread:abc",
-         AnnounceTarget("discord", "channel:dev:thread:abc")),
+        (
+            "agent:main:discord:group:dev:thread:abc",
+            AnnounceTarget("discord", "channel:dev:thread:abc"),
+        ),
         ("agent:main:discord:group:a:b", AnnounceTarget("discord", "channel:a:b")),
         ("agent:main:discord:group:topic:5", AnnounceTarget("discord", "channel:topic:5")),
         ("agent:main:main", None),
@@ -675,8 +708,20 @@ RAW_KEYS = st.one_of(
     st.tuples(AGENTS, st.lists(SEGMENT, max_size=4)).map(
         lambda t: ":".join(["agent", t[0], *t[1]])
     ),
-    st.sampled_from(["main", "global", "unknown", "Main", "primary", "agent:main:main",
-                     "cron:x", "hook:y", "node-1", "discord:group:dev"]),
+    st.sampled_from(
+        [
+            "main",
+            "global",
+            "unknown",
+            "Main",
+            "primary",
+            "agent:main:main",
+            "cron:x",
+            "hook:y",
+            "node-1",
+            "discord:group:dev",
+        ]
+    ),
 )
 SAFE_CHANNEL = st.one_of(
     st.sampled_from(sorted(KNOWN_CHANNELS)),
@@ -733,11 +778,23 @@ def test_main_keys_round_trip_for_own_and_other_agents(
     assert model.kind(key) == "main"
 
 
-@given(MODELS, st.none() | AGENTS, SAFE_CHANNEL, st.sampled_from(["group", "channel"]),
-       st.text(max_size=20), st.none() | st.text(max_size=10) | st.integers(), st.booleans())
+@given(
+    MODELS,
+    st.none() | AGENTS,
+    SAFE_CHANNEL,
+    st.sampled_from(["group", "channel"]),
+    st.text(max_size=20),
+    st.none() | st.text(max_size=10) | st.integers(),
+    st.booleans(),
+)
 def test_group_keys_are_groups(
-    model: KeyModel, agent: str | None, channel: str, chat_type: str, chat_id: str,
-    thread: str | int | None, topic: bool,
+    model: KeyModel,
+    agent: str | None,
+    channel: str,
+    chat_type: str,
+    chat_id: str,
+    thread: str | int | None,
+    topic: bool,
 ) -> None:
     key = model.group_key(agent, channel, chat_type, chat_id, thread, topic=topic)  # type: ignore[arg-type]
     assert model.kind(key) == "group"
@@ -748,8 +805,13 @@ def test_group_keys_are_groups(
     assert target is not None and target.channel == channel
 
 
-@given(st.sampled_from(["per-peer", "per-channel-peer", "per-account-channel-peer"]),
-       st.none() | AGENTS, SAFE_CHANNEL, st.text(max_size=20), st.none() | st.text(max_size=10))
+@given(
+    st.sampled_from(["per-peer", "per-channel-peer", "per-account-channel-peer"]),
+    st.none() | AGENTS,
+    SAFE_CHANNEL,
+    st.text(max_size=20),
+    st.none() | st.text(max_size=10),
+)
 def test_dm_keys_are_other(
     dm_scope: str, agent: str | None, channel: str, peer: str, account: str | None
 ) -> None:

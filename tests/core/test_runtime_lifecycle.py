@@ -12,8 +12,9 @@ from core.runtime import Runtime
 
 
 def _config(tmp_path: Path) -> CrosstalkConfig:
-    return validate_config({"gateway": {"stateDir": str(tmp_path / "state"),
-                                        "auth": {"token": "test-token"}}})
+    return validate_config(
+        {"gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "test-token"}}}
+    )
 
 
 def _state(rt: Runtime) -> str:
@@ -62,9 +63,12 @@ async def test_async_with_stops_when_the_body_fails(tmp_path: Path) -> None:
 
 async def test_a_failed_start_can_be_stopped(tmp_path: Path) -> None:
     """The gateway stops a runtime whose start failed (a plugin that is not installed)."""
-    config = validate_config({"gateway": {"stateDir": str(tmp_path / "state"),
-                                          "auth": {"token": "test-token"}},
-                              "plugins": {"enabled": ["no-such-plugin"]}})
+    config = validate_config(
+        {
+            "gateway": {"stateDir": str(tmp_path / "state"), "auth": {"token": "test-token"}},
+            "plugins": {"enabled": ["no-such-plugin"]},
+        }
+    )
     rt = Runtime(config)
     with pytest.raises(CrosstalkError, match="no-such-plugin"):
         await rt.start(probe_models=False)

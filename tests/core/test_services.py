@@ -11,8 +11,9 @@ from core.store import Store
 
 
 def _declared(proto: type) -> list[str]:
-    return sorted(n for n, v in vars(proto).items()
-                  if not n.startswith("_") and inspect.isfunction(v))
+    return sorted(
+        n for n, v in vars(proto).items() if not n.startswith("_") and inspect.isfunction(v)
+    )
 
 
 def test_every_facade_call_exists_on_the_store_with_its_arguments() -> None:
@@ -30,4 +31,3 @@ def test_every_facade_call_exists_on_the_store_with_its_arguments() -> None:
             assert real[param].default == spec.default, f"Store.{name}({param}) default"
         is_async = inspect.iscoroutinefunction(getattr(SessionStore, name))
         assert inspect.iscoroutinefunction(getattr(Store, name)) == is_async, name
-

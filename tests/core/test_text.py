@@ -14,7 +14,8 @@ def test_bad_characters_become_replacement_characters() -> None:
     assert clean_text("ok é 😀") == "ok é 😀"
     assert clean_text("\ud83d\ude00") == "😀"  # a valid pair, as Python keeps it, is joined
     assert clean_json({"k\x00": ["\ud800", 5, None, {"x": "\x00"}]}) == {
-        "k\ufffd": ["\ufffd", 5, None, {"x": "\ufffd"}]}
+        "k\ufffd": ["\ufffd", 5, None, {"x": "\ufffd"}]
+    }
 
 
 @given(st.text(alphabet=st.characters(codec=None, blacklist_categories=())))

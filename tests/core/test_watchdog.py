@@ -24,11 +24,22 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 WATCHDOG = {"gateway": {"watchdogSeconds": 1.5}}
 
 
-async def test_hanging_long_poll_is_restarted(fake_telegram: FakeTelegram,
-                                              make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({**WATCHDOG, "channels": {"telegram": {
-        "botToken": fake_telegram.token, "apiBaseUrl": fake_telegram.base_url,
-        "owners": ["42"], "streaming": "off"}}})
+async def test_hanging_long_poll_is_restarted(
+    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
+) -> None:
+    rt = await make_runtime(
+        {
+            **WATCHDOG,
+            "channels": {
+                "telegram": {
+                    "botToken": fake_telegram.token,
+                    "apiBaseUrl": fake_telegram.base_url,
+                    "owners": ["42"],
+                    "streaming": "off",
+                }
+            },
+        }
+    )
     assert rt.config.channels.telegram is not None
     [adapter] = build_telegram(rt.config.channels.telegram, rt)
     assert isinstance(adapter, TelegramAdapter)
@@ -50,11 +61,23 @@ async def test_hanging_long_poll_is_restarted(fake_telegram: FakeTelegram,
         await adapter.stop()
 
 
-async def test_silent_socket_is_replaced(fake_slack: FakeSlack,
-                                         make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({**WATCHDOG, "channels": {"slack": {
-        "botToken": fake_slack.bot_token, "appToken": fake_slack.app_token,
-        "apiBaseUrl": fake_slack.base_url, "dmPolicy": "open", "streaming": "off"}}})
+async def test_silent_socket_is_replaced(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory
+) -> None:
+    rt = await make_runtime(
+        {
+            **WATCHDOG,
+            "channels": {
+                "slack": {
+                    "botToken": fake_slack.bot_token,
+                    "appToken": fake_slack.app_token,
+                    "apiBaseUrl": fake_slack.base_url,
+                    "dmPolicy": "open",
+                    "streaming": "off",
+                }
+            },
+        }
+    )
     assert rt.config.channels.slack is not None
     [adapter] = build_slack(rt.config.channels.slack, rt)
     assert isinstance(adapter, SlackAdapter)

@@ -54,6 +54,7 @@ def docker_env() -> dict[str, str]:
 
 def interpolate(value: str, env: dict[str, str]) -> str:
     """Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?error}`."""
+
     def one(m: re.Match[str]) -> str:
         name, op, arg = m.group(1), m.group(2), m.group(3)
         if name in env:
@@ -61,6 +62,7 @@ def interpolate(value: str, env: dict[str, str]) -> str:
         if op == ":?":
             raise AssertionError(f"compose requires {name}: {arg}")
         return arg or ""
+
     return re.sub(r"\$\{(\w+)(?:(:-|:\?)([^}]*))?\}", one, value)
 
 
@@ -73,8 +75,9 @@ def test_image_runs_as_non_root_with_a_healthcheck_and_binds_all_interfaces() ->
     steps = dockerfile()
     users = [rest for word, rest in steps if word == "USER"]
     assert users and users[-1] not in ("root", "0"), "the gateway must not run as root"
-    assert any(word == "RUN" and "useradd" in rest and users[-1] in rest
-               for word, rest in steps), "the user is created in the image"
+    assert any(word == "RUN" and "useradd" in rest and users[-1] in rest for word, rest in steps), (
+        "the user is created in the image"
+    )
     (health,) = [rest for word, rest in steps if word == "HEALTHCHECK"]
     assert "/healthz" in health and "CROSSTALK_GATEWAY_PORT" in health
     env = docker_env()
@@ -95,7 +98,8 @@ def test_compose_runs_postgres_and_two_replicas_behind_one_port() -> None:
     assert gw["deploy"]["replicas"] == 2
     assert "ports" not in gw, "replicas are reached only through the proxy"
     assert (DEPLOY / gw["build"]["context"] / gw["build"]["dockerfile"]).resolve() == (
-        DEPLOY / "Dockerfile").resolve()
+        DEPLOY / "Dockerfile"
+    ).resolve()
     assert gw["environment"]["CROSSTALK_GATEWAY_BIND"] == "0.0.0.0"
     assert gw["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["command"] == ["crosstalk", "db", "upgrade"]
@@ -115,8 +119,7 @@ def test_compose_runs_postgres_and_two_replicas_behind_one_port() -> None:
 
 def test_compose_environment_gives_a_valid_config_on_the_compose_database() -> None:
     services = compose()["services"]
-    env = {k: interpolate(str(v), SECRETS)
-           for k, v in services["gateway"]["environment"].items()}
+    env = {k: interpolate(str(v), SECRETS) for k, v in services["gateway"]["environment"].items()}
     assert services["migrate"]["environment"] == services["gateway"]["environment"]
     with pytest.raises(AssertionError, match="POSTGRES_PASSWORD"):
         interpolate(services["gateway"]["environment"]["CROSSTALK_DATABASE_URL"], {})
@@ -125,7 +128,8 @@ def test_compose_environment_gives_a_valid_config_on_the_compose_database() -> N
     assert target == env["CROSSTALK_CONFIG"]
     config = load_config(DEPLOY / source, env={**docker_env(), **env})
     assert config.database_url() == (
-        "postgresql+asyncpg://crosstalk:pg-secret@postgres:5432/crosstalk")
+        "postgresql+asyncpg://crosstalk:pg-secret@postgres:5432/crosstalk"
+    )
     assert (config.gateway.bind, config.gateway.port) == ("0.0.0.0", 18789)
     assert config.gateway.auth.token is not None
     assert config.gateway.auth.token.get_secret_value() == "gw-secret"
@@ -145,23 +149,28 @@ def test_proxy_balances_over_the_gateway_service() -> None:
 
 
 async def test_the_healthcheck_command_passes_on_a_healthy_gateway_only(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     (health,) = [rest for word, rest in dockerfile() if word == "HEALTHCHECK"]
-    argv = json.loads(health[health.index("CMD ") + 4:])
+    argv = json.loads(health[health.index("CMD ") + 4 :])
     argv[0] = sys.executable  # the image's `python`
 
     async def check(port: int) -> int:
         proc = await asyncio.create_subprocess_exec(
-            *argv, env={**os.environ, "CROSSTALK_GATEWAY_PORT": str(port)},
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            *argv,
+            env={**os.environ, "CROSSTALK_GATEWAY_PORT": str(port)},
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         return await asyncio.wait_for(proc.wait(), 30)
 
     class Breakable(RecordingAdapter):
         broken = False
 
         def status(self) -> AdapterStatus:
-            return AdapterStatus(self.channel, self.account_id,
-                                 "failed" if self.broken else "connected")
+            return AdapterStatus(
+                self.channel, self.account_id, "failed" if self.broken else "connected"
+            )
 
     adapter = Breakable("testchat")
     rt = await make_runtime(adapters=[adapter])
@@ -175,6 +184,11 @@ async def test_the_healthcheck_command_passes_on_a_healthy_gateway_only(
 
 @pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed")
 def test_haproxy_accepts_the_config() -> None:
-    done = subprocess.run(["haproxy", "-c", "-f", str(DEPLOY / "haproxy.cfg")],
-                          capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["haproxy", "-c", "-f", str(DEPLOY / "haproxy.cfg")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -19,15 +19,19 @@ SHORT = {"rounds": 2, "burst": 5, "kill_within": 3.0}
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(("platform", "backend"), [
-    ("telegram", "sqlite"),
-    pytest.param("telegram", "postgresql", marks=pytest.mark.postgres),
-    ("slack", "sqlite"),
-    ("whatsapp", "sqlite"),
-    ("signal", "sqlite"),
-])
-async def test_kill_minus_nine_loses_and_duplicates_nothing(platform: str, backend: str,
-                                                            tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("platform", "backend"),
+    [
+        ("telegram", "sqlite"),
+        pytest.param("telegram", "postgresql", marks=pytest.mark.postgres),
+        ("slack", "sqlite"),
+        ("whatsapp", "sqlite"),
+        ("signal", "sqlite"),
+    ],
+)
+async def test_kill_minus_nine_loses_and_duplicates_nothing(
+    platform: str, backend: str, tmp_path: Path
+) -> None:
     if backend == "sqlite":
         report = await run_chaos(tmp_path, platform=platform, seed=12, **SHORT)
     else:

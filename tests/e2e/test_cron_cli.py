@@ -21,10 +21,10 @@ CONFIG_JOB = """cron:
 """
 
 
-async def test_cron_cli_through_a_running_gateway(tmp_path: Path,
-                                                  fake_model: FakeModelServer) -> None:
-    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
-                          CONFIG_JOB)
+async def test_cron_cli_through_a_running_gateway(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, CONFIG_JOB)
     port = free_port()
     async with GatewayProcess(config, port) as gw:
         common = ("--config", str(config))
@@ -33,8 +33,9 @@ async def test_cron_cli_through_a_running_gateway(tmp_path: Path,
         async def cli(*args: str) -> tuple[int, str, str]:
             return await crosstalk(*common, "cron", *args, *client)
 
-        code, out, err = await cli("add", "tick", "--every", "1s", "--message", "ping",
-                                   "--deliver", "none")
+        code, out, err = await cli(
+            "add", "tick", "--every", "1s", "--message", "ping", "--deliver", "none"
+        )
         assert code == 0, err
         assert out.startswith("added tick (every 1s), next run ")
         code, _, err = await cli("add", "Bad", "--every", "1m", "--message", "x")
@@ -59,19 +60,30 @@ async def test_cron_cli_through_a_running_gateway(tmp_path: Path,
         assert {j["id"] for j in json.loads(out)["jobs"]} == {"from-config", "tick"}
         sessions = await gw.invoke("sessions_list", {"kinds": ["cron"]})
         assert [(s["key"], s["channel"]) for s in sessions["sessions"]] == [
-            ("agent:main:cron:tick", "internal")]
-        code, _, err = await cli("add", "later", "--at", "2099-01-01T09:00:00",
-                                 "--tz", "Europe/Paris", "--message", "far future")
+            ("agent:main:cron:tick", "internal")
+        ]
+        code, _, err = await cli(
+            "add",
+            "later",
+            "--at",
+            "2099-01-01T09:00:00",
+            "--tz",
+            "Europe/Paris",
+            "--message",
+            "far future",
+        )
         assert code == 0, err
         code, _, err = await cli("rm", "from-config")
         assert code == 1 and "config file" in err
     async with GatewayProcess(config, port) as gw:  # restart: jobs and state are kept
-        code, out, err = await crosstalk("--config", str(config), "cron", "list", "--json",
-                                         "--url", gw.url, "--token", gw.token)
+        code, out, err = await crosstalk(
+            "--config", str(config), "cron", "list", "--json", "--url", gw.url, "--token", gw.token
+        )
         jobs = {j["id"]: j for j in json.loads(out)["jobs"]}
         assert set(jobs) == {"from-config", "tick", "later"}
         assert jobs["tick"]["enabled"] is False and jobs["tick"]["lastStatus"] == "ok"
         assert jobs["later"]["nextRunAt"] == 4070937600000  # 2099-01-01T08:00:00Z
-        code, out, err = await crosstalk("--config", str(config), "cron", "rm", "later",
-                                         "--url", gw.url, "--token", gw.token)
+        code, out, err = await crosstalk(
+            "--config", str(config), "cron", "rm", "later", "--url", gw.url, "--token", gw.token
+        )
         assert code == 0 and out.strip() == "removed later", err

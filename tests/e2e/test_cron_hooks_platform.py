@@ -50,9 +50,11 @@ hooks:
 
 
 async def test_cron_and_hook_replies_reach_the_platform_through_the_gate(
-        tmp_path: Path, fake_model: FakeModelServer, fake_telegram: FakeTelegram) -> None:
-    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
-                          _extra(fake_telegram))
+    tmp_path: Path, fake_model: FakeModelServer, fake_telegram: FakeTelegram
+) -> None:
+    config = write_config(
+        tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, _extra(fake_telegram)
+    )
     async with GatewayProcess(config) as gw:
         status, body = await gw.request("POST", "/api/cron/loud/run")
         assert status == 202 and body["sessionKey"] == "agent:main:cron:loud"
@@ -67,9 +69,12 @@ async def test_cron_and_hook_replies_reach_the_platform_through_the_gate(
 
         [row] = await eventually(quiet_logged, what="quiet delivery logged")
         assert (row["kind"], row["outcome"]) == ("cron", "suppressed_by_policy")
-        status, hook = await gw.request("POST", "/hooks/ci?wait=true",
-                                        {"n": 7, "state": "green"},
-                                        headers={"Authorization": "Bearer hook-token-1234"})
+        status, hook = await gw.request(
+            "POST",
+            "/hooks/ci?wait=true",
+            {"n": 7, "state": "green"},
+            headers={"Authorization": "Bearer hook-token-1234"},
+        )
         assert status == 200 and hook["reply"] == "echo: build 7 green"
         calls = await fake_telegram.wait_for("sendMessage", count=2, timeout=20)
         assert [c.params["text"] for c in calls] == ["echo: loud job", "echo: build 7 green"]

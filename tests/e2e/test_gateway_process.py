@@ -15,8 +15,10 @@ from tests.gateway_process import GatewayProcess, write_config
 async def _webchat_exchange(gw: GatewayProcess, text: str) -> tuple[str, list[str]]:
     """Send one message over the web-chat socket; the final reply and the streamed previews."""
     deltas: list[str] = []
-    async with aiohttp.ClientSession() as http, http.ws_connect(
-            f"{gw.url}/ws?token={gw.token}") as ws:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.ws_connect(f"{gw.url}/ws?token={gw.token}") as ws,
+    ):
         first = json.loads((await asyncio.wait_for(ws.receive(), 10)).data)
         assert first["type"] == "history"
         await ws.send_str(json.dumps({"type": "message", "text": text}))
@@ -32,8 +34,10 @@ async def test_chat_list_history_and_restart(tmp_path: Path, fake_model: FakeMod
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw:
         status, body = await gw.request(
-            "POST", "/v1/chat/completions",
-            {"model": "x", "messages": [{"role": "user", "content": "hello over http"}]})
+            "POST",
+            "/v1/chat/completions",
+            {"model": "x", "messages": [{"role": "user", "content": "hello over http"}]},
+        )
         assert status == 200, body
         assert body["choices"][0]["message"]["content"] == "echo: hello over http"
 
@@ -45,14 +49,21 @@ async def test_chat_list_history_and_restart(tmp_path: Path, fake_model: FakeMod
         main = next(r for r in listed["sessions"] if r["key"] == "main")
         assert main["kind"] == "main"
         assert main["channel"] == "webchat"
-        assert main["deliveryContext"] == {"channel": "webchat", "to": "owner",
-                                           "accountId": "default"}
+        assert main["deliveryContext"] == {
+            "channel": "webchat",
+            "to": "owner",
+            "accountId": "default",
+        }
         assert [m["role"] for m in main["messages"]] == ["user", "assistant"]
 
         history = await gw.invoke("sessions_history", {"sessionKey": "main"})
         texts = [m["content"][0]["text"] for m in history["messages"]]
-        assert texts == ["hello over http", "echo: hello over http",
-                         "hello from the web", "echo: hello from the web"]
+        assert texts == [
+            "hello over http",
+            "echo: hello over http",
+            "hello from the web",
+            "echo: hello from the web",
+        ]
         transcript = Path(main["transcriptPath"])
         assert len(transcript.read_text().splitlines()) == 4
 
@@ -67,20 +78,26 @@ async def test_streaming_completion_and_auth(tmp_path: Path, fake_model: FakeMod
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw:
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"{gw.url}/v1/chat/completions", json={
-                    "stream": True, "messages": [{"role": "user", "content": "one two three"}]},
-                    headers={"Authorization": f"Bearer {gw.token}",
-                             "x-crosstalk-session-key": "agent:main:api-client"}) as resp:
+            async with http.post(
+                f"{gw.url}/v1/chat/completions",
+                json={"stream": True, "messages": [{"role": "user", "content": "one two three"}]},
+                headers={
+                    "Authorization": f"Bearer {gw.token}",
+                    "x-crosstalk-session-key": "agent:main:api-client",
+                },
+            ) as resp:
                 assert resp.status == 200
                 raw = (await resp.read()).decode()
-            chunks = [json.loads(line[6:]) for line in raw.splitlines()
-                      if line.startswith("data: {")]
+            chunks = [
+                json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")
+            ]
             text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
             assert text == "echo: one two three"
             assert raw.rstrip().endswith("data: [DONE]")
             async with http.post(f"{gw.url}/tools/invoke", json={"tool": "sessions_list"}) as r:
                 assert r.status == 401
-                assert await r.json() == {"error": {"message": "Unauthorized",
-                                                    "type": "unauthorized"}}
+                assert await r.json() == {
+                    "error": {"message": "Unauthorized", "type": "unauthorized"}
+                }
         listed = await gw.invoke("sessions_list", {})
         assert "agent:main:api-client" in [r["key"] for r in listed["sessions"]]

@@ -15,7 +15,8 @@ def _web_chat_line(gw: GatewayProcess) -> str:
 
 
 async def test_only_the_generating_start_prints_the_token(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     state = tmp_path / "state"
     config = write_config(tmp_path / "crosstalk.yaml", state, fake_model)
     config.write_text(config.read_text().replace("  auth:\n    token: e2e-token\n", ""))
@@ -35,8 +36,9 @@ async def test_only_the_generating_start_prints_the_token(
     assert token not in "".join(gw.output)
 
 
-async def test_a_configured_token_is_never_printed(tmp_path: Path,
-                                                   fake_model: FakeModelServer) -> None:
+async def test_a_configured_token_is_never_printed(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw:
         assert (await gw.request("GET", "/api/deliveries"))[0] == 200

@@ -13,17 +13,25 @@ from tests.gateway_process import GatewayProcess, write_config
 from tests.polling import eventually
 
 
-async def test_json_logs_and_metrics_of_a_real_gateway(tmp_path: Path,
-                                                       fake_model: FakeModelServer) -> None:
-    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
-                          "logging:\n  format: json\n")
+async def test_json_logs_and_metrics_of_a_real_gateway(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    config = write_config(
+        tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, "logging:\n  format: json\n"
+    )
     fake_model.script(ErrorReply(500, "model broke", "server_error"))
     async with GatewayProcess(config) as gw:
-        status, _ = await gw.request("POST", "/v1/chat/completions", {
-            "model": "x", "messages": [{"role": "user", "content": "fail please"}]})
+        status, _ = await gw.request(
+            "POST",
+            "/v1/chat/completions",
+            {"model": "x", "messages": [{"role": "user", "content": "fail please"}]},
+        )
         assert status != 200
-        status, body = await gw.request("POST", "/v1/chat/completions", {
-            "model": "x", "messages": [{"role": "user", "content": "hello"}]})
+        status, body = await gw.request(
+            "POST",
+            "/v1/chat/completions",
+            {"model": "x", "messages": [{"role": "user", "content": "hello"}]},
+        )
         assert status == 200, body
 
         def logged(logger: str) -> list[dict[str, object]]:
@@ -43,14 +51,16 @@ async def test_json_logs_and_metrics_of_a_real_gateway(tmp_path: Path,
 
         status, text = await gw.request("GET", "/metrics")
         assert status == 200
-        samples = {(s.name, s.labels.get("status")): s.value
-                   for f in text_string_to_metric_families(text) for s in f.samples
-                   if s.name == "crosstalk_turns_finished_total"}
+        samples = {
+            (s.name, s.labels.get("status")): s.value
+            for f in text_string_to_metric_families(text)
+            for s in f.samples
+            if s.name == "crosstalk_turns_finished_total"
+        }
         assert samples[("crosstalk_turns_finished_total", "ok")] == 1
         assert samples[("crosstalk_turns_finished_total", "error")] == 1
         gw.token = "wrong"
         assert (await gw.request("GET", "/metrics"))[0] == 401
     # besides the two `print`ed ready lines, everything the process wrote is JSON
     others = [line for line in gw.output if not line.startswith("{")]
-    assert all(line.startswith(("Crosstalk gateway ready", "Web chat:")) for line in others), \
-        others
+    assert all(line.startswith(("Crosstalk gateway ready", "Web chat:")) for line in others), others

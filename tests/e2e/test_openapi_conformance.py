@@ -17,19 +17,42 @@ from tests.gateway_process import GatewayProcess, write_config
 SETTINGS = Path(__file__).with_name("schemathesis.toml")
 
 
-async def test_schemathesis_finds_no_failures(tmp_path: Path,
-                                              fake_model: FakeModelServer) -> None:
+async def test_schemathesis_finds_no_failures(tmp_path: Path, fake_model: FakeModelServer) -> None:
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw:
-        status, _ = await gw.request("POST", "/v1/chat/completions", {  # a session to find
-            "messages": [{"role": "user", "content": "hello"}]})
+        status, _ = await gw.request(
+            "POST",
+            "/v1/chat/completions",
+            {  # a session to find
+                "messages": [{"role": "user", "content": "hello"}]
+            },
+        )
         assert status == 200
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "schemathesis.cli", "--config-file", str(SETTINGS), "run",
-            f"{gw.url}/openapi.json", "--checks", "all", "--seed", "20261123",
-            "--max-examples", "25", "--workers", "1", "--generation-database", "none",
-            "--header", f"Authorization: Bearer {gw.token}", "--no-color",
-            cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "--config-file",
+            str(SETTINGS),
+            "run",
+            f"{gw.url}/openapi.json",
+            "--checks",
+            "all",
+            "--seed",
+            "20261123",
+            "--max-examples",
+            "25",
+            "--workers",
+            "1",
+            "--generation-database",
+            "none",
+            "--header",
+            f"Authorization: Bearer {gw.token}",
+            "--no-color",
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         out, _ = await asyncio.wait_for(proc.communicate(), 100)
     report = out.decode(errors="replace")
     assert proc.returncode == 0, report

@@ -52,8 +52,15 @@ to parse (exit 2) or crash."""
 def fill(cmd: str, config: Path) -> list[str]:
     """Placeholders as a reader fills them: optional parts taken, first of `a|b` alternatives."""
     cmd = re.sub(r"\[([^\]]+)\]", r"\1", cmd)
-    subs = {"FILE": str(config), "KEY": "main", "NAME": "sessions_list", "JSON": "{}",
-            "CH": "telegram", "CHANNEL": "telegram", **{p: p.lower() for p in ABSENT}}
+    subs = {
+        "FILE": str(config),
+        "KEY": "main",
+        "NAME": "sessions_list",
+        "JSON": "{}",
+        "CH": "telegram",
+        "CHANNEL": "telegram",
+        **{p: p.lower() for p in ABSENT},
+    }
     out = []
     for word in shlex.split(cmd):
         word = subs.get(word, word)
@@ -65,7 +72,9 @@ def write_yaml(path: Path, state: Path, port: int, fake: FakeModelServer) -> Pat
     path.write_text(
         f"gateway:\n  port: {port}\n  stateDir: {state}\n  auth:\n    token: readme-token\n"
         f"models:\n  providers:\n    fake:\n      baseUrl: {fake.base_url}\n      apiKey: t\n"
-        "agents:\n  defaults:\n    model: fake/fake-model\n", encoding="utf-8")
+        "agents:\n  defaults:\n    model: fake/fake-model\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -74,22 +83,30 @@ def crosstalk_exe() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "core.cli.main"]
 
 
-async def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None
-              ) -> tuple[int, str]:
+async def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env={**os.environ, **(env or {})},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        *argv,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(errors="replace")
 
 
-async def start_stop(argv: list[str], cwd: Path, port: int, env: dict[str, str] | None = None
-                     ) -> str:
+async def start_stop(
+    argv: list[str], cwd: Path, port: int, env: dict[str, str] | None = None
+) -> str:
     """Start a gateway command, wait for /healthz (30 s at most), stop it with SIGTERM."""
     proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env={**os.environ, "NO_PROXY": "127.0.0.1", **(env or {})},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True)
+        *argv,
+        cwd=cwd,
+        env={**os.environ, "NO_PROXY": "127.0.0.1", **(env or {})},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
     healthy = False
     try:
         healthy = await wait_healthy(port, proc)
@@ -104,14 +121,20 @@ async def start_stop(argv: list[str], cwd: Path, port: int, env: dict[str, str] 
 
 def test_the_docs_print_the_commands_this_test_runs() -> None:
     printed = printed_commands()
-    for cmd in ("./scripts/run", "./scripts/test", "./scripts/run --config crosstalk.yaml",
-                "crosstalk gateway [--config FILE]", "crosstalk config check",
-                "crosstalk db upgrade"):
+    for cmd in (
+        "./scripts/run",
+        "./scripts/test",
+        "./scripts/run --config crosstalk.yaml",
+        "crosstalk gateway [--config FILE]",
+        "crosstalk config check",
+        "crosstalk db upgrade",
+    ):
         assert cmd in printed, printed
 
 
 async def test_scripts_run_as_printed_starts_without_reinstalling(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     checkout = tmp_path / "checkout"
     (checkout / "scripts").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts" / "run", checkout / "scripts" / "run")
@@ -121,10 +144,10 @@ async def test_scripts_run_as_printed_starts_without_reinstalling(
     calls = tmp_path / "python-calls"
     # a reinstall would call .venv/bin/python (pip) or python3 (venv): both only leave a trace
     for name in ("python", "python3"):
-        (bin_dir / name).write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\nexit 1\n")
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 1\n')
         (bin_dir / name).chmod(0o755)
     launcher = " ".join(shlex.quote(a) for a in crosstalk_exe())
-    (bin_dir / "crosstalk").write_text(f"#!/bin/sh\nexec {launcher} \"$@\"\n")
+    (bin_dir / "crosstalk").write_text(f'#!/bin/sh\nexec {launcher} "$@"\n')
     (bin_dir / "crosstalk").chmod(0o755)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     (checkout / ".venv" / ".crosstalk-install-stamp").write_text(digest + "\n")
@@ -137,8 +160,9 @@ async def test_scripts_run_as_printed_starts_without_reinstalling(
     await start_stop(["./scripts/run", "--config", "crosstalk.yaml"], checkout, port, env)
 
     port = free_port()
-    out = await start_stop(["./scripts/run"], checkout, port,
-                           {**env, "CROSSTALK_GATEWAY_PORT": str(port)})
+    out = await start_stop(
+        ["./scripts/run"], checkout, port, {**env, "CROSSTALK_GATEWAY_PORT": str(port)}
+    )
     assert "Web chat:" in out
     assert (checkout / ".crosstalk" / "crosstalk.db").exists()  # the embedded default
     assert not calls.exists(), calls.read_text()  # nothing was reinstalled
@@ -154,7 +178,8 @@ async def test_scripts_run_as_printed_starts_without_reinstalling(
 
 
 async def test_cli_commands_as_printed_with_config_after_the_subcommand(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     port = free_port()
     config = write_yaml(tmp_path / "crosstalk.yaml", tmp_path / "state", port, fake_model)
     cli = [c for c in printed_commands() if c.startswith("crosstalk ")]
@@ -162,22 +187,33 @@ async def test_cli_commands_as_printed_with_config_after_the_subcommand(
     assert gateway_cmds
     for cmd in gateway_cmds:
         # a bare `crosstalk gateway` finds its file through $CROSSTALK_CONFIG, as README says
-        await start_stop(crosstalk_exe() + fill(cmd, config)[1:], tmp_path, port,
-                         {"CROSSTALK_CONFIG": str(config)})
+        await start_stop(
+            crosstalk_exe() + fill(cmd, config)[1:],
+            tmp_path,
+            port,
+            {"CROSSTALK_CONFIG": str(config)},
+        )
     for cmd in (c for c in cli if c.startswith(("crosstalk config", "crosstalk db"))):
         for argv in (fill(cmd, config)[1:], [*fill(cmd, config)[1:], "--config", str(config)]):
-            code, out = await run(crosstalk_exe() + argv, tmp_path,
-                                  {"CROSSTALK_STATE_DIR": str(tmp_path / "state")})
+            code, out = await run(
+                crosstalk_exe() + argv, tmp_path, {"CROSSTALK_STATE_DIR": str(tmp_path / "state")}
+            )
             assert code == 0, (argv, out)
-    code, out = await run([*crosstalk_exe(), "config", "check", "--config", str(config)],
-                          tmp_path)
+    code, out = await run([*crosstalk_exe(), "config", "check", "--config", str(config)], tmp_path)
     assert code == 0 and f'"port": {port}' in out, out
 
     # client commands reach the gateway the config names (port, token)
     proc = await asyncio.create_subprocess_exec(
-        *crosstalk_exe(), "gateway", "--config", str(config), cwd=tmp_path,
-        env={**os.environ, "NO_PROXY": "127.0.0.1"}, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+        *crosstalk_exe(),
+        "gateway",
+        "--config",
+        str(config),
+        cwd=tmp_path,
+        env={**os.environ, "NO_PROXY": "127.0.0.1"},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         assert await wait_healthy(port, proc)
         for cmd in cli:
@@ -197,14 +233,18 @@ async def test_cli_commands_as_printed_with_config_after_the_subcommand(
 
 async def wait_healthy(port: int, proc: asyncio.subprocess.Process) -> bool:
     """True once /healthz answers 200; False if the process exits first (30 s at most)."""
+
     async def check() -> bool:
         if proc.returncode is not None:
             return True
         try:
-            async with aiohttp.ClientSession() as http, \
-                    http.get(f"http://127.0.0.1:{port}/healthz") as resp:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{port}/healthz") as resp,
+            ):
                 return resp.status == 200
         except aiohttp.ClientError:
             return False
+
     await eventually(check, 30, "gateway healthy")
     return proc.returncode is None

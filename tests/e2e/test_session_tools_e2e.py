@@ -39,8 +39,10 @@ def script(req: RequestJSON) -> Any:
             return text("REPLY_SKIP")
         if tool_results(req):
             return text("I asked the main session.")
-        return tool_call("sessions_send", {"sessionKey": "main", "message": "status please?",
-                                           "timeoutSeconds": 10})
+        return tool_call(
+            "sessions_send",
+            {"sessionKey": "main", "message": "status please?", "timeoutSeconds": 10},
+        )
     if "Session: agent:main:main" in system:
         if prompt == "Agent-to-agent announce step.":
             return text("Announcing: the Telegram agent asked for a status; all good.")
@@ -50,17 +52,23 @@ def script(req: RequestJSON) -> Any:
 
 
 async def test_telegram_agent_sends_to_web_chat_main(
-        make_config: ConfigFactory, fake_model: FakeModelServer,
-        fake_telegram: FakeTelegram) -> None:
+    make_config: ConfigFactory, fake_model: FakeModelServer, fake_telegram: FakeTelegram
+) -> None:
     from core.runtime import Runtime
 
-    config = make_config({
-        "session": {"dmScope": "per-channel-peer"},
-        "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url,
-                                  "dmPolicy": "open",  # TG_USER is no owner (D11)
-                                  "streaming": "off"}},  # replies land whole
-    })
+    config = make_config(
+        {
+            "session": {"dmScope": "per-channel-peer"},
+            "channels": {
+                "telegram": {
+                    "botToken": fake_telegram.token,
+                    "apiBaseUrl": fake_telegram.base_url,
+                    "dmPolicy": "open",  # TG_USER is no owner (D11)
+                    "streaming": "off",
+                }
+            },  # replies land whole
+        }
+    )
     rt = Runtime(config)
     adapters = build_adapters(config, rt)
     server = TestServer(build_app(rt, "test-token", adapters))
@@ -68,8 +76,10 @@ async def test_telegram_agent_sends_to_web_chat_main(
     await rt.start(adapters=adapters, probe_models=False)
     fake_model.set_responder(script)
     try:
-        async with aiohttp.ClientSession() as http, http.ws_connect(
-                server.make_url("/ws?token=test-token")) as ws:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(server.make_url("/ws?token=test-token")) as ws,
+        ):
             assert json.loads((await ws.receive(timeout=5)).data)["type"] == "history"
             await ws.send_str(json.dumps({"type": "message", "text": "hello"}))
 
@@ -94,20 +104,28 @@ async def test_telegram_agent_sends_to_web_chat_main(
         assert main is not None
         main_runs = [m for m in await rt.store.history(main.session_id) if m.role == "user"]
         assert [m.plain_text() for m in main_runs] == [
-            "hello", "status please?", "Agent-to-agent announce step."]
+            "hello",
+            "status please?",
+            "Agent-to-agent announce step.",
+        ]
         tg = await rt.store.get_session(tg_key)
         assert tg is not None
-        tg_user = [m.plain_text() for m in await rt.store.history(tg.session_id)
-                   if m.role == "user"]
+        tg_user = [
+            m.plain_text() for m in await rt.store.history(tg.session_id) if m.role == "user"
+        ]
         assert tg_user == ["please ask main how it is going", "all good here"]
         log = await rt.store.list_deliveries(outcome="delivered")
         assert [(d.kind, d.channel) for d in log if d.kind == "announce"] == [
-            ("announce", "webchat")]
+            ("announce", "webchat")
+        ]
         listed = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(tg))
         rows = {r["key"]: r for r in listed["sessions"]}
         assert rows[tg_key]["channel"] == "telegram"
-        assert rows[tg_key]["deliveryContext"] == {"channel": "telegram", "to": str(TG_USER),
-                                                   "accountId": "default"}
+        assert rows[tg_key]["deliveryContext"] == {
+            "channel": "telegram",
+            "to": str(TG_USER),
+            "accountId": "default",
+        }
         assert rows["main"]["deliveryContext"]["channel"] == "webchat"
     finally:
         await rt.stop()
@@ -128,17 +146,24 @@ def spawn_script(req: RequestJSON) -> Any:
 
 
 async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enforced(
-        fake_telegram: FakeTelegram, make_runtime: Any, fake_model: FakeModelServer) -> None:
+    fake_telegram: FakeTelegram, make_runtime: Any, fake_model: FakeModelServer
+) -> None:
     from adapters.telegram import build
 
-    rt = await make_runtime({
-        "session": {"dmScope": "per-channel-peer"},
-        "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
-        "channels": {"telegram": {"botToken": fake_telegram.token,
-                                  "apiBaseUrl": fake_telegram.base_url,
-                                  "dmPolicy": "open",  # TG_USER is no owner (D11)
-                                  "streaming": "off"}},  # replies land whole
-    })
+    rt = await make_runtime(
+        {
+            "session": {"dmScope": "per-channel-peer"},
+            "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
+            "channels": {
+                "telegram": {
+                    "botToken": fake_telegram.token,
+                    "apiBaseUrl": fake_telegram.base_url,
+                    "dmPolicy": "open",  # TG_USER is no owner (D11)
+                    "streaming": "off",
+                }
+            },  # replies land whole
+        }
+    )
     for adapter in build(rt.config.channels.telegram, rt):
         await rt.add_adapter(adapter)
     fake_model.set_responder(spawn_script)
@@ -161,7 +186,8 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
     listed = await rt.tools.invoke(rt, "sessions_list", {}, ctx)
     assert [r["key"].split(":")[2] for r in listed["sessions"]] == ["subagent"]
     await rt.ensure_session("agent:main:main")
-    refused = await rt.tools.invoke(rt, "sessions_history",
-                                    {"sessionKey": "agent:main:main"}, ctx)
-    assert refused == {"status": "forbidden", "error":
-                       "Session not visible from this sandboxed agent session: agent:main:main"}
+    refused = await rt.tools.invoke(rt, "sessions_history", {"sessionKey": "agent:main:main"}, ctx)
+    assert refused == {
+        "status": "forbidden",
+        "error": "Session not visible from this sandboxed agent session: agent:main:main",
+    }

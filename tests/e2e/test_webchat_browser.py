@@ -24,17 +24,20 @@ def _need_chromium() -> None:
 
 
 async def test_owner_chats_and_toggles_send_policy_in_the_page(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
         await browser.goto(f"{gw.url}/?token={gw.token}")
         await browser.wait_for(
-            "document.getElementById('status').textContent.startsWith('connected')")
+            "document.getElementById('status').textContent.startsWith('connected')"
+        )
 
         async def say(text: str) -> None:
             await browser.evaluate(
                 f"(() => {{ const i = document.getElementById('text'); i.value = {text!r};"
-                " document.getElementById('send').click(); })()")
+                " document.getElementById('send').click(); })()"
+            )
 
         def assistant_count() -> str:
             return "document.querySelectorAll('.msg.assistant:not(.pending)').length"
@@ -57,8 +60,9 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
 
         async def stored() -> bool:
             hist = await gw.invoke("sessions_history", {"sessionKey": "main"})
-            return any(m["content"][0]["text"] == "stored but not answered"
-                       for m in hist["messages"])
+            return any(
+                m["content"][0]["text"] == "stored but not answered" for m in hist["messages"]
+            )
 
         await eventually(stored, what="the unanswered message stored")
         status, body = await gw.request("GET", "/api/sessions/main")
@@ -66,4 +70,5 @@ async def test_owner_chats_and_toggles_send_policy_in_the_page(
         await browser.goto(f"{gw.url}/")
         await browser.wait_for(
             "[...document.querySelectorAll('.msg.user')].some("
-            "e => e.dataset.text === 'stored but not answered')")
+            "e => e.dataset.text === 'stored but not answered')"
+        )

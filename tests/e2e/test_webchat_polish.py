@@ -46,29 +46,36 @@ async def screenshot(browser: Browser, name: str) -> None:
 
 
 async def mobile(browser: Browser, dark: bool) -> None:
-    await browser.send("Emulation.setDeviceMetricsOverride", {
-        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-    await browser.send("Emulation.setEmulatedMedia", {"features": [
-        {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+    await browser.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+    )
+    await browser.send(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
+    )
 
 
 async def say(browser: Browser, said: str) -> None:
     await browser.evaluate(
         f"(() => {{ const i = document.getElementById('text'); i.value = {json.dumps(said)};"
-        " document.getElementById('send').click(); })()")
+        " document.getElementById('send').click(); })()"
+    )
 
 
 async def bubbles(browser: Browser) -> list[dict[str, Any]]:
     value = await browser.evaluate(
         MSGS + ".map(e => ({role: e.dataset.role, text: e.dataset.text,"
-        " shown: e.textContent, cls: e.className, run: e.dataset.runId || null}))")
+        " shown: e.textContent, cls: e.className, run: e.dataset.runId || null}))"
+    )
     assert isinstance(value, list)
     return value
 
 
 def no_model_config(path: Path, state: Path) -> Path:
-    path.write_text(f"gateway:\n  stateDir: {state}\n  auth:\n    token: e2e-token\n",
-                    encoding="utf-8")
+    path.write_text(
+        f"gateway:\n  stateDir: {state}\n  auth:\n    token: e2e-token\n", encoding="utf-8"
+    )
     return path
 
 
@@ -86,11 +93,15 @@ async def test_first_run_empty_state_on_a_phone_in_dark_mode(tmp_path: Path) -> 
         # 390 px: nothing overflows sideways; the page is exactly the dynamic viewport high
         assert await browser.evaluate("document.documentElement.scrollWidth") <= 390
         assert await browser.evaluate(
-            "Math.abs(document.body.getBoundingClientRect().height - innerHeight) < 1")
+            "Math.abs(document.body.getBoundingClientRect().height - innerHeight) < 1"
+        )
+        assert (
+            await browser.evaluate("getComputedStyle(document.body).backgroundColor")
+            == "rgb(15, 23, 42)"
+        )  # dark
         assert await browser.evaluate(
-            "getComputedStyle(document.body).backgroundColor") == "rgb(15, 23, 42)"  # dark
-        assert await browser.evaluate(
-            "document.querySelector('link[rel=icon]').href.startsWith('data:image/svg')")
+            "document.querySelector('link[rel=icon]').href.startsWith('data:image/svg')"
+        )
         await screenshot(browser, "webchat-empty-mobile-dark.png")
         await say(browser, "/help")  # the commands answer even without a model
         await browser.wait_for(f"{MSGS}.some(e => e.dataset.role === 'assistant')")
@@ -98,7 +109,8 @@ async def test_first_run_empty_state_on_a_phone_in_dark_mode(tmp_path: Path) -> 
 
 
 async def test_wrong_token_says_so_and_never_replaces_a_good_one(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
         await browser.goto(f"{gw.url}/?token=wrong")
@@ -108,29 +120,38 @@ async def test_wrong_token_says_so_and_never_replaces_a_good_one(
         await screenshot(browser, "webchat-invalid-token.png")
         assert await browser.evaluate("localStorage.getItem('crosstalk-token')") is None
         await browser.goto(f"{gw.url}/?token={gw.token}")
-        await browser.wait_for("document.getElementById('status').textContent"
-                               ".startsWith('connected')")
+        await browser.wait_for(
+            "document.getElementById('status').textContent.startsWith('connected')"
+        )
         await browser.goto(f"{gw.url}/?token=stale-link")  # an old link: the saved token wins
-        await browser.wait_for("document.getElementById('status').textContent"
-                               ".startsWith('connected')")
+        await browser.wait_for(
+            "document.getElementById('status').textContent.startsWith('connected')"
+        )
         assert await browser.evaluate("localStorage.getItem('crosstalk-token')") == gw.token
 
 
 async def test_conversation_markdown_runs_commands_and_reload(
-        tmp_path: Path, fake_model: FakeModelServer) -> None:
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
         await browser.goto(f"{gw.url}/?token={gw.token}")
-        await browser.wait_for("document.getElementById('status').textContent"
-                               ".startsWith('connected · fake/fake-model')")
+        await browser.wait_for(
+            "document.getElementById('status').textContent"
+            ".startsWith('connected · fake/fake-model')"
+        )
         assert "fake/fake-model" in await browser.evaluate(
-            "document.getElementById('empty').textContent")
+            "document.getElementById('empty').textContent"
+        )
 
         # markdown, safely: formatting, a code block with a copy button, links in a new tab,
         # raw HTML as text
-        fake_model.script(text(
-            "**Bold** and `code`, see [docs](https://example.com).\n\n"
-            "```python\nprint('hi')\n```\n\n<img src=x onerror=alert(1)> <b>raw</b>"))
+        fake_model.script(
+            text(
+                "**Bold** and `code`, see [docs](https://example.com).\n\n"
+                "```python\nprint('hi')\n```\n\n<img src=x onerror=alert(1)> <b>raw</b>"
+            )
+        )
         await say(browser, "show me markdown")
         await browser.wait_for("document.querySelector('.msg.assistant pre') !== null")
         last = "[...document.querySelectorAll('.msg.assistant')].pop()"
@@ -139,22 +160,26 @@ async def test_conversation_markdown_runs_commands_and_reload(
         assert await browser.evaluate(f"{last}.querySelector('a').target") == "_blank"
         assert await browser.evaluate(f"{last}.querySelector('img, b')") is None
         assert "<img src=x onerror=alert(1)> <b>raw</b>" in await browser.evaluate(
-            f"{last}.textContent")
+            f"{last}.textContent"
+        )
 
         # a command sent mid-stream answers below the streaming bubble, which keeps its place
         fake_model.script(text("first part, then the rest", pause_after=2))
         await say(browser, "stream something")
         await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('pending'))")
         await say(browser, "/send")
-        await browser.wait_for(f"{MSGS}.some(e => (e.dataset.text || '').startsWith("
-                               "'⚙️ Send policy'))")
+        await browser.wait_for(
+            f"{MSGS}.some(e => (e.dataset.text || '').startsWith('⚙️ Send policy'))"
+        )
         fake_model.resume()
         await browser.wait_for(f"!{MSGS}.some(e => e.classList.contains('pending'))")
         tail = [(b["role"], b["text"]) for b in (await bubbles(browser))[-4:]]
-        assert tail == [("user", "stream something"),
-                        ("assistant", "first part, then the rest"),
-                        ("user", "/send"),
-                        ("assistant", "⚙️ Send policy: on (default)")]
+        assert tail == [
+            ("user", "stream something"),
+            ("assistant", "first part, then the rest"),
+            ("user", "/send"),
+            ("assistant", "⚙️ Send policy: on (default)"),
+        ]
         await screenshot(browser, "webchat-conversation.png")
 
         # /stop keeps the partial reply, marked as stopped
@@ -179,12 +204,14 @@ async def test_conversation_markdown_runs_commands_and_reload(
         # a reload keeps the command exchanges and the unanswered mark, in order
         before = [(b["role"], b["text"]) for b in await bubbles(browser)]
         await browser.goto(f"{gw.url}/")
-        await browser.wait_for("document.getElementById('status').textContent"
-                               ".startsWith('connected')")
+        await browser.wait_for(
+            "document.getElementById('status').textContent.startsWith('connected')"
+        )
         after = await bubbles(browser)
         assert ("user", "/send off") in [(b["role"], b["text"]) for b in after]
-        assert [(b["role"], b["text"]) for b in after if b["role"] == "user"] == \
-            [(r, t) for r, t in before if r == "user"]
+        assert [(b["role"], b["text"]) for b in after if b["role"] == "user"] == [
+            (r, t) for r, t in before if r == "user"
+        ]
         assert any("unanswered" in b["cls"] for b in after)
 
         # /new clears the screen

@@ -24,8 +24,12 @@ from aiohttp import WSMsgType, web
 from tests.fakes.base import Call, EmulatorServer, Failure, json_response
 
 GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
-_ERRORS = {401: (0, "401: Unauthorized"), 403: (50013, "Missing Permissions"),
-           404: (10003, "Unknown Channel"), 400: (50035, "Invalid Form Body")}
+_ERRORS = {
+    401: (0, "401: Unauthorized"),
+    403: (50013, "Missing Permissions"),
+    404: (10003, "Unknown Channel"),
+    400: (50035, "Invalid Form Body"),
+}
 
 
 def patch_discord_library(monkeypatch: Any, api_base: str, gateway_url: str) -> None:
@@ -34,8 +38,10 @@ def patch_discord_library(monkeypatch: Any, api_base: str, gateway_url: str) -> 
     import discord.http
     import yarl
 
-    targets = [(discord.http.Route, "BASE", api_base),
-               (discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(gateway_url))]
+    targets = [
+        (discord.http.Route, "BASE", api_base),
+        (discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(gateway_url)),
+    ]
     for owner, name, value in targets:
         if monkeypatch is None:
             setattr(owner, name, value)
@@ -88,8 +94,12 @@ class FakeDiscord(EmulatorServer):
         self.nonce_replays: list[Call] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
-        self.add_guild(self.GUILD_ID, "Test Guild", {self.CHANNEL_ID: "general"},
-                       threads={self.THREAD_ID: (self.CHANNEL_ID, "a-thread")})
+        self.add_guild(
+            self.GUILD_ID,
+            "Test Guild",
+            {self.CHANNEL_ID: "general"},
+            threads={self.THREAD_ID: (self.CHANNEL_ID, "a-thread")},
+        )
 
     def _setup_routes(self, app: web.Application) -> None:
         r = app.router
@@ -99,10 +109,12 @@ class FakeDiscord(EmulatorServer):
         r.add_get("/api/v10/gateway", self._rest("getGateway"))
         r.add_get("/api/v10/gateway/bot", self._rest("getGatewayBot"))
         r.add_post("/api/v10/channels/{channel_id}/messages", self._rest("createMessage"))
-        r.add_patch("/api/v10/channels/{channel_id}/messages/{message_id}",
-                    self._rest("editMessage"))
-        r.add_delete("/api/v10/channels/{channel_id}/messages/{message_id}",
-                     self._rest("deleteMessage"))
+        r.add_patch(
+            "/api/v10/channels/{channel_id}/messages/{message_id}", self._rest("editMessage")
+        )
+        r.add_delete(
+            "/api/v10/channels/{channel_id}/messages/{message_id}", self._rest("deleteMessage")
+        )
         r.add_post("/api/v10/channels/{channel_id}/typing", self._rest("triggerTyping"))
         r.add_route("*", "/api/v10/{tail:.*}", self._rest("unknown"))
         r.add_get("/attachments/{channel_id}/{file_id}/{name}", self._cdn)
@@ -117,39 +129,111 @@ class FakeDiscord(EmulatorServer):
 
     @property
     def bot_user(self) -> dict[str, Any]:
-        return {"id": str(self.bot_id), "username": self.bot_name, "discriminator": "0",
-                "global_name": None, "avatar": None, "bot": True, "flags": 0,
-                "verified": True, "mfa_enabled": False}
+        return {
+            "id": str(self.bot_id),
+            "username": self.bot_name,
+            "discriminator": "0",
+            "global_name": None,
+            "avatar": None,
+            "bot": True,
+            "flags": 0,
+            "verified": True,
+            "mfa_enabled": False,
+        }
 
-    def add_guild(self, guild_id: int, name: str, channels: dict[int, str],
-                  threads: dict[int, tuple[int, str]] | None = None) -> None:
+    def add_guild(
+        self,
+        guild_id: int,
+        name: str,
+        channels: dict[int, str],
+        threads: dict[int, tuple[int, str]] | None = None,
+    ) -> None:
         """Configure a guild (before the client connects): text channels and public threads."""
         chans: list[dict[str, Any]] = [
-            {"id": str(cid), "type": 0, "name": cname, "position": i, "guild_id": str(guild_id),
-             "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None,
-             "last_message_id": None, "rate_limit_per_user": 0}
-            for i, (cid, cname) in enumerate(channels.items())]
+            {
+                "id": str(cid),
+                "type": 0,
+                "name": cname,
+                "position": i,
+                "guild_id": str(guild_id),
+                "permission_overwrites": [],
+                "parent_id": None,
+                "nsfw": False,
+                "topic": None,
+                "last_message_id": None,
+                "rate_limit_per_user": 0,
+            }
+            for i, (cid, cname) in enumerate(channels.items())
+        ]
         self.guilds[guild_id] = {
-            "id": str(guild_id), "name": name, "owner_id": "1", "unavailable": False,
-            "member_count": 2, "large": False, "features": [], "emojis": [], "stickers": [],
-            "roles": [{"id": str(guild_id), "name": "@everyone", "permissions": "1071698660929",
-                       "position": 0, "color": 0, "hoist": False, "managed": False,
-                       "mentionable": False, "flags": 0}],
-            "members": [{"user": self.bot_user, "roles": [], "joined_at": _now(), "deaf": False,
-                         "mute": False, "flags": 0}],
-            "channels": chans, "threads": [], "voice_states": [], "presences": [],
-            "joined_at": _now(), "premium_tier": 0, "verification_level": 0,
-            "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0,
-            "nsfw_level": 0, "preferred_locale": "en-US", "system_channel_flags": 0}
+            "id": str(guild_id),
+            "name": name,
+            "owner_id": "1",
+            "unavailable": False,
+            "member_count": 2,
+            "large": False,
+            "features": [],
+            "emojis": [],
+            "stickers": [],
+            "roles": [
+                {
+                    "id": str(guild_id),
+                    "name": "@everyone",
+                    "permissions": "1071698660929",
+                    "position": 0,
+                    "color": 0,
+                    "hoist": False,
+                    "managed": False,
+                    "mentionable": False,
+                    "flags": 0,
+                }
+            ],
+            "members": [
+                {
+                    "user": self.bot_user,
+                    "roles": [],
+                    "joined_at": _now(),
+                    "deaf": False,
+                    "mute": False,
+                    "flags": 0,
+                }
+            ],
+            "channels": chans,
+            "threads": [],
+            "voice_states": [],
+            "presences": [],
+            "joined_at": _now(),
+            "premium_tier": 0,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "mfa_level": 0,
+            "nsfw_level": 0,
+            "preferred_locale": "en-US",
+            "system_channel_flags": 0,
+        }
         for tid, (parent, tname) in (threads or {}).items():
             self.guilds[guild_id]["threads"].append(self._thread(guild_id, tid, parent, tname))
 
     def _thread(self, guild_id: int, tid: int, parent: int, name: str) -> dict[str, Any]:
-        return {"id": str(tid), "type": 11, "name": name, "guild_id": str(guild_id),
-                "parent_id": str(parent), "owner_id": "1", "message_count": 0, "member_count": 1,
-                "rate_limit_per_user": 0, "flags": 0,
-                "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                    "archive_timestamp": _now(), "locked": False}}
+        return {
+            "id": str(tid),
+            "type": 11,
+            "name": name,
+            "guild_id": str(guild_id),
+            "parent_id": str(parent),
+            "owner_id": "1",
+            "message_count": 0,
+            "member_count": 1,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "thread_metadata": {
+                "archived": False,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": _now(),
+                "locked": False,
+            },
+        }
 
     def _guild_of(self, channel_id: int) -> int | None:
         for gid, guild in self.guilds.items():
@@ -173,8 +257,9 @@ class FakeDiscord(EmulatorServer):
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = await self._open_ws(request)
-        conn = _Conn(ws, zlib.compressobj() if request.query.get("compress") == "zlib-stream"
-                     else None)
+        conn = _Conn(
+            ws, zlib.compressobj() if request.query.get("compress") == "zlib-stream" else None
+        )
         self.record(Call("CONNECT", dict(request.query), None, request.path_qs, "GET", None))
         await self._send(conn, {"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
         try:
@@ -191,8 +276,13 @@ class FakeDiscord(EmulatorServer):
     async def _on_op(self, conn: _Conn, payload: dict[str, Any]) -> None:
         op: int = payload.get("op", -1)
         d = payload.get("d")
-        names = {1: "HEARTBEAT", 2: "IDENTIFY", 3: "PRESENCE_UPDATE", 6: "RESUME",
-                 8: "REQUEST_GUILD_MEMBERS"}
+        names = {
+            1: "HEARTBEAT",
+            2: "IDENTIFY",
+            3: "PRESENCE_UPDATE",
+            6: "RESUME",
+            8: "REQUEST_GUILD_MEMBERS",
+        }
         params: dict[str, Any] = d if isinstance(d, dict) else {"d": d}
         token = params.get("token")
         self.record(Call(names.get(op, f"OP{op}"), params, token, "/", "WS", None))
@@ -202,11 +292,16 @@ class FakeDiscord(EmulatorServer):
             await conn.ws.close(code=4004, message=b"Authentication failed.")
         elif op == 2:
             conn.intents = int(params.get("intents", 0))
-            ready = {"v": 10, "user": self.bot_user, "session_id": "fake-session",
-                     "guilds": [{"id": str(g), "unavailable": True} for g in self.guilds],
-                     "resume_gateway_url": self.gateway_url, "private_channels": [],
-                     "relationships": [], "application": {"id": str(self.application_id),
-                                                          "flags": 0}}
+            ready = {
+                "v": 10,
+                "user": self.bot_user,
+                "session_id": "fake-session",
+                "guilds": [{"id": str(g), "unavailable": True} for g in self.guilds],
+                "resume_gateway_url": self.gateway_url,
+                "private_channels": [],
+                "relationships": [],
+                "application": {"id": str(self.application_id), "flags": 0},
+            }
             if "shard" in params:
                 ready["shard"] = params["shard"]
             self.connections.append(conn)
@@ -218,9 +313,17 @@ class FakeDiscord(EmulatorServer):
             self.connections.append(conn)
             await self._dispatch(conn, "RESUMED", {})
         elif op == 8 and isinstance(d, dict):
-            await self._dispatch(conn, "GUILD_MEMBERS_CHUNK", {
-                "guild_id": d.get("guild_id"), "members": [], "chunk_index": 0,
-                "chunk_count": 1, "nonce": d.get("nonce")})
+            await self._dispatch(
+                conn,
+                "GUILD_MEMBERS_CHUNK",
+                {
+                    "guild_id": d.get("guild_id"),
+                    "members": [],
+                    "chunk_index": 0,
+                    "chunk_count": 1,
+                    "nonce": d.get("nonce"),
+                },
+            )
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         """Send a raw DISPATCH event to every identified connection."""
@@ -228,23 +331,54 @@ class FakeDiscord(EmulatorServer):
             await self._dispatch(conn, event, data)
 
     def _author(self, author_id: int, bot: bool, username: str) -> dict[str, Any]:
-        return {"id": str(author_id), "username": username, "discriminator": "0",
-                "global_name": username.title(), "avatar": None, "bot": bot, "public_flags": 0}
+        return {
+            "id": str(author_id),
+            "username": username,
+            "discriminator": "0",
+            "global_name": username.title(),
+            "avatar": None,
+            "bot": bot,
+            "public_flags": 0,
+        }
 
-    def message_payload(self, channel_id: int, content: str, *, guild_id: int | None,
-                        author: dict[str, Any], mentions: list[dict[str, Any]] | None = None,
-                        reference: dict[str, Any] | None = None) -> dict[str, Any]:
+    def message_payload(
+        self,
+        channel_id: int,
+        content: str,
+        *,
+        guild_id: int | None,
+        author: dict[str, Any],
+        mentions: list[dict[str, Any]] | None = None,
+        reference: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A full Message object, as returned by REST and sent in MESSAGE_CREATE."""
         msg: dict[str, Any] = {
-            "id": str(next(self._ids)), "channel_id": str(channel_id), "type": 0,
-            "content": content, "author": author, "timestamp": _now(), "edited_timestamp": None,
-            "tts": False, "mention_everyone": False, "mentions": mentions or [],
-            "mention_roles": [], "attachments": [], "embeds": [], "components": [],
-            "pinned": False, "flags": 0}
+            "id": str(next(self._ids)),
+            "channel_id": str(channel_id),
+            "type": 0,
+            "content": content,
+            "author": author,
+            "timestamp": _now(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": mentions or [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "components": [],
+            "pinned": False,
+            "flags": 0,
+        }
         if guild_id is not None:
             msg["guild_id"] = str(guild_id)
-            msg["member"] = {"roles": [], "joined_at": _now(), "deaf": False, "mute": False,
-                             "flags": 0}
+            msg["member"] = {
+                "roles": [],
+                "joined_at": _now(),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
         if reference:
             msg["message_reference"] = reference
             msg["type"] = 19
@@ -279,16 +413,27 @@ class FakeDiscord(EmulatorServer):
             mentions.append(self.bot_user)
             if f"<@{self.bot_id}>" not in content:
                 content = f"<@{self.bot_id}> {content}"
-        msg = self.message_payload(channel_id, content, guild_id=guild_id,
-                                   author=self._author(author_id, bot_author, username),
-                                   mentions=mentions)
+        msg = self.message_payload(
+            channel_id,
+            content,
+            guild_id=guild_id,
+            author=self._author(author_id, bot_author, username),
+            mentions=mentions,
+        )
         for name, mime, blob in files or []:  # (filename, content type, bytes)
             file_id = str(next(self._ids))
             path = f"/attachments/{channel_id}/{file_id}/{name}"
             self.files[path] = blob
-            msg["attachments"].append({
-                "id": file_id, "filename": name, "size": len(blob), "content_type": mime,
-                "url": f"{self.base_url}{path}", "proxy_url": f"{self.base_url}{path}"})
+            msg["attachments"].append(
+                {
+                    "id": file_id,
+                    "filename": name,
+                    "size": len(blob),
+                    "content_type": mime,
+                    "url": f"{self.base_url}{path}",
+                    "proxy_url": f"{self.base_url}{path}",
+                }
+            )
         await self._deliver(msg)
         return msg
 
@@ -311,8 +456,7 @@ class FakeDiscord(EmulatorServer):
                 continue
             data = msg
             if not exempt and not intents & MESSAGE_CONTENT:
-                data = {**msg, "content": "", "embeds": [], "attachments": [],
-                        "components": []}
+                data = {**msg, "content": "", "embeds": [], "attachments": [], "components": []}
             await self._dispatch(conn, "MESSAGE_CREATE", data)
 
     def visible(self) -> list[dict[str, Any]]:
@@ -324,6 +468,7 @@ class FakeDiscord(EmulatorServer):
     def _rest(self, name: str) -> Any:
         async def handler(request: web.Request) -> web.Response:
             return await self._handle(name, request)
+
         return handler
 
     def _error(self, status: int, failure: Failure | None = None) -> web.Response:
@@ -332,11 +477,13 @@ class FakeDiscord(EmulatorServer):
         headers: dict[str, str] = {}
         if status == 429:
             retry = failure.retry_after if failure and failure.retry_after is not None else 1.0
-            body = {"message": "You are being rate limited.", "retry_after": retry,
-                    "global": False}
+            body = {"message": "You are being rate limited.", "retry_after": retry, "global": False}
             # discord.py treats a 429 without "Via" as a Cloudflare ban (plain HTTPException).
-            headers = {"Retry-After": str(max(1, int(retry))), "X-RateLimit-Scope": "user",
-                       "Via": "1.1 google"}
+            headers = {
+                "Retry-After": str(max(1, int(retry))),
+                "X-RateLimit-Scope": "user",
+                "Via": "1.1 google",
+            }
         if failure is not None:
             body.update(failure.body or {})
             headers.update(failure.headers)
@@ -365,14 +512,35 @@ class FakeDiscord(EmulatorServer):
         if name == "getCurrentUser":
             return json_response(self.bot_user)
         if name == "getApplication":
-            return json_response({
-                "id": str(self.application_id), "name": self.bot_name, "description": "",
-                "icon": None, "bot_public": True, "bot_require_code_grant": False,
-                "owner": self._author(1, False, "owner"), "verify_key": "0" * 64, "flags": 0,
-                "team": None, "summary": "", "bot": self.bot_user})
+            return json_response(
+                {
+                    "id": str(self.application_id),
+                    "name": self.bot_name,
+                    "description": "",
+                    "icon": None,
+                    "bot_public": True,
+                    "bot_require_code_grant": False,
+                    "owner": self._author(1, False, "owner"),
+                    "verify_key": "0" * 64,
+                    "flags": 0,
+                    "team": None,
+                    "summary": "",
+                    "bot": self.bot_user,
+                }
+            )
         if name in ("getGateway", "getGatewayBot"):
-            return json_response({"url": self.gateway_url, "shards": 1, "session_start_limit": {
-                "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
+            return json_response(
+                {
+                    "url": self.gateway_url,
+                    "shards": 1,
+                    "session_start_limit": {
+                        "total": 1000,
+                        "remaining": 999,
+                        "reset_after": 0,
+                        "max_concurrency": 1,
+                    },
+                }
+            )
         if name in ("deleteMessage", "triggerTyping"):
             return web.Response(status=204)
         if name == "unknown":
@@ -383,19 +551,36 @@ class FakeDiscord(EmulatorServer):
         if name == "createMessage" and nonce is not None:
             if len(str(nonce)) > 25:
                 call.status = 400
-                return json_response({"message": "Invalid Form Body", "code": 50035, "errors": {
-                    "nonce": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH",
-                                           "message": "Must be 25 or fewer in length."}]}}},
-                                     400)
+                return json_response(
+                    {
+                        "message": "Invalid Form Body",
+                        "code": 50035,
+                        "errors": {
+                            "nonce": {
+                                "_errors": [
+                                    {
+                                        "code": "BASE_TYPE_MAX_LENGTH",
+                                        "message": "Must be 25 or fewer in length.",
+                                    }
+                                ]
+                            }
+                        },
+                    },
+                    400,
+                )
             if params.get("enforce_nonce") and str(nonce) in self.nonces:
                 self.nonce_replays.append(call)  # no new message: the first one comes back
                 return json_response(self.nonces[str(nonce)])
         if not params.get("content") and not params.get("embeds"):
             call.status = 400
             return json_response({"message": "Cannot send an empty message", "code": 50006}, 400)
-        msg = self.message_payload(channel_id, params.get("content", ""),
-                                   guild_id=self._guild_of(channel_id), author=self.bot_user,
-                                   reference=params.get("message_reference"))
+        msg = self.message_payload(
+            channel_id,
+            params.get("content", ""),
+            guild_id=self._guild_of(channel_id),
+            author=self.bot_user,
+            reference=params.get("message_reference"),
+        )
         msg["author"] = {**self.bot_user, "public_flags": 0}
         if name == "editMessage":
             if str(params["message_id"]) not in self.shown:
@@ -405,8 +590,11 @@ class FakeDiscord(EmulatorServer):
             self.shown[str(msg["id"])]["content"] = msg["content"]
             self.shown[str(msg["id"])]["edits"] += 1
         else:
-            self.shown[str(msg["id"])] = {"channel_id": channel_id, "content": msg["content"],
-                                          "edits": 0}
+            self.shown[str(msg["id"])] = {
+                "channel_id": channel_id,
+                "content": msg["content"],
+                "edits": 0,
+            }
             if nonce is not None:
                 msg["nonce"] = str(nonce)
                 self.nonces[str(nonce)] = msg
@@ -416,8 +604,11 @@ class FakeDiscord(EmulatorServer):
 
     def created_messages(self) -> list[Call]:
         """createMessage calls that created a message (not refused, not a nonce replay)."""
-        return [c for c in self.calls_for("createMessage")
-                if c.status == 200 and not any(c is r for r in self.nonce_replays)]
+        return [
+            c
+            for c in self.calls_for("createMessage")
+            if c.status == 200 and not any(c is r for r in self.nonce_replays)
+        ]
 
     async def message_update(self, original: dict[str, Any], content: str) -> dict[str, Any]:
         """Inject MESSAGE_UPDATE: a user edited ``original`` (as returned by user_message)."""

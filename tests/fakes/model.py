@@ -172,8 +172,10 @@ class FakeModelServer:
 
     async def _hold(self) -> None:
         self.paused.set()
-        waits = [asyncio.ensure_future(self._resume.wait()),
-                 asyncio.ensure_future(self._stopping.wait())]
+        waits = [
+            asyncio.ensure_future(self._resume.wait()),
+            asyncio.ensure_future(self._stopping.wait()),
+        ]
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -420,8 +422,7 @@ class FakeModelServer:
         )
         await response.prepare(request)
         pause = getattr(reply, "pause_after", None)
-        for i, chunk in enumerate(self._stream_chunks(reply, completion_id, model,
-                                                      include_usage)):
+        for i, chunk in enumerate(self._stream_chunks(reply, completion_id, model, include_usage)):
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
             if pause is not None and i == pause:  # chunk 0 is the role-only chunk
                 await self._hold()

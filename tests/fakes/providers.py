@@ -41,15 +41,27 @@ USAGE_IN, USAGE_OUT = 12, 7
 def tool_output(api: str, body: dict[str, Any]) -> str:
     """The last tool result the client sent back, as text (JSON-encoded when structured)."""
     if api == "responses":
-        outs = [i for i in body.get("input") or [] if isinstance(i, dict)
-                and i.get("type") == "function_call_output"]
+        outs = [
+            i
+            for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
         return str(outs[-1]["output"]) if outs else ""
     if api == "anthropic":
-        blocks = [b for m in body.get("messages", []) if isinstance(m.get("content"), list)
-                  for b in m["content"] if b.get("type") == "tool_result"]
+        blocks = [
+            b
+            for m in body.get("messages", [])
+            if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
         return json.dumps(blocks[-1].get("content")) if blocks else ""
-    parts = [p for c in body.get("contents", []) for p in c.get("parts", [])
-             if "functionResponse" in p or "function_response" in p]
+    parts = [
+        p
+        for c in body.get("contents", [])
+        for p in c.get("parts", [])
+        if "functionResponse" in p or "function_response" in p
+    ]
     if not parts:
         return ""
     return json.dumps(parts[-1].get("functionResponse") or parts[-1].get("function_response"))
@@ -59,8 +71,11 @@ def _text_of(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> s
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content
-                       if isinstance(p, dict) and p.get("type", "text") in kinds)
+        return "".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type", "text") in kinds
+        )
     return ""
 
 
@@ -80,8 +95,11 @@ def last_user_text(api: str, body: dict[str, Any]) -> str:
 
 def system_text(api: str, body: dict[str, Any]) -> str:
     if api == "responses":
-        extra = [_text_of(i.get("content")) for i in body.get("input") or []
-                 if isinstance(i, dict) and i.get("role") in ("system", "developer")]
+        extra = [
+            _text_of(i.get("content"))
+            for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("role") in ("system", "developer")
+        ]
         return "\n\n".join([body.get("instructions") or "", *extra])
     if api == "anthropic":
         return _text_of(body.get("system"))
@@ -107,8 +125,9 @@ class FakeProviders:
         self.app = app
 
     async def start(self) -> str:
-        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1,
-                                     handler_cancellation=True)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=1, handler_cancellation=True
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -131,8 +150,14 @@ class FakeProviders:
             entry = None
         if isinstance(entry, tuple):
             status, message = int(entry[0]), str(entry[1])
-            err = {"error": {"message": message, "type": "api_error", "code": status,
-                             "status": "INTERNAL"}}
+            err = {
+                "error": {
+                    "message": message,
+                    "type": "api_error",
+                    "code": status,
+                    "status": "INTERNAL",
+                }
+            }
             if api == "anthropic":
                 err = {"type": "error", "error": {"type": "api_error", "message": message}}
             return web.json_response(err, status=status, headers={"x-should-retry": "false"})
@@ -157,28 +182,65 @@ class FakeProviders:
         if isinstance(text, web.Response):
             return text
         if isinstance(text, Call):
-            call = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex}",
-                    "call_id": f"call_{uuid.uuid4().hex[:8]}", "name": text.name,
-                    "arguments": json.dumps(text.args), "status": "completed"}
-            return web.json_response({
-                "id": f"resp_{uuid.uuid4().hex}", "object": "response", "status": "completed",
-                "created_at": int(time.time()), "model": body.get("model"), "output": [call],
-                "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT,
-                          "total_tokens": USAGE_IN + USAGE_OUT}, "parallel_tool_calls": True,
-                "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None})
+            call = {
+                "type": "function_call",
+                "id": f"fc_{uuid.uuid4().hex}",
+                "call_id": f"call_{uuid.uuid4().hex[:8]}",
+                "name": text.name,
+                "arguments": json.dumps(text.args),
+                "status": "completed",
+            }
+            return web.json_response(
+                {
+                    "id": f"resp_{uuid.uuid4().hex}",
+                    "object": "response",
+                    "status": "completed",
+                    "created_at": int(time.time()),
+                    "model": body.get("model"),
+                    "output": [call],
+                    "usage": {
+                        "input_tokens": USAGE_IN,
+                        "output_tokens": USAGE_OUT,
+                        "total_tokens": USAGE_IN + USAGE_OUT,
+                    },
+                    "parallel_tool_calls": True,
+                    "tool_choice": "auto",
+                    "tools": [],
+                    "error": None,
+                    "incomplete_details": None,
+                }
+            )
         rid, mid = f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}"
-        message = {"type": "message", "id": mid, "status": "completed", "role": "assistant",
-                   "content": [{"type": "output_text", "text": text, "annotations": []}]}
-        usage = {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT,
-                 "total_tokens": USAGE_IN + USAGE_OUT,
-                 "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens_details": {"reasoning_tokens": 0}}
+        message = {
+            "type": "message",
+            "id": mid,
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+        usage = {
+            "input_tokens": USAGE_IN,
+            "output_tokens": USAGE_OUT,
+            "total_tokens": USAGE_IN + USAGE_OUT,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        }
 
         def response(status: str, output: list[Any], use: Any) -> dict[str, Any]:
-            return {"id": rid, "object": "response", "created_at": int(time.time()),
-                    "status": status, "model": body.get("model"), "output": output,
-                    "usage": use, "parallel_tool_calls": True, "tool_choice": "auto",
-                    "tools": [], "error": None, "incomplete_details": None}
+            return {
+                "id": rid,
+                "object": "response",
+                "created_at": int(time.time()),
+                "status": status,
+                "model": body.get("model"),
+                "output": output,
+                "usage": use,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "error": None,
+                "incomplete_details": None,
+            }
 
         if not body.get("stream"):
             return web.json_response(response("completed", [message], usage))
@@ -188,17 +250,44 @@ class FakeProviders:
             return _sse({"type": type_, "sequence_number": next(seq), **fields}, type_)
 
         part = {"type": "output_text", "text": "", "annotations": []}
-        frames = [ev("response.created", response=response("in_progress", [], None)),
-                  ev("response.output_item.added", output_index=0,
-                     item={**message, "status": "in_progress", "content": []}),
-                  ev("response.content_part.added", item_id=mid, output_index=0,
-                     content_index=0, part=part)]
-        frames += [ev("response.output_text.delta", item_id=mid, output_index=0,
-                      content_index=0, delta=w, logprobs=[]) for w in _words(text)]
-        frames += [ev("response.output_text.done", item_id=mid, output_index=0,
-                      content_index=0, text=text, logprobs=[]),
-                   ev("response.output_item.done", output_index=0, item=message),
-                   ev("response.completed", response=response("completed", [message], usage))]
+        frames = [
+            ev("response.created", response=response("in_progress", [], None)),
+            ev(
+                "response.output_item.added",
+                output_index=0,
+                item={**message, "status": "in_progress", "content": []},
+            ),
+            ev(
+                "response.content_part.added",
+                item_id=mid,
+                output_index=0,
+                content_index=0,
+                part=part,
+            ),
+        ]
+        frames += [
+            ev(
+                "response.output_text.delta",
+                item_id=mid,
+                output_index=0,
+                content_index=0,
+                delta=w,
+                logprobs=[],
+            )
+            for w in _words(text)
+        ]
+        frames += [
+            ev(
+                "response.output_text.done",
+                item_id=mid,
+                output_index=0,
+                content_index=0,
+                text=text,
+                logprobs=[],
+            ),
+            ev("response.output_item.done", output_index=0, item=message),
+            ev("response.completed", response=response("completed", [message], usage)),
+        ]
         return await self._stream(request, frames)
 
     # -- Anthropic Messages --------------------------------------------------------------------
@@ -209,31 +298,77 @@ class FakeProviders:
         if isinstance(text, web.Response):
             return text
         if isinstance(text, Call):
-            return web.json_response({
-                "id": f"msg_{uuid.uuid4().hex}", "type": "message", "role": "assistant",
-                "model": body.get("model"), "stop_reason": "tool_use", "stop_sequence": None,
-                "content": [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}",
-                             "name": text.name, "input": text.args}],
-                "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}})
-        msg = {"id": f"msg_{uuid.uuid4().hex}", "type": "message", "role": "assistant",
-               "model": body.get("model"), "content": [{"type": "text", "text": text}],
-               "stop_reason": "end_turn", "stop_sequence": None,
-               "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}}
+            return web.json_response(
+                {
+                    "id": f"msg_{uuid.uuid4().hex}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "stop_reason": "tool_use",
+                    "stop_sequence": None,
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": f"toolu_{uuid.uuid4().hex[:12]}",
+                            "name": text.name,
+                            "input": text.args,
+                        }
+                    ],
+                    "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT},
+                }
+            )
+        msg = {
+            "id": f"msg_{uuid.uuid4().hex}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT},
+        }
         if not body.get("stream"):
             return web.json_response(msg)
-        start = {**msg, "content": [], "stop_reason": None,
-                 "usage": {"input_tokens": USAGE_IN, "output_tokens": 1}}
-        frames = [_sse({"type": "message_start", "message": start}, "message_start"),
-                  _sse({"type": "content_block_start", "index": 0,
-                        "content_block": {"type": "text", "text": ""}}, "content_block_start")]
-        frames += [_sse({"type": "content_block_delta", "index": 0,
-                         "delta": {"type": "text_delta", "text": w}}, "content_block_delta")
-                   for w in _words(text)]
-        frames += [_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
-                   _sse({"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                                            "stop_sequence": None},
-                         "usage": {"output_tokens": USAGE_OUT}}, "message_delta"),
-                   _sse({"type": "message_stop"}, "message_stop")]
+        start = {
+            **msg,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": USAGE_IN, "output_tokens": 1},
+        }
+        frames = [
+            _sse({"type": "message_start", "message": start}, "message_start"),
+            _sse(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            ),
+        ]
+        frames += [
+            _sse(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": w},
+                },
+                "content_block_delta",
+            )
+            for w in _words(text)
+        ]
+        frames += [
+            _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+            _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": USAGE_OUT},
+                },
+                "message_delta",
+            ),
+            _sse({"type": "message_stop"}, "message_stop"),
+        ]
         return await self._stream(request, frames)
 
     # -- Google Gemini -------------------------------------------------------------------------
@@ -246,33 +381,54 @@ class FakeProviders:
         if isinstance(text, web.Response):
             return text
         if isinstance(text, Call):
-            return web.json_response({
-                "candidates": [{"content": {"role": "model", "parts": [
-                    {"functionCall": {"name": text.name, "args": text.args}}]},
-                    "finishReason": "STOP", "index": 0}],
-                "usageMetadata": {"promptTokenCount": USAGE_IN,
-                                  "candidatesTokenCount": USAGE_OUT,
-                                  "totalTokenCount": USAGE_IN + USAGE_OUT},
-                "modelVersion": model, "responseId": uuid.uuid4().hex})
+            return web.json_response(
+                {
+                    "candidates": [
+                        {
+                            "content": {
+                                "role": "model",
+                                "parts": [{"functionCall": {"name": text.name, "args": text.args}}],
+                            },
+                            "finishReason": "STOP",
+                            "index": 0,
+                        }
+                    ],
+                    "usageMetadata": {
+                        "promptTokenCount": USAGE_IN,
+                        "candidatesTokenCount": USAGE_OUT,
+                        "totalTokenCount": USAGE_IN + USAGE_OUT,
+                    },
+                    "modelVersion": model,
+                    "responseId": uuid.uuid4().hex,
+                }
+            )
         response_id = uuid.uuid4().hex  # one id for every chunk of a response
 
         def chunk(piece: str, last: bool) -> dict[str, Any]:
-            cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": piece}]},
-                                    "index": 0}
-            out: dict[str, Any] = {"candidates": [cand], "modelVersion": model,
-                                   "responseId": response_id}
+            cand: dict[str, Any] = {
+                "content": {"role": "model", "parts": [{"text": piece}]},
+                "index": 0,
+            }
+            out: dict[str, Any] = {
+                "candidates": [cand],
+                "modelVersion": model,
+                "responseId": response_id,
+            }
             if last:
                 cand["finishReason"] = "STOP"
-                out["usageMetadata"] = {"promptTokenCount": USAGE_IN,
-                                        "candidatesTokenCount": USAGE_OUT,
-                                        "totalTokenCount": USAGE_IN + USAGE_OUT}
+                out["usageMetadata"] = {
+                    "promptTokenCount": USAGE_IN,
+                    "candidatesTokenCount": USAGE_OUT,
+                    "totalTokenCount": USAGE_IN + USAGE_OUT,
+                }
             return out
 
         if method == "generateContent":
             return web.json_response(chunk(text, True))
         words = _words(text)
-        return await self._stream(request, [_sse(chunk(w, i == len(words) - 1))
-                                            for i, w in enumerate(words)])
+        return await self._stream(
+            request, [_sse(chunk(w, i == len(words) - 1)) for i, w in enumerate(words)]
+        )
 
 
 def _words(text: str) -> list[str]:

@@ -13,8 +13,9 @@ from core.inbound import ChatType, InboundMessage
 class RecordingAdapter(ChannelAdapter):
     """Collects sent texts; `failures` are raised by the next sends, in order."""
 
-    def __init__(self, channel: str = "testchat", account_id: str = "default",
-                 text_limit: int = 4000) -> None:
+    def __init__(
+        self, channel: str = "testchat", account_id: str = "default", text_limit: int = 4000
+    ) -> None:
         self.channel = channel
         self.account_id = account_id
         self.text_limit = text_limit
@@ -54,8 +55,9 @@ class RecordingAdapter(ChannelAdapter):
     def texts(self, prefix: str = "") -> list[str]:
         return [t for _, t in self.sent if t.startswith(prefix)]
 
-    async def wait_for(self, prefix: str = "", count: int = 1, timeout: float = 10.0
-                       ) -> list[tuple[DeliveryContext, str]]:
+    async def wait_for(
+        self, prefix: str = "", count: int = 1, timeout: float = 10.0
+    ) -> list[tuple[DeliveryContext, str]]:
         """Wait (with a deadline) until `count` sent texts start with `prefix`."""
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: len(self.texts(prefix)) >= count)
@@ -65,15 +67,29 @@ class RecordingAdapter(ChannelAdapter):
         await self.wait_for("", count, timeout)
         return self.texts()
 
-    def message(self, text: str, *, chat_id: str = "u1", sender_id: str | None = None,
-                chat_type: ChatType = "direct", mentioned: bool = False,
-                thread_id: str | None = None) -> InboundMessage:
+    def message(
+        self,
+        text: str,
+        *,
+        chat_id: str = "u1",
+        sender_id: str | None = None,
+        chat_type: ChatType = "direct",
+        mentioned: bool = False,
+        thread_id: str | None = None,
+    ) -> InboundMessage:
         return InboundMessage(
-            channel=self.channel, account_id=self.account_id, chat_type=chat_type,
-            chat_id=chat_id, sender_id=sender_id or chat_id, text=text, mentioned=mentioned,
+            channel=self.channel,
+            account_id=self.account_id,
+            chat_type=chat_type,
+            chat_id=chat_id,
+            sender_id=sender_id or chat_id,
+            text=text,
+            mentioned=mentioned,
             thread_id=thread_id,
-            reply_to=DeliveryContext(channel=self.channel, to=chat_id,
-                                     account_id=self.account_id, thread_id=thread_id))
+            reply_to=DeliveryContext(
+                channel=self.channel, to=chat_id, account_id=self.account_id, thread_id=thread_id
+            ),
+        )
 
     async def inject(self, msg: InboundMessage) -> None:
         assert self.sink is not None, "adapter not started"

@@ -64,34 +64,63 @@ class FakeSignal(EmulatorServer):
 
     # -- what people do ---------------------------------------------------------------------
 
-    def envelope(self, source: str, text: str | None, *, name: str | None = None,
-                 group_id: str | None = None, mentions: list[dict[str, Any]] | None = None,
-                 attachments: list[dict[str, Any]] | None = None,
-                 quote: dict[str, Any] | None = None, timestamp: int | None = None,
-                 uuid: str | None = None) -> dict[str, Any]:
+    def envelope(
+        self,
+        source: str,
+        text: str | None,
+        *,
+        name: str | None = None,
+        group_id: str | None = None,
+        mentions: list[dict[str, Any]] | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+        quote: dict[str, Any] | None = None,
+        timestamp: int | None = None,
+        uuid: str | None = None,
+    ) -> dict[str, Any]:
         """One ``receive`` event body with a data message."""
         ts = timestamp if timestamp is not None else self.timestamp()
-        data: dict[str, Any] = {"timestamp": ts, "message": text, "expiresInSeconds": 0,
-                                "viewOnce": False}
+        data: dict[str, Any] = {
+            "timestamp": ts,
+            "message": text,
+            "expiresInSeconds": 0,
+            "viewOnce": False,
+        }
         if group_id is not None:
-            data["groupInfo"] = {"groupId": group_id, "groupName": "Team", "revision": 3,
-                                 "type": "DELIVER"}
+            data["groupInfo"] = {
+                "groupId": group_id,
+                "groupName": "Team",
+                "revision": 3,
+                "type": "DELIVER",
+            }
         if mentions:
             data["mentions"] = mentions
         if attachments:
             data["attachments"] = attachments
         if quote:
             data["quote"] = quote
-        return {"envelope": {
-            "source": source, "sourceNumber": source,
-            "sourceUuid": uuid or f"00000000-0000-4000-8000-{source.lstrip('+').zfill(12)}",
-            "sourceName": name, "sourceDevice": 1, "timestamp": ts,
-            "serverReceivedTimestamp": ts + 5, "serverDeliveredTimestamp": ts + 9,
-            "dataMessage": data}, "account": self.account}
+        return {
+            "envelope": {
+                "source": source,
+                "sourceNumber": source,
+                "sourceUuid": uuid or f"00000000-0000-4000-8000-{source.lstrip('+').zfill(12)}",
+                "sourceName": name,
+                "sourceDevice": 1,
+                "timestamp": ts,
+                "serverReceivedTimestamp": ts + 5,
+                "serverDeliveredTimestamp": ts + 9,
+                "dataMessage": data,
+            },
+            "account": self.account,
+        }
 
     def mention_of_bot(self, start: int = 0) -> dict[str, Any]:
-        return {"name": self.account, "number": self.account,
-                "uuid": "00000000-0000-4000-8000-000000000bot", "start": start, "length": 1}
+        return {
+            "name": self.account,
+            "number": self.account,
+            "uuid": "00000000-0000-4000-8000-000000000bot",
+            "start": start,
+            "length": 1,
+        }
 
     def user_message(self, source: str, text: str | None, **kw: Any) -> dict[str, Any]:
         """A person writes; returns the event body (for :meth:`redeliver`)."""
@@ -99,12 +128,19 @@ class FakeSignal(EmulatorServer):
         self.push(body)
         return body
 
-    def add_attachment(self, data: bytes, mime: str, filename: str | None = None
-                       ) -> dict[str, Any]:
+    def add_attachment(self, data: bytes, mime: str, filename: str | None = None) -> dict[str, Any]:
         att_id = f"att{next(self._seq)}.bin"
         self.attachments[att_id] = data
-        return {"contentType": mime, "filename": filename, "id": att_id, "size": len(data),
-                "width": None, "height": None, "caption": None, "uploadTimestamp": None}
+        return {
+            "contentType": mime,
+            "filename": filename,
+            "id": att_id,
+            "size": len(data),
+            "width": None,
+            "height": None,
+            "caption": None,
+            "uploadTimestamp": None,
+        }
 
     def push(self, body: dict[str, Any]) -> int:
         """Keep an event and send it to every open stream; returns its sequence number."""
@@ -148,7 +184,7 @@ class FakeSignal(EmulatorServer):
         seq = 0
         if last_id.startswith(self.prefix):
             try:
-                seq = int(last_id[len(self.prefix):])
+                seq = int(last_id[len(self.prefix) :])
             except ValueError:
                 seq = 0
         return [(s, d) for s, d in self.kept if s > seq]
@@ -156,8 +192,15 @@ class FakeSignal(EmulatorServer):
     async def _events(self, request: web.Request) -> web.StreamResponse:
         account = request.query.get("account")
         last_id = request.headers.get("Last-Event-ID")
-        call = self.record(Call("events.connect", {"account": account, "lastEventId": last_id},
-                                None, request.path_qs, "GET"))
+        call = self.record(
+            Call(
+                "events.connect",
+                {"account": account, "lastEventId": last_id},
+                None,
+                request.path_qs,
+                "GET",
+            )
+        )
         if account not in (None, "", self.account):
             call.status = 400
             return web.Response(status=400)
@@ -183,8 +226,7 @@ class FakeSignal(EmulatorServer):
                     self._notify()
                     continue
                 seq, data = item
-                await resp.write(f"id:{self.prefix}{seq}\nevent:receive\ndata:{data}\n\n"
-                                 .encode())
+                await resp.write(f"id:{self.prefix}{seq}\nevent:receive\ndata:{data}\n\n".encode())
         except (ConnectionError, RuntimeError):
             pass  # the client went away
         finally:
@@ -206,9 +248,12 @@ class FakeSignal(EmulatorServer):
             return json_response({"jsonrpc": "2.0", "id": rid, **(failure.body or {})})
         if params.get("account") not in (None, self.account):
             return self._error(rid, -32602, "Specified account does not exist")
-        handler = {"send": self._send, "sendTyping": self._typing,
-                   "sendReceipt": self._receipt, "getAttachment": self._attachment}.get(
-            str(method))
+        handler = {
+            "send": self._send,
+            "sendTyping": self._typing,
+            "sendReceipt": self._receipt,
+            "getAttachment": self._attachment,
+        }.get(str(method))
         if handler is None:
             return self._error(rid, -32601, "Method not implemented")
         result = handler(params)
@@ -218,8 +263,9 @@ class FakeSignal(EmulatorServer):
 
     @staticmethod
     def _error(rid: Any, code: int, message: str) -> web.Response:
-        return json_response({"jsonrpc": "2.0", "error": {"code": code, "message": message,
-                                                          "data": None}, "id": rid})
+        return json_response(
+            {"jsonrpc": "2.0", "error": {"code": code, "message": message, "data": None}, "id": rid}
+        )
 
     def _recipients(self, params: dict[str, Any]) -> tuple[str, list[str]] | None:
         group = params.get("groupId")
@@ -235,14 +281,23 @@ class FakeSignal(EmulatorServer):
             return self._error(None, -1, "Sending empty message is not allowed")
         to, members = where
         ts = self.timestamp()
-        results = [{"recipientAddress": {"uuid": None, "number": m},
-                    "type": "UNREGISTERED_FAILURE" if m in self.unregistered else "SUCCESS"}
-                   for m in members]
+        results = [
+            {
+                "recipientAddress": {"uuid": None, "number": m},
+                "type": "UNREGISTERED_FAILURE" if m in self.unregistered else "SUCCESS",
+            }
+            for m in members
+        ]
         if any(r["type"] == "SUCCESS" for r in results):
             styles = params.get("textStyle") or []
-            self.sent.append({"to": to, "text": params["message"],
-                              "textStyle": [styles] if isinstance(styles, str) else styles,
-                              "timestamp": ts})
+            self.sent.append(
+                {
+                    "to": to,
+                    "text": params["message"],
+                    "textStyle": [styles] if isinstance(styles, str) else styles,
+                    "timestamp": ts,
+                }
+            )
             self._notify()
         return {"timestamp": ts, "results": results}
 
@@ -259,6 +314,7 @@ class FakeSignal(EmulatorServer):
     def _attachment(self, params: dict[str, Any]) -> dict[str, Any] | web.Response:
         data = self.attachments.get(str(params.get("id")))
         if data is None:
-            return self._error(None, -1, f"An error occurred reading attachment: "
-                                         f"{params.get('id')}")
+            return self._error(
+                None, -1, f"An error occurred reading attachment: {params.get('id')}"
+            )
         return {"data": base64.b64encode(data).decode()}

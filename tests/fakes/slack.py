@@ -34,8 +34,15 @@ class FakeSlack(EmulatorServer):
     """Slack fake: auth.test, chat.postMessage, apps.connections.open and the Socket Mode ws."""
 
     #: Methods answered with plain ``{"ok": true}``.
-    harmless_methods = frozenset({"reactions.add", "reactions.remove", "chat.delete",
-                                  "conversations.join", "assistant.threads.setStatus"})
+    harmless_methods = frozenset(
+        {
+            "reactions.add",
+            "reactions.remove",
+            "chat.delete",
+            "conversations.join",
+            "assistant.threads.setStatus",
+        }
+    )
 
     def __init__(
         self,
@@ -50,7 +57,11 @@ class FakeSlack(EmulatorServer):
     ) -> None:
         self.bot_token, self.app_token, self.signing_secret = bot_token, app_token, signing_secret
         self.team_id, self.bot_user_id, self.bot_id, self.app_id = (
-            team_id, bot_user_id, bot_id, app_id)
+            team_id,
+            bot_user_id,
+            bot_id,
+            app_id,
+        )
         self.sockets: list[web.WebSocketResponse] = []
         self.files: dict[str, bytes] = {}
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
@@ -80,28 +91,49 @@ class FakeSlack(EmulatorServer):
         """A file users shared: the ``files[]`` entry of a ``file_share`` message event."""
         file_id = f"F{len(self.files) + 1:06d}"
         self.files[file_id] = data
-        return {"id": file_id, "name": name, "mimetype": mime, "size": len(data),
-                "url_private": f"{self.base_url}/files/{file_id}/{name}"}
+        return {
+            "id": file_id,
+            "name": name,
+            "mimetype": mime,
+            "size": len(data),
+            "url_private": f"{self.base_url}/files/{file_id}/{name}",
+        }
 
     async def _file(self, request: web.Request) -> web.Response:
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-        call = self.record(Call("files.download", dict(request.match_info), token,
-                                request.path, "GET"))
+        call = self.record(
+            Call("files.download", dict(request.match_info), token, request.path, "GET")
+        )
         data = self.files.get(request.match_info["file_id"])
         if token != self.bot_token or data is None:
             call.status = 404  # Slack answers a login page; a 404 is close enough here
             return web.Response(status=404)
         return web.Response(body=data, content_type="application/octet-stream")
 
-    def message_event(self, channel: str, text: str, *, channel_type: str = "im",
-                      user: str = "U0USER001", ts: str | None = None,
-                      thread_ts: str | None = None, bot_id: str | None = None,
-                      subtype: str | None = None) -> dict[str, Any]:
+    def message_event(
+        self,
+        channel: str,
+        text: str,
+        *,
+        channel_type: str = "im",
+        user: str = "U0USER001",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        bot_id: str | None = None,
+        subtype: str | None = None,
+    ) -> dict[str, Any]:
         """A ``message`` event (``channel_type`` im | channel | group | mpim)."""
         ts = ts or self.next_ts()
-        event: dict[str, Any] = {"type": "message", "channel": channel,
-                                 "channel_type": channel_type, "user": user, "text": text,
-                                 "ts": ts, "event_ts": ts, "team": self.team_id}
+        event: dict[str, Any] = {
+            "type": "message",
+            "channel": channel,
+            "channel_type": channel_type,
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "event_ts": ts,
+            "team": self.team_id,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         if bot_id:
@@ -110,34 +142,67 @@ class FakeSlack(EmulatorServer):
             event["subtype"] = subtype
         return event
 
-    def app_mention(self, channel: str, text: str, *, user: str = "U0USER001",
-                    ts: str | None = None, thread_ts: str | None = None) -> dict[str, Any]:
+    def app_mention(
+        self,
+        channel: str,
+        text: str,
+        *,
+        user: str = "U0USER001",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+    ) -> dict[str, Any]:
         """An ``app_mention`` event; ``<@BOT>`` is prefixed unless already in ``text``."""
         mention = f"<@{self.bot_user_id}>"
-        event = self.message_event(channel, text if mention in text else f"{mention} {text}",
-                                   user=user, ts=ts, thread_ts=thread_ts)
+        event = self.message_event(
+            channel,
+            text if mention in text else f"{mention} {text}",
+            user=user,
+            ts=ts,
+            thread_ts=thread_ts,
+        )
         event["type"] = "app_mention"
         del event["channel_type"]
         return event
 
     def event_callback(self, event: dict[str, Any]) -> dict[str, Any]:
         """Wrap an event in the ``event_callback`` envelope Slack pushes."""
-        return {"token": "verification-token", "team_id": self.team_id, "api_app_id": self.app_id,
-                "event": event, "type": "event_callback", "event_id": f"Ev{uuid.uuid4().hex[:10]}",
-                "event_time": int(time.time()), "is_ext_shared_channel": False,
-                "authorizations": [{"enterprise_id": None, "team_id": self.team_id,
-                                    "user_id": self.bot_user_id, "is_bot": True,
-                                    "is_enterprise_install": False}]}
+        return {
+            "token": "verification-token",
+            "team_id": self.team_id,
+            "api_app_id": self.app_id,
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": int(time.time()),
+            "is_ext_shared_channel": False,
+            "authorizations": [
+                {
+                    "enterprise_id": None,
+                    "team_id": self.team_id,
+                    "user_id": self.bot_user_id,
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                }
+            ],
+        }
 
     def _payload(self, event: dict[str, Any]) -> dict[str, Any]:
-        return event if "event" in event or event.get("type") == "url_verification" \
+        return (
+            event
+            if "event" in event or event.get("type") == "url_verification"
             else self.event_callback(event)
+        )
 
     # -- HTTP Events API --------------------------------------------------------------------
 
-    async def post_event(self, events_url: str, event: dict[str, Any],
-                         signing_secret: str | None = None, *,
-                         headers: dict[str, str] | None = None) -> tuple[int, str]:
+    async def post_event(
+        self,
+        events_url: str,
+        event: dict[str, Any],
+        signing_secret: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, str]:
         """Sign and POST an event (bare events are wrapped in ``event_callback``).
 
         Returns ``(status, body)``. Bolt acks before its listener runs, so wait on the fake
@@ -145,9 +210,12 @@ class FakeSlack(EmulatorServer):
         """
         body = json.dumps(self._payload(event))
         ts = str(int(time.time()))
-        sent = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts,
-                "X-Slack-Signature": sign(body, signing_secret or self.signing_secret, ts),
-                **(headers or {})}
+        sent = {
+            "Content-Type": "application/json",
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": sign(body, signing_secret or self.signing_secret, ts),
+            **(headers or {}),
+        }
         if self._session is None:
             self._session = aiohttp.ClientSession()
         async with self._session.post(events_url, data=body.encode(), headers=sent) as resp:
@@ -163,9 +231,14 @@ class FakeSlack(EmulatorServer):
         ws = await self._open_ws(request, autoping=False)  # pongs below, unless gone silent
         self.sockets.append(ws)
         self.record(Call("socket.connect", dict(request.query), None, request.path_qs, "GET"))
-        await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
-                            "debug_info": {"host": "fake-slack"},
-                            "connection_info": {"app_id": self.app_id}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self.sockets),
+                "debug_info": {"host": "fake-slack"},
+                "connection_info": {"app_id": self.app_id},
+            }
+        )
         if self.redeliver_on_connect:
             for envelope in list(self.unacked.values()):
                 envelope["retry_attempt"] += 1
@@ -184,16 +257,25 @@ class FakeSlack(EmulatorServer):
                 data = json.loads(msg.data)
                 if "envelope_id" in data:
                     self.unacked.pop(str(data["envelope_id"]), None)
-                self.record(Call("ack" if "envelope_id" in data else "socket.message", data,
-                                 None, request.path, "WS", None))
+                self.record(
+                    Call(
+                        "ack" if "envelope_id" in data else "socket.message",
+                        data,
+                        None,
+                        request.path,
+                        "WS",
+                        None,
+                    )
+                )
         finally:
             self._forget_ws(ws)
             self._silent.discard(ws)
             self.sockets.remove(ws)
         return ws
 
-    async def push_event(self, event: dict[str, Any], *, envelope_type: str = "events_api",
-                         retry_attempt: int = 0) -> str:
+    async def push_event(
+        self, event: dict[str, Any], *, envelope_type: str = "events_api", retry_attempt: int = 0
+    ) -> str:
         """Send an envelope over the newest socket; returns its ``envelope_id`` (see ``ack``).
 
         Waits (up to 5 s) for a connection, since the client may see its handshake complete
@@ -203,9 +285,13 @@ class FakeSlack(EmulatorServer):
         envelope_id = str(uuid.uuid4())
         payload = self._payload(event) if envelope_type == "events_api" else event
         envelope = {
-            "envelope_id": envelope_id, "type": envelope_type, "payload": payload,
+            "envelope_id": envelope_id,
+            "type": envelope_type,
+            "payload": payload,
             "accepts_response_payload": envelope_type != "events_api",
-            "retry_attempt": retry_attempt, "retry_reason": "timeout" if retry_attempt else ""}
+            "retry_attempt": retry_attempt,
+            "retry_reason": "timeout" if retry_attempt else "",
+        }
         self.unacked[envelope_id] = envelope
         await self.live_sockets()[-1].send_json(envelope)
         return envelope_id
@@ -214,9 +300,14 @@ class FakeSlack(EmulatorServer):
         """Like :meth:`push_event`, but without a connected app the envelope waits (unacked)
         for the next connection, where ``redeliver_on_connect`` sends it."""
         envelope_id = str(uuid.uuid4())
-        envelope = {"envelope_id": envelope_id, "type": "events_api",
-                    "payload": self._payload(event), "accepts_response_payload": False,
-                    "retry_attempt": 0, "retry_reason": ""}
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "payload": self._payload(event),
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
         self.unacked[envelope_id] = envelope
         live = self.live_sockets()
         if live:
@@ -245,14 +336,17 @@ class FakeSlack(EmulatorServer):
     async def disconnect(self, reason: str = "refresh_requested") -> None:
         """Ask connected clients to reconnect (they call apps.connections.open again)."""
         for ws in list(self.sockets):
-            await ws.send_json({"type": "disconnect", "reason": reason,
-                                "debug_info": {"host": "fake-slack"}})
+            await ws.send_json(
+                {"type": "disconnect", "reason": reason, "debug_info": {"host": "fake-slack"}}
+            )
 
     # -- Web API ----------------------------------------------------------------------------
 
     def _error(self, failure: Failure) -> web.Response:
-        body: dict[str, Any] = {"ok": False, "error": "ratelimited" if failure.status == 429
-                                else "internal_error"}
+        body: dict[str, Any] = {
+            "ok": False,
+            "error": "ratelimited" if failure.status == 429 else "internal_error",
+        }
         body.update(failure.body or {})
         headers = dict(failure.headers)
         if failure.status == 429:
@@ -265,10 +359,10 @@ class FakeSlack(EmulatorServer):
         if request.content_type == "application/json":
             params.update(await request.json())
         else:
-            params.update({k: v for k, v in (await request.post()).items()
-                           if isinstance(v, str)})
-        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or \
-            params.get("token")
+            params.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or params.get(
+            "token"
+        )
         call = self.record(Call(method, params, token, request.path, request.method))
         failure = self._take_failure(method)
         if failure is not None:
@@ -280,36 +374,65 @@ class FakeSlack(EmulatorServer):
     def _result(self, method: str, params: dict[str, Any], token: str | None) -> dict[str, Any]:
         if method == "apps.connections.open":
             if token != self.app_token:
-                return {"ok": False, "error": "not_allowed_token_type" if token == self.bot_token
-                        else "invalid_auth"}
+                return {
+                    "ok": False,
+                    "error": "not_allowed_token_type"
+                    if token == self.bot_token
+                    else "invalid_auth",
+                }
             return {"ok": True, "url": f"{self.ws_url}/link/?ticket={uuid.uuid4()}"}
         if token != self.bot_token:
-            return {"ok": False, "error": "not_allowed_token_type" if token == self.app_token
-                    else "invalid_auth"}
+            return {
+                "ok": False,
+                "error": "not_allowed_token_type" if token == self.app_token else "invalid_auth",
+            }
         if method == "auth.test":
-            return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake Team",
-                    "user": "crosstalk", "team_id": self.team_id, "user_id": self.bot_user_id,
-                    "bot_id": self.bot_id, "is_enterprise_install": False}
+            return {
+                "ok": True,
+                "url": "https://fake.slack.com/",
+                "team": "Fake Team",
+                "user": "crosstalk",
+                "team_id": self.team_id,
+                "user_id": self.bot_user_id,
+                "bot_id": self.bot_id,
+                "is_enterprise_install": False,
+            }
         if method == "chat.update":
-            shown = next((m for m in self.posted if m["channel"] == params.get("channel")
-                          and m["ts"] == params.get("ts")), None)
+            shown = next(
+                (
+                    m
+                    for m in self.posted
+                    if m["channel"] == params.get("channel") and m["ts"] == params.get("ts")
+                ),
+                None,
+            )
             if shown is None:
                 return {"ok": False, "error": "message_not_found"}
             if not params.get("text") and not params.get("blocks"):
                 return {"ok": False, "error": "no_text"}
             shown["text"] = params.get("text", "")
             shown["edits"] = shown.get("edits", 0) + 1
-            return {"ok": True, "channel": shown["channel"], "ts": shown["ts"],
-                    "text": shown["text"]}
+            return {
+                "ok": True,
+                "channel": shown["channel"],
+                "ts": shown["ts"],
+                "text": shown["text"],
+            }
         if method == "chat.postMessage":
             if not params.get("channel"):
                 return {"ok": False, "error": "channel_not_found"}
             if not params.get("text") and not params.get("blocks"):
                 return {"ok": False, "error": "no_text"}
             ts = params.get("ts") or self.next_ts()
-            message = {"type": "message", "text": params.get("text", ""), "user": self.bot_user_id,
-                       "bot_id": self.bot_id, "app_id": self.app_id, "team": self.team_id,
-                       "ts": ts}
+            message = {
+                "type": "message",
+                "text": params.get("text", ""),
+                "user": self.bot_user_id,
+                "bot_id": self.bot_id,
+                "app_id": self.app_id,
+                "team": self.team_id,
+                "ts": ts,
+            }
             if params.get("thread_ts"):
                 message["thread_ts"] = params["thread_ts"]
             metadata = params.get("metadata")
@@ -320,17 +443,31 @@ class FakeSlack(EmulatorServer):
             self.posted.append({**message, "channel": params["channel"]})
             return {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
         if method == "conversations.history":
-            history = [{k: v for k, v in m.items()
-                        if k != "channel" and (k != "metadata" or params.get(
-                            "include_all_metadata") in (True, "true", "1"))}
-                       for m in reversed(self.posted) if m["channel"] == params.get("channel")]
-            return {"ok": True, "messages": history[:int(params.get("limit") or 100)],
-                    "has_more": False}
+            history = [
+                {
+                    k: v
+                    for k, v in m.items()
+                    if k != "channel"
+                    and (
+                        k != "metadata" or params.get("include_all_metadata") in (True, "true", "1")
+                    )
+                }
+                for m in reversed(self.posted)
+                if m["channel"] == params.get("channel")
+            ]
+            return {
+                "ok": True,
+                "messages": history[: int(params.get("limit") or 100)],
+                "has_more": False,
+            }
         if method == "conversations.replies":
             # Bolt 1.30 reads this for DM threads (assistant thread context) before say().
-            thread = [{k: v for k, v in m.items() if k != "channel"} for m in self.posted
-                      if m["channel"] == params.get("channel")
-                      and params.get("ts") in (m["ts"], m.get("thread_ts"))]
+            thread = [
+                {k: v for k, v in m.items() if k != "channel"}
+                for m in self.posted
+                if m["channel"] == params.get("channel")
+                and params.get("ts") in (m["ts"], m.get("thread_ts"))
+            ]
             return {"ok": True, "messages": thread, "has_more": False}
         if method in self.harmless_methods:
             return {"ok": True}

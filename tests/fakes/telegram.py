@@ -43,10 +43,19 @@ class FakeTelegram(EmulatorServer):
     """Bot API fake: getMe, getUpdates, sendMessage, webhooks and harmless no-op methods."""
 
     #: Methods answered with ``true`` (PTB only needs the call to succeed).
-    harmless_methods = frozenset({
-        "sendChatAction", "deleteMessage", "setMyCommands", "deleteMyCommands",
-        "answerCallbackQuery", "setMessageReaction", "pinChatMessage", "close", "logOut",
-    })
+    harmless_methods = frozenset(
+        {
+            "sendChatAction",
+            "deleteMessage",
+            "setMyCommands",
+            "deleteMyCommands",
+            "answerCallbackQuery",
+            "setMessageReaction",
+            "pinChatMessage",
+            "close",
+            "logOut",
+        }
+    )
 
     def __init__(
         self,
@@ -83,9 +92,15 @@ class FakeTelegram(EmulatorServer):
 
     @property
     def bot_user(self) -> dict[str, Any]:
-        return {"id": self.bot_id, "is_bot": True, "first_name": self.bot_first_name,
-                "username": self.bot_username, "can_join_groups": True,
-                "can_read_all_group_messages": False, "supports_inline_queries": False}
+        return {
+            "id": self.bot_id,
+            "is_bot": True,
+            "first_name": self.bot_first_name,
+            "username": self.bot_username,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+        }
 
     # -- inbound side (what users "send") ---------------------------------------------------
 
@@ -133,8 +148,13 @@ class FakeTelegram(EmulatorServer):
         ``message_thread_id`` in PTB when ``is_topic=True`` (as with real forum topics).
         """
         uid = user_id if user_id is not None else (chat_id if chat_type == "private" else 1001)
-        sender = {"id": uid, "is_bot": False, "first_name": username.title(),
-                  "username": username, "language_code": "en"}
+        sender = {
+            "id": uid,
+            "is_bot": False,
+            "first_name": username.title(),
+            "username": username,
+            "language_code": "en",
+        }
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
             chat.update(first_name=sender["first_name"], username=username)
@@ -143,12 +163,19 @@ class FakeTelegram(EmulatorServer):
             if is_topic:
                 chat["is_forum"] = True
         self._chats[chat_id] = chat
-        message: dict[str, Any] = {"message_id": next(self._message_ids),
-                                   "date": int(time.time()), "chat": chat, "from": sender,
-                                   "text": text}
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": sender,
+            "text": text,
+        }
         entities = [
-            {"type": "bot_command" if m.group("cmd") else "mention",
-             "offset": _utf16_len(text[: m.start()]), "length": _utf16_len(m.group(0))}
+            {
+                "type": "bot_command" if m.group("cmd") else "mention",
+                "offset": _utf16_len(text[: m.start()]),
+                "length": _utf16_len(m.group(0)),
+            }
             for m in _ENTITY_RE.finditer(text)
         ]
         if entities:
@@ -159,8 +186,12 @@ class FakeTelegram(EmulatorServer):
                 message["is_topic_message"] = True
         if reply_to_bot:
             message["reply_to_message"] = {
-                "message_id": next(self._message_ids), "date": int(time.time()) - 60,
-                "chat": chat, "from": self.bot_user, "text": "earlier bot reply"}
+                "message_id": next(self._message_ids),
+                "date": int(time.time()) - 60,
+                "chat": chat,
+                "from": self.bot_user,
+                "text": "earlier bot reply",
+            }
         update = {"update_id": next(self._update_ids), "message": message}
         return self.push_update(update) if push else update
 
@@ -170,8 +201,16 @@ class FakeTelegram(EmulatorServer):
         self.files[file_id] = (path, data)
         return file_id
 
-    def user_media(self, chat_id: int, kind: str, data: bytes, *, caption: str | None = None,
-                   name: str | None = None, mime: str | None = None) -> dict[str, Any]:
+    def user_media(
+        self,
+        chat_id: int,
+        kind: str,
+        data: bytes,
+        *,
+        caption: str | None = None,
+        name: str | None = None,
+        mime: str | None = None,
+    ) -> dict[str, Any]:
         """A private message carrying a ``photo``, ``voice``, ``audio``, ``video`` or
         ``document`` (with an optional caption), queued for getUpdates."""
         update = self.user_message(chat_id, caption or "", push=False)
@@ -183,22 +222,36 @@ class FakeTelegram(EmulatorServer):
         file_id = self.add_file(data, f"{kind}s/{name or kind}")
         common = {"file_id": file_id, "file_unique_id": f"U{file_id}", "file_size": len(data)}
         if kind == "photo":
-            small = {**common, "file_id": file_id + "s", "width": 90, "height": 90,
-                     "file_size": 100}
+            small = {
+                **common,
+                "file_id": file_id + "s",
+                "width": 90,
+                "height": 90,
+                "file_size": 100,
+            }
             message["photo"] = [small, {**common, "width": 1280, "height": 960}]
         elif kind == "voice":
             message["voice"] = {**common, "duration": 3, "mime_type": mime or "audio/ogg"}
         else:
-            message[kind] = {**common, "file_name": name, "mime_type": mime,
-                             **({"duration": 5, "width": 640, "height": 480}
-                                if kind == "video" else {"duration": 5} if kind == "audio"
-                                else {})}
+            message[kind] = {
+                **common,
+                "file_name": name,
+                "mime_type": mime,
+                **(
+                    {"duration": 5, "width": 640, "height": 480}
+                    if kind == "video"
+                    else {"duration": 5}
+                    if kind == "audio"
+                    else {}
+                ),
+            }
         return self.push_update(update)
 
     async def _download(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
-        call = self.record(Call("download", {"path": path}, request.match_info["token"],
-                                request.path, "GET"))
+        call = self.record(
+            Call("download", {"path": path}, request.match_info["token"], request.path, "GET")
+        )
         if call.token != self.token:
             call.status = 401
             return web.Response(status=401)
@@ -247,8 +300,11 @@ class FakeTelegram(EmulatorServer):
         retry_after = failure.retry_after if failure else None
         if status == 429 and retry_after is None:
             retry_after = 1
-        body: dict[str, Any] = {"ok": False, "error_code": status, "description":
-                                _DESCRIPTIONS.get(status, "Error").format(retry_after=retry_after)}
+        body: dict[str, Any] = {
+            "ok": False,
+            "error_code": status,
+            "description": _DESCRIPTIONS.get(status, "Error").format(retry_after=retry_after),
+        }
         if retry_after is not None:
             body["parameters"] = {"retry_after": int(retry_after)}
         if failure and failure.body:
@@ -271,9 +327,17 @@ class FakeTelegram(EmulatorServer):
         if method == "getUpdates" and self.webhook_url:
             call.status = 409
             self.record(call)
-            return json_response({"ok": False, "error_code": 409, "description": (
-                "Conflict: can't use getUpdates method while webhook is active; "
-                "use deleteWebhook to delete the webhook first")}, 409)
+            return json_response(
+                {
+                    "ok": False,
+                    "error_code": 409,
+                    "description": (
+                        "Conflict: can't use getUpdates method while webhook is active; "
+                        "use deleteWebhook to delete the webhook first"
+                    ),
+                },
+                409,
+            )
         self.record(call)
         if method == "getUpdates":
             return await self._counted_poll(request, params)
@@ -299,23 +363,33 @@ class FakeTelegram(EmulatorServer):
                 self.updates.clear()
             return True
         if method == "getWebhookInfo":
-            return {"url": self.webhook_url, "has_custom_certificate": False,
-                    "pending_update_count": 0 if self.webhook_url else len(self.updates)}
+            return {
+                "url": self.webhook_url,
+                "has_custom_certificate": False,
+                "pending_update_count": 0 if self.webhook_url else len(self.updates),
+            }
         if method == "editMessageText" and int(params.get("message_id") or 0) not in self.shown:
-            return self._error(400, Failure(400, {"description":
-                                                  "Bad Request: message to edit not found"}))
+            return self._error(
+                400, Failure(400, {"description": "Bad Request: message to edit not found"})
+            )
         if method in ("sendMessage", "editMessageText"):
             if not str(params.get("text", "")).strip():
-                return self._error(400, Failure(400, {"description":
-                                                      "Bad Request: message text is empty"}))
+                return self._error(
+                    400, Failure(400, {"description": "Bad Request: message text is empty"})
+                )
             return self._message(params)
         if method == "getFile":
             found = self.files.get(str(params.get("file_id")))
             if found is None:
-                return self._error(400, Failure(400, {"description":
-                                                      "Bad Request: invalid file_id"}))
-            return {"file_id": params["file_id"], "file_unique_id": f"U{params['file_id']}",
-                    "file_size": len(found[1]), "file_path": found[0]}
+                return self._error(
+                    400, Failure(400, {"description": "Bad Request: invalid file_id"})
+                )
+            return {
+                "file_id": params["file_id"],
+                "file_unique_id": f"U{params['file_id']}",
+                "file_size": len(found[1]),
+                "file_path": found[0],
+            }
         if method in self.harmless_methods:
             return True
         return None
@@ -327,12 +401,19 @@ class FakeTelegram(EmulatorServer):
             private = isinstance(chat_id, int) and chat_id > 0
             chat = {"id": chat_id, "type": "private" if private else "supergroup"}
         message_id = params.get("message_id") or next(self._message_ids)
-        msg: dict[str, Any] = {"message_id": message_id, "date": int(time.time()),
-                               "chat": chat, "from": self.bot_user, "text": params["text"]}
+        msg: dict[str, Any] = {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "chat": chat,
+            "from": self.bot_user,
+            "text": params["text"],
+        }
         if params.get("entities"):
             msg["entities"] = params["entities"]
-        shown = self.shown.setdefault(int(message_id), {
-            "chat_id": chat_id, "thread_id": params.get("message_thread_id"), "edits": 0})
+        shown = self.shown.setdefault(
+            int(message_id),
+            {"chat_id": chat_id, "thread_id": params.get("message_thread_id"), "edits": 0},
+        )
         if "message_id" in params:
             shown["edits"] += 1
         shown.update(text=params["text"], entities=list(params.get("entities") or []))
@@ -341,8 +422,11 @@ class FakeTelegram(EmulatorServer):
             msg["is_topic_message"] = True
         reply = params.get("reply_parameters")
         if isinstance(reply, dict) and "message_id" in reply:
-            msg["reply_to_message"] = {"message_id": reply["message_id"],
-                                       "date": int(time.time()), "chat": chat}
+            msg["reply_to_message"] = {
+                "message_id": reply["message_id"],
+                "date": int(time.time()),
+                "chat": chat,
+            }
         return msg
 
     def visible(self) -> list[dict[str, Any]]:
@@ -352,8 +436,11 @@ class FakeTelegram(EmulatorServer):
     def pollers(self) -> int:
         """getUpdates calls held open now by clients still connected (a killed process's
         poll is not counted once its socket closed)."""
-        return sum(1 for r in self._polls.values()
-                   if r.transport is not None and not r.transport.is_closing())
+        return sum(
+            1
+            for r in self._polls.values()
+            if r.transport is not None and not r.transport.is_closing()
+        )
 
     async def _counted_poll(self, request: web.Request, params: dict[str, Any]) -> web.Response:
         self._polls[id(request)] = request

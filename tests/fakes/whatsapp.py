@@ -40,24 +40,38 @@ def sign(raw: bytes, app_secret: str) -> str:
     return "sha256=" + hmac.new(app_secret.encode(), raw, hashlib.sha256).hexdigest()
 
 
-def graph_error(status: int, message: str, code: int | None = None, **extra: Any
-                ) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "OAuthException",
-                      "code": code if code is not None else _GRAPH_CODES.get(status, 1),
-                      "fbtrace_id": "AfakeTraceId", **extra}}
+def graph_error(status: int, message: str, code: int | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": message,
+            "type": "OAuthException",
+            "code": code if code is not None else _GRAPH_CODES.get(status, 1),
+            "fbtrace_id": "AfakeTraceId",
+            **extra,
+        }
+    }
 
 
 class FakeWhatsApp(EmulatorServer):
     """One business phone number on a fake Graph API, plus Meta's webhook deliveries."""
 
-    def __init__(self, *, token: str = "EAAfake-access-token",
-                 app_secret: str = "fake-app-secret", verify_token: str = "fake-verify-token",
-                 phone_number_id: str = "106540352242922", display_number: str = "15550001111",
-                 waba_id: str = "102290129340398",
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        token: str = "EAAfake-access-token",
+        app_secret: str = "fake-app-secret",
+        verify_token: str = "fake-verify-token",
+        phone_number_id: str = "106540352242922",
+        display_number: str = "15550001111",
+        waba_id: str = "102290129340398",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.token, self.app_secret, self.verify_token = token, app_secret, verify_token
         self.phone_number_id, self.display_number, self.waba_id = (
-            phone_number_id, display_number, waba_id)
+            phone_number_id,
+            display_number,
+            waba_id,
+        )
         self.clock = clock
         self.phone_numbers = {phone_number_id}  # more numbers may be added (other accounts)
         self.webhook_url: str | None = None
@@ -99,22 +113,37 @@ class FakeWhatsApp(EmulatorServer):
 
     def config(self, **over: Any) -> dict[str, Any]:
         """The ``channels.whatsapp`` section that points a gateway at this fake."""
-        return {"phoneNumberId": self.phone_number_id, "accessToken": self.token,
-                "appSecret": self.app_secret, "verifyToken": self.verify_token,
-                "apiBaseUrl": self.api_base, **over}
+        return {
+            "phoneNumberId": self.phone_number_id,
+            "accessToken": self.token,
+            "appSecret": self.app_secret,
+            "verifyToken": self.verify_token,
+            "apiBaseUrl": self.api_base,
+            **over,
+        }
 
     def wamid(self) -> str:
         return f"wamid.FAKE{next(self._ids):08d}"
 
     # -- what people send -------------------------------------------------------------------
 
-    def message(self, wa_id: str, text: str | None = None, *, kind: str = "text",
-                media: dict[str, Any] | None = None, timestamp: float | None = None,
-                wamid: str | None = None) -> dict[str, Any]:
+    def message(
+        self,
+        wa_id: str,
+        text: str | None = None,
+        *,
+        kind: str = "text",
+        media: dict[str, Any] | None = None,
+        timestamp: float | None = None,
+        wamid: str | None = None,
+    ) -> dict[str, Any]:
         """One inbound ``messages[]`` entry (text, or a media kind with its object)."""
-        msg: dict[str, Any] = {"from": wa_id, "id": wamid or self.wamid(),
-                               "timestamp": str(int(timestamp if timestamp is not None
-                                                    else self.clock())), "type": kind}
+        msg: dict[str, Any] = {
+            "from": wa_id,
+            "id": wamid or self.wamid(),
+            "timestamp": str(int(timestamp if timestamp is not None else self.clock())),
+            "type": kind,
+        }
         if kind == "text":
             msg["text"] = {"body": text or ""}
         else:
@@ -126,39 +155,60 @@ class FakeWhatsApp(EmulatorServer):
         self.media[media_id] = (mime, data)
         return media_id
 
-    def payload(self, *, messages: list[dict[str, Any]] | None = None,
-                statuses: list[dict[str, Any]] | None = None,
-                names: dict[str, str] | None = None,
-                phone_number_id: str | None = None) -> dict[str, Any]:
+    def payload(
+        self,
+        *,
+        messages: list[dict[str, Any]] | None = None,
+        statuses: list[dict[str, Any]] | None = None,
+        names: dict[str, str] | None = None,
+        phone_number_id: str | None = None,
+    ) -> dict[str, Any]:
         """A webhook body with one ``messages`` change, as Meta sends it."""
-        value: dict[str, Any] = {"messaging_product": "whatsapp", "metadata": {
-            "display_phone_number": self.display_number,
-            "phone_number_id": phone_number_id or self.phone_number_id}}
+        value: dict[str, Any] = {
+            "messaging_product": "whatsapp",
+            "metadata": {
+                "display_phone_number": self.display_number,
+                "phone_number_id": phone_number_id or self.phone_number_id,
+            },
+        }
         if messages:
-            value["contacts"] = [{"profile": {"name": name}, "wa_id": wa_id}
-                                 for wa_id, name in (names or {}).items()]
+            value["contacts"] = [
+                {"profile": {"name": name}, "wa_id": wa_id} for wa_id, name in (names or {}).items()
+            ]
             value["messages"] = messages
         if statuses:
             value["statuses"] = statuses
-        return {"object": "whatsapp_business_account", "entry": [
-            {"id": self.waba_id, "changes": [{"value": value, "field": "messages"}]}]}
+        return {
+            "object": "whatsapp_business_account",
+            "entry": [{"id": self.waba_id, "changes": [{"value": value, "field": "messages"}]}],
+        }
 
-    def user_message(self, wa_id: str, text: str, *, name: str | None = "Ann",
-                     deliver: bool = True, **kw: Any) -> dict[str, Any]:
+    def user_message(
+        self, wa_id: str, text: str, *, name: str | None = "Ann", deliver: bool = True, **kw: Any
+    ) -> dict[str, Any]:
         """A person writes: the payload is queued for the webhook (unless ``deliver=False``)
         and opens the 24-hour window. Returns the payload."""
         msg = self.message(wa_id, text, **kw)
-        self.last_inbound[wa_id] = max(self.last_inbound.get(wa_id, 0.0),
-                                       float(msg["timestamp"]))
+        self.last_inbound[wa_id] = max(self.last_inbound.get(wa_id, 0.0), float(msg["timestamp"]))
         payload = self.payload(messages=[msg], names={wa_id: name} if name else None)
         if deliver:
             self.deliver(payload)
         return payload
 
-    def status(self, wamid: str, recipient: str, state: str = "sent", *,
-               error: tuple[int, str] | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": wamid, "status": state, "recipient_id": recipient,
-                               "timestamp": str(int(self.clock()))}
+    def status(
+        self,
+        wamid: str,
+        recipient: str,
+        state: str = "sent",
+        *,
+        error: tuple[int, str] | None = None,
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": wamid,
+            "status": state,
+            "recipient_id": recipient,
+            "timestamp": str(int(self.clock())),
+        }
         if error is not None:
             out["errors"] = [{"code": error[0], "title": error[1]}]
         return out
@@ -170,9 +220,14 @@ class FakeWhatsApp(EmulatorServer):
         self.outbox.append(payload)
         self._wake.set()
 
-    async def post_webhook(self, payload: dict[str, Any] | bytes, *,
-                           app_secret: str | None = None, signature: str | None = None,
-                           url: str | None = None) -> tuple[int, str]:
+    async def post_webhook(
+        self,
+        payload: dict[str, Any] | bytes,
+        *,
+        app_secret: str | None = None,
+        signature: str | None = None,
+        url: str | None = None,
+    ) -> tuple[int, str]:
         """One signed POST (``signature=""`` sends none); returns ``(status, body)``."""
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         sig = sign(raw, app_secret or self.app_secret) if signature is None else signature
@@ -221,15 +276,19 @@ class FakeWhatsApp(EmulatorServer):
         return auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else None
 
     def _failure(self, failure: Failure) -> web.Response:
-        body = graph_error(failure.status, (failure.body or {}).get("message", "injected"),
-                           (failure.body or {}).get("code"))
+        body = graph_error(
+            failure.status,
+            (failure.body or {}).get("message", "injected"),
+            (failure.body or {}).get("code"),
+        )
         headers = dict(failure.headers)
         if failure.retry_after is not None:
             headers["Retry-After"] = str(failure.retry_after)
         return json_response(body, failure.status, headers)
 
-    async def _answer(self, request: web.Request, method: str, params: dict[str, Any]
-                      ) -> web.Response | None:
+    async def _answer(
+        self, request: web.Request, method: str, params: dict[str, Any]
+    ) -> web.Response | None:
         """Record the call; an auth problem or injected failure answers it here."""
         token = self._authorized(request)
         call = self.record(Call(method, params, token, request.path, request.method))
@@ -249,16 +308,31 @@ class FakeWhatsApp(EmulatorServer):
         if refused is not None:
             return refused
         if node in self.phone_numbers:
-            return json_response({"display_phone_number": self.display_number,
-                                  "verified_name": "Crosstalk Test", "id": node})
+            return json_response(
+                {
+                    "display_phone_number": self.display_number,
+                    "verified_name": "Crosstalk Test",
+                    "id": node,
+                }
+            )
         if node in self.media:
             mime, data = self.media[node]
-            return json_response({"messaging_product": "whatsapp", "id": node,
-                                  "url": f"{self.base_url}/media/{node}", "mime_type": mime,
-                                  "sha256": hashlib.sha256(data).hexdigest(),
-                                  "file_size": len(data)})
-        return json_response(graph_error(400, f"Unsupported get request. Object with ID "
-                                              f"'{node}' does not exist", 100), 400)
+            return json_response(
+                {
+                    "messaging_product": "whatsapp",
+                    "id": node,
+                    "url": f"{self.base_url}/media/{node}",
+                    "mime_type": mime,
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "file_size": len(data),
+                }
+            )
+        return json_response(
+            graph_error(
+                400, f"Unsupported get request. Object with ID '{node}' does not exist", 100
+            ),
+            400,
+        )
 
     async def _download(self, request: web.Request) -> web.Response:
         media_id = request.match_info["media_id"]
@@ -279,8 +353,9 @@ class FakeWhatsApp(EmulatorServer):
         if request.match_info["node"] not in self.phone_numbers:
             return json_response(graph_error(400, "Unsupported post request", 100), 400)
         if body.get("messaging_product") != "whatsapp":
-            return json_response(graph_error(400, "(#100) The parameter messaging_product "
-                                                  "is required.", 100), 400)
+            return json_response(
+                graph_error(400, "(#100) The parameter messaging_product is required.", 100), 400
+            )
         if is_read:
             return json_response({"success": True})
         return self._send(body)
@@ -291,28 +366,58 @@ class FakeWhatsApp(EmulatorServer):
         if body.get("type") != "text" or not isinstance(text, str) or not to.isdigit():
             return json_response(graph_error(400, "(#100) Invalid parameter", 100), 400)
         if len(text) > 4096:
-            return json_response(graph_error(400, "(#100) Param text['body'] must be at most "
-                                                  "4096 characters long.", 100), 400)
+            return json_response(
+                graph_error(
+                    400, "(#100) Param text['body'] must be at most 4096 characters long.", 100
+                ),
+                400,
+            )
         last = self.last_inbound.get(to)
         closed = last is None or self.clock() - last >= WINDOW
         if closed and self.window_mode == "error":
-            return json_response(graph_error(400, "(#131047) Re-engagement message", 131047,
-                                             error_data={"messaging_product": "whatsapp",
-                                                         "details": "Message failed to send "
-                                                         "because more than 24 hours have "
-                                                         "passed since the customer last "
-                                                         "replied to this number."}), 400)
+            return json_response(
+                graph_error(
+                    400,
+                    "(#131047) Re-engagement message",
+                    131047,
+                    error_data={
+                        "messaging_product": "whatsapp",
+                        "details": "Message failed to send "
+                        "because more than 24 hours have "
+                        "passed since the customer last "
+                        "replied to this number.",
+                    },
+                ),
+                400,
+            )
         wamid = self.wamid()
         if closed:
-            self.deliver(self.payload(statuses=[self.status(
-                wamid, to, "failed", error=(131047, "Message failed to send because more "
-                                                    "than 24 hours have passed since the "
-                                                    "customer last replied to this number."))]))
+            self.deliver(
+                self.payload(
+                    statuses=[
+                        self.status(
+                            wamid,
+                            to,
+                            "failed",
+                            error=(
+                                131047,
+                                "Message failed to send because more "
+                                "than 24 hours have passed since the "
+                                "customer last replied to this number.",
+                            ),
+                        )
+                    ]
+                )
+            )
         else:
             self.sent.append({"to": to, "text": text, "id": wamid})
             if self.send_statuses:
                 self.deliver(self.payload(statuses=[self.status(wamid, to, "sent")]))
         self._notify()
-        return json_response({"messaging_product": "whatsapp",
-                              "contacts": [{"input": to, "wa_id": to}],
-                              "messages": [{"id": wamid}]})
+        return json_response(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": to, "wa_id": to}],
+                "messages": [{"id": wamid}],
+            }
+        )

@@ -14,10 +14,16 @@ from tests.fakes.signal import FakeSignal
 
 
 async def rpc(fake: FakeSignal, method: str, **params: Any) -> tuple[int, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method,
-            "params": {"account": fake.account, **params}}
-    async with aiohttp.ClientSession() as http, http.post(
-            f"{fake.base_url}/api/v1/rpc", json=body) as resp:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {"account": fake.account, **params},
+    }
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{fake.base_url}/api/v1/rpc", json=body) as resp,
+    ):
         return resp.status, (await resp.json() if resp.status == 200 else None)
 
 
@@ -60,27 +66,36 @@ async def test_stream_ids_and_replay(fake_signal: FakeSignal) -> None:
             fake_signal.user_message("+15550000001", "four")
             [(new_id, body)] = await read_events(resp, 1)
         assert new_id.startswith(fake_signal.prefix) and not new_id.startswith(
-            first_id.split("-")[0] + "-")  # a new series after the restart
+            first_id.split("-")[0] + "-"
+        )  # a new series after the restart
         assert body["envelope"]["dataMessage"]["message"] == "four"
         async with http.get(f"{fake_signal.base_url}/api/v1/events?account=%2B1999") as resp:
             assert resp.status == 400
 
 
 async def test_rpc_send_typing_receipt_attachment(fake_signal: FakeSignal) -> None:
-    status, answer = await rpc(fake_signal, "send", recipient=["+15550000001"],
-                               message="hello", textStyle=["0:5:BOLD"])
+    status, answer = await rpc(
+        fake_signal, "send", recipient=["+15550000001"], message="hello", textStyle=["0:5:BOLD"]
+    )
     assert status == 200
     result = answer["result"]
     assert result["results"][0]["type"] == "SUCCESS"
-    assert fake_signal.sent == [{"to": "+15550000001", "text": "hello",
-                                 "textStyle": ["0:5:BOLD"], "timestamp": result["timestamp"]}]
+    assert fake_signal.sent == [
+        {
+            "to": "+15550000001",
+            "text": "hello",
+            "textStyle": ["0:5:BOLD"],
+            "timestamp": result["timestamp"],
+        }
+    ]
     status, answer = await rpc(fake_signal, "send", groupId="R3JvdXA=", message="hi all")
     assert fake_signal.sent[-1]["to"] == "group:R3JvdXA="
     assert len(answer["result"]["results"]) == 2
     _, answer = await rpc(fake_signal, "sendTyping", recipient=["+15550000001"])
     assert "result" in answer
-    _, answer = await rpc(fake_signal, "sendReceipt", recipient="+15550000001",
-                          targetTimestamp=[1], type="read")
+    _, answer = await rpc(
+        fake_signal, "sendReceipt", recipient="+15550000001", targetTimestamp=[1], type="read"
+    )
     assert "result" in answer
     att = fake_signal.add_attachment(b"\x00\x01", "image/png", "a.png")
     _, answer = await rpc(fake_signal, "getAttachment", id=att["id"])
@@ -93,20 +108,41 @@ async def test_failures_and_errors(fake_signal: FakeSignal) -> None:
     fake_signal.fail_next("send", 503)
     status, _ = await rpc(fake_signal, "send", recipient=["+1"], message="x")
     assert status == 503
-    fake_signal.fail_next("send", 200, {"result": {"timestamp": 1, "results": [
-        {"recipientAddress": {"number": "+1"}, "type": "RATE_LIMIT_FAILURE",
-         "retryAfterSeconds": 3}]}})
+    fake_signal.fail_next(
+        "send",
+        200,
+        {
+            "result": {
+                "timestamp": 1,
+                "results": [
+                    {
+                        "recipientAddress": {"number": "+1"},
+                        "type": "RATE_LIMIT_FAILURE",
+                        "retryAfterSeconds": 3,
+                    }
+                ],
+            }
+        },
+    )
     _, answer = await rpc(fake_signal, "send", recipient=["+1"], message="x")
     assert answer["result"]["results"][0]["type"] == "RATE_LIMIT_FAILURE"
     fake_signal.unregistered.add("+2")
     _, answer = await rpc(fake_signal, "send", recipient=["+2"], message="x")
     assert answer["result"]["results"][0]["type"] == "UNREGISTERED_FAILURE"
     assert fake_signal.sent == []
-    async with aiohttp.ClientSession() as http, http.post(
-            f"{fake_signal.base_url}/api/v1/rpc", data="{}") as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{fake_signal.base_url}/api/v1/rpc", data="{}") as resp,
+    ):
         assert resp.status == 415
-    body = {"jsonrpc": "2.0", "id": 1, "method": "send",
-            "params": {"account": "+1999", "recipient": ["+1"], "message": "x"}}
-    async with aiohttp.ClientSession() as http, http.post(
-            f"{fake_signal.base_url}/api/v1/rpc", json=body) as resp:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "send",
+        "params": {"account": "+1999", "recipient": ["+1"], "message": "x"},
+    }
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{fake_signal.base_url}/api/v1/rpc", json=body) as resp,
+    ):
         assert (await resp.json())["error"]["code"] == -32602

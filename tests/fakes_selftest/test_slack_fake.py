@@ -15,8 +15,9 @@ from tests.fakes.slack import FakeSlack
 
 
 def _app(fake: FakeSlack, *, signing_secret: str | None = None) -> AsyncApp:
-    client = AsyncWebClient(token=fake.bot_token, base_url=f"{fake.base_url}/api/", timeout=5,
-                            retry_handlers=[])
+    client = AsyncWebClient(
+        token=fake.bot_token, base_url=f"{fake.base_url}/api/", timeout=5, retry_handlers=[]
+    )
     app = AsyncApp(client=client, signing_secret=signing_secret or fake.signing_secret)
 
     @app.event("message")
@@ -38,7 +39,8 @@ async def test_socket_mode_round_trip(fake_slack: FakeSlack) -> None:
         assert opened.token == fake_slack.app_token
         await fake_slack.wait_for("socket.connect")
         envelope_id = await fake_slack.push_event(
-            fake_slack.message_event("D0DM", "hi", thread_ts="123.000001"))
+            fake_slack.message_event("D0DM", "hi", thread_ts="123.000001")
+        )
         [ack] = await fake_slack.wait_for("ack")
         assert ack.params["envelope_id"] == envelope_id
         [post] = await fake_slack.wait_for("chat.postMessage")
@@ -69,11 +71,13 @@ async def test_signed_http_events(fake_slack: FakeSlack) -> None:
     await site.start()
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
     try:
-        status, body = await fake_slack.post_event(url, {"type": "url_verification",
-                                                         "challenge": "c-123"})
+        status, body = await fake_slack.post_event(
+            url, {"type": "url_verification", "challenge": "c-123"}
+        )
         assert status == 200 and "c-123" in body
-        status, _ = await fake_slack.post_event(url, fake_slack.message_event("D0", "x"),
-                                                "wrong-secret")
+        status, _ = await fake_slack.post_event(
+            url, fake_slack.message_event("D0", "x"), "wrong-secret"
+        )
         assert status == 401
         status, _ = await fake_slack.post_event(url, fake_slack.message_event("D0", "hi"))
         assert status == 200
@@ -85,8 +89,9 @@ async def test_signed_http_events(fake_slack: FakeSlack) -> None:
 
 
 async def test_api_errors_surface(fake_slack: FakeSlack) -> None:
-    client = AsyncWebClient(token=fake_slack.bot_token, base_url=f"{fake_slack.base_url}/api/",
-                            retry_handlers=[])
+    client = AsyncWebClient(
+        token=fake_slack.bot_token, base_url=f"{fake_slack.base_url}/api/", retry_handlers=[]
+    )
     fake_slack.fail_next("chat.postMessage", 429, retry_after=7)
     with pytest.raises(SlackApiError) as info:
         await client.chat_postMessage(channel="C1", text="x")
@@ -98,7 +103,8 @@ async def test_api_errors_surface(fake_slack: FakeSlack) -> None:
         await client.chat_postMessage(channel="C1", text="x")
     ok = await client.chat_postMessage(channel="C1", text="x")
     assert ok["ok"] and ok["message"]["text"] == "x"
-    bad = AsyncWebClient(token="xoxb-wrong", base_url=f"{fake_slack.base_url}/api/",
-                         retry_handlers=[])
+    bad = AsyncWebClient(
+        token="xoxb-wrong", base_url=f"{fake_slack.base_url}/api/", retry_handlers=[]
+    )
     with pytest.raises(SlackApiError, match="invalid_auth"):
         await bad.auth_test()

@@ -65,8 +65,9 @@ async def test_polling_round_trip(fake_telegram: FakeTelegram) -> None:
 
 async def test_forum_topic_reply_keeps_thread(fake_telegram: FakeTelegram) -> None:
     async with _polling(fake_telegram):
-        fake_telegram.user_message(-1001, "in topic", chat_type="supergroup", thread_id=7,
-                                   is_topic=True, title="Forum")
+        fake_telegram.user_message(
+            -1001, "in topic", chat_type="supergroup", thread_id=7, is_topic=True, title="Forum"
+        )
         [call] = await fake_telegram.wait_for("sendMessage")
         assert call.params["message_thread_id"] == 7
         assert call.params["reply_parameters"]["message_id"] >= 1
@@ -106,8 +107,12 @@ async def test_webhook_delivery(fake_telegram: FakeTelegram, unused_tcp_port: in
         await app.start()
         assert app.updater is not None
         await app.updater.start_webhook(
-            listen="127.0.0.1", port=unused_tcp_port, url_path="hook", secret_token="s3cret",
-            webhook_url=f"http://127.0.0.1:{unused_tcp_port}/hook")
+            listen="127.0.0.1",
+            port=unused_tcp_port,
+            url_path="hook",
+            secret_token="s3cret",
+            webhook_url=f"http://127.0.0.1:{unused_tcp_port}/hook",
+        )
         try:
             assert fake_telegram.webhook_secret == "s3cret"
             update = fake_telegram.user_message(7, "via hook", push=False)

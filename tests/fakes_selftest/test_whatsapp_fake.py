@@ -55,11 +55,14 @@ async def bot(fake_whatsapp: FakeWhatsApp) -> AsyncIterator[Receiver]:
     await receiver.runner.cleanup()
 
 
-async def graph(fake: FakeWhatsApp, method: str, path: str, body: Any = None,
-                token: str | None = None) -> tuple[int, Any]:
+async def graph(
+    fake: FakeWhatsApp, method: str, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
     headers = {"Authorization": f"Bearer {token or fake.token}"}
-    async with aiohttp.ClientSession() as http, http.request(
-            method, f"{fake.api_base}/{path}", json=body, headers=headers) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(method, f"{fake.api_base}/{path}", json=body, headers=headers) as resp,
+    ):
         return resp.status, await resp.json()
 
 
@@ -68,7 +71,8 @@ def text(to: str, body: str) -> dict[str, Any]:
 
 
 async def test_signed_webhook_is_retried_until_acknowledged(
-        fake_whatsapp: FakeWhatsApp, bot: Receiver) -> None:
+    fake_whatsapp: FakeWhatsApp, bot: Receiver
+) -> None:
     bot.answer = 503
     payload = fake_whatsapp.user_message("4915100000001", "hello", name="Ann")
     await fake_whatsapp.wait_for("webhook", 2)  # refused twice at least: still queued
@@ -88,40 +92,58 @@ async def test_signed_webhook_is_retried_until_acknowledged(
     assert status == 401
 
 
-async def test_send_within_the_window_and_its_status(fake_whatsapp: FakeWhatsApp,
-                                                      bot: Receiver) -> None:
+async def test_send_within_the_window_and_its_status(
+    fake_whatsapp: FakeWhatsApp, bot: Receiver
+) -> None:
     fake_whatsapp.user_message("4915100000001", "hi")
-    status, body = await graph(fake_whatsapp, "POST",
-                               f"{fake_whatsapp.phone_number_id}/messages",
-                               text("4915100000001", "*hello*"))
+    status, body = await graph(
+        fake_whatsapp,
+        "POST",
+        f"{fake_whatsapp.phone_number_id}/messages",
+        text("4915100000001", "*hello*"),
+    )
     assert status == 200
     [sent] = fake_whatsapp.sent
     assert sent == {"to": "4915100000001", "text": "*hello*", "id": body["messages"][0]["id"]}
     await fake_whatsapp.wait_delivered()
     statuses = [b["entry"][0]["changes"][0]["value"].get("statuses") for b in bot.bodies]
-    assert statuses[1] == [{"id": sent["id"], "status": "sent",
-                            "recipient_id": "4915100000001",
-                            "timestamp": statuses[1][0]["timestamp"]}]
-    status, body = await graph(fake_whatsapp, "POST",
-                               f"{fake_whatsapp.phone_number_id}/messages",
-                               {"messaging_product": "whatsapp", "status": "read",
-                                "message_id": "wamid.X", "typing_indicator": {"type": "text"}})
+    assert statuses[1] == [
+        {
+            "id": sent["id"],
+            "status": "sent",
+            "recipient_id": "4915100000001",
+            "timestamp": statuses[1][0]["timestamp"],
+        }
+    ]
+    status, body = await graph(
+        fake_whatsapp,
+        "POST",
+        f"{fake_whatsapp.phone_number_id}/messages",
+        {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": "wamid.X",
+            "typing_indicator": {"type": "text"},
+        },
+    )
     assert (status, body) == (200, {"success": True})
     [read] = fake_whatsapp.calls_for("markRead")
     assert read.params["typing_indicator"] == {"type": "text"}
 
 
 @pytest.mark.parametrize("mode", ["status", "error"])
-async def test_outside_the_window(fake_whatsapp: FakeWhatsApp, bot: Receiver,
-                                  mode: str) -> None:
+async def test_outside_the_window(fake_whatsapp: FakeWhatsApp, bot: Receiver, mode: str) -> None:
     now = [1_800_000_000.0]
     fake_whatsapp.clock = lambda: now[0]
     fake_whatsapp.window_mode = mode  # type: ignore[assignment]
     fake_whatsapp.user_message("4915100000002", "hi")
     now[0] += 24 * 3600
-    status, body = await graph(fake_whatsapp, "POST",
-                               f"{fake_whatsapp.phone_number_id}/messages",
-                               text("4915100000002", "too late"))
+    status, body = await graph(
+        fake_whatsapp,
+        "POST",
+        f"{fake_whatsapp.phone_number_id}/messages",
+        text("4915100000002", "too late"),
+    )
     assert fake_whatsapp.sent == []
     if mode == "error":
         assert status == 400 and body["error"]["code"] == 131047
@@ -134,8 +156,7 @@ async def test_outside_the_window(fake_whatsapp: FakeWhatsApp, bot: Receiver,
 
 
 async def test_auth_errors_media_and_injected_failures(fake_whatsapp: FakeWhatsApp) -> None:
-    status, body = await graph(fake_whatsapp, "GET", fake_whatsapp.phone_number_id,
-                               token="wrong")
+    status, body = await graph(fake_whatsapp, "GET", fake_whatsapp.phone_number_id, token="wrong")
     assert status == 401 and body["error"]["code"] == 190
     status, body = await graph(fake_whatsapp, "GET", fake_whatsapp.phone_number_id)
     assert status == 200 and body["display_phone_number"] == fake_whatsapp.display_number
@@ -145,15 +166,23 @@ async def test_auth_errors_media_and_injected_failures(fake_whatsapp: FakeWhatsA
     async with aiohttp.ClientSession() as http:
         async with http.get(info["url"]) as resp:
             assert resp.status == 401  # the download needs the token too
-        async with http.get(info["url"],
-                            headers={"Authorization": f"Bearer {fake_whatsapp.token}"}) as resp:
+        async with http.get(
+            info["url"], headers={"Authorization": f"Bearer {fake_whatsapp.token}"}
+        ) as resp:
             assert resp.status == 200 and await resp.read() == b"\x89PNG..."
     fake_whatsapp.user_message("4915100000003", "hi", deliver=False)
     fake_whatsapp.fail_next("sendMessage", 429, retry_after=0.5)
-    status, body = await graph(fake_whatsapp, "POST",
-                               f"{fake_whatsapp.phone_number_id}/messages",
-                               text("4915100000003", "x"))
+    status, body = await graph(
+        fake_whatsapp,
+        "POST",
+        f"{fake_whatsapp.phone_number_id}/messages",
+        text("4915100000003", "x"),
+    )
     assert status == 429 and body["error"]["code"] == 130429
-    status, _ = await graph(fake_whatsapp, "POST", f"{fake_whatsapp.phone_number_id}/messages",
-                            text("4915100000003", "x"))
+    status, _ = await graph(
+        fake_whatsapp,
+        "POST",
+        f"{fake_whatsapp.phone_number_id}/messages",
+        text("4915100000003", "x"),
+    )
     assert status == 200 and len(fake_whatsapp.sent) == 1

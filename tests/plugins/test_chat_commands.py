@@ -8,26 +8,38 @@ from tests.fakes.model import FakeModelServer
 from tests.fakes.recording_adapter import RecordingAdapter
 
 
-async def _setup(make_runtime: RuntimeFactory, extra: dict | None = None
-                 ) -> tuple[Runtime, RecordingAdapter]:
+async def _setup(
+    make_runtime: RuntimeFactory, extra: dict | None = None
+) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter()
     rt = await make_runtime(extra, adapters=[adapter])
     return rt, adapter
 
 
 async def test_send_without_argument_and_without_policy_says_default(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     adapter = RecordingAdapter(channel="webchat")
     await make_runtime(adapters=[adapter])
     await adapter.inject(adapter.message("/send"))
     assert await adapter.wait_sent(1) == ["⚙️ Send policy: on (default)"]
 
 
-async def test_send_cycle_and_status_source(make_runtime: RuntimeFactory,
-                                            fake_model: FakeModelServer) -> None:
+async def test_send_cycle_and_status_source(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter(channel="webchat")
-    rt = await make_runtime({"session": {"sendPolicy": {"default": "deny", "rules": [
-        {"action": "allow", "match": {"channel": "webchat"}}]}}}, adapters=[adapter])
+    rt = await make_runtime(
+        {
+            "session": {
+                "sendPolicy": {
+                    "default": "deny",
+                    "rules": [{"action": "allow", "match": {"channel": "webchat"}}],
+                }
+            }
+        },
+        adapters=[adapter],
+    )
     await adapter.inject(adapter.message("/send"))
     await adapter.inject(adapter.message("/send off"))
     await adapter.inject(adapter.message("/send"))
@@ -53,7 +65,8 @@ async def test_send_cycle_and_status_source(make_runtime: RuntimeFactory,
 
 
 async def test_non_owner_is_refused_and_nothing_reaches_the_agent(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter()  # a channel with no owners configured: nobody is an owner
     rt = await make_runtime({"session": {"dmScope": "per-peer"}}, adapters=[adapter])
     await adapter.inject(adapter.message("/send off", chat_id="guest", sender_id="guest"))
@@ -66,16 +79,18 @@ async def test_non_owner_is_refused_and_nothing_reaches_the_agent(
     assert fake_model.requests == []
 
 
-async def test_send_with_extra_words_goes_to_the_agent(make_runtime: RuntimeFactory,
-                                                       fake_model: FakeModelServer) -> None:
+async def test_send_with_extra_words_goes_to_the_agent(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter(channel="webchat")
     await make_runtime(adapters=[adapter])
     await adapter.inject(adapter.message("/send on please"))
     assert await adapter.wait_sent(1) == ["echo: /send on please"]
 
 
-async def test_status_new_and_stop(make_runtime: RuntimeFactory,
-                                   fake_model: FakeModelServer) -> None:
+async def test_status_new_and_stop(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter(channel="webchat")
     rt = await make_runtime(adapters=[adapter])
     await adapter.inject(adapter.message("hi"))
@@ -97,12 +112,24 @@ async def test_status_new_and_stop(make_runtime: RuntimeFactory,
     assert (await adapter.wait_sent(4))[3] == "⚙️ Nothing to stop."
 
 
-async def test_denied_group_stores_inbound_without_a_run(make_runtime: RuntimeFactory,
-                                                         fake_model: FakeModelServer) -> None:
-    rt, adapter = await _setup(make_runtime, {"session": {"sendPolicy": {"rules": [
-        {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}]}}})
-    await adapter.inject(adapter.message("hello bot", chat_id="g1", chat_type="group",
-                                         mentioned=True))
+async def test_denied_group_stores_inbound_without_a_run(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    rt, adapter = await _setup(
+        make_runtime,
+        {
+            "session": {
+                "sendPolicy": {
+                    "rules": [
+                        {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}
+                    ]
+                }
+            }
+        },
+    )
+    await adapter.inject(
+        adapter.message("hello bot", chat_id="g1", chat_type="group", mentioned=True)
+    )
     entry = await rt.store.get_session("agent:main:testchat:group:g1")
     assert entry is not None
     history = await rt.store.history(entry.session_id)
@@ -112,7 +139,8 @@ async def test_denied_group_stores_inbound_without_a_run(make_runtime: RuntimeFa
 
 
 async def test_owner_commands_refuse_a_non_owner_with_the_same_text(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     """The registry's OWNER permission answers every built-in owner command as D4 does."""
     adapter = RecordingAdapter()  # no owners configured: the guest is no owner
     rt = await make_runtime({"session": {"dmScope": "per-peer"}}, adapters=[adapter])

@@ -23,8 +23,14 @@ async def run(p: Parts, text: str, *, owner: bool = True) -> str | None:
     spec = p.commands.lookup(parsed)
     assert spec is not None, text
     entry = await p.command_env.ensure_session(MAIN)
-    msg = InboundMessage(channel="webchat", chat_type="direct", chat_id="u1", sender_id="u1",
-                         text=text, reply_to=DeliveryContext(channel="webchat", to="u1"))
+    msg = InboundMessage(
+        channel="webchat",
+        chat_type="direct",
+        chat_id="u1",
+        sender_id="u1",
+        text=text,
+        reply_to=DeliveryContext(channel="webchat", to="u1"),
+    )
     inv = CommandInvocation(p.command_env, parsed, msg, entry, owner)
     return await p.commands.dispatch(spec, inv)
 

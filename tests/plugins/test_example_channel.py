@@ -20,8 +20,12 @@ LOOPBACK = "channels:\n  loopback:\n    owners: ['ann']\n"
 
 
 def config(tmp_path: Path, fake_model: FakeModelServer, extra: str = "") -> Path:
-    return write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
-                        "session:\n  dmScope: per-channel-peer\n" + LOOPBACK + extra)
+    return write_config(
+        tmp_path / "crosstalk.yaml",
+        tmp_path / "state",
+        fake_model,
+        "session:\n  dmScope: per-channel-peer\n" + LOOPBACK + extra,
+    )
 
 
 async def _sent(gw: GatewayProcess) -> list[dict[str, Any]] | None:
@@ -31,21 +35,25 @@ async def _sent(gw: GatewayProcess) -> list[dict[str, Any]] | None:
 
 
 async def test_message_in_and_reply_out_through_the_plugin_channel(
-        tmp_path: Path, fake_model: FakeModelServer, example_plugin_path: str  # noqa: F811
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+    example_plugin_path: str,  # noqa: F811
 ) -> None:
-    async with GatewayProcess(config(tmp_path, fake_model),
-                              env={"PYTHONPATH": example_plugin_path}) as gw:
+    async with GatewayProcess(
+        config(tmp_path, fake_model), env={"PYTHONPATH": example_plugin_path}
+    ) as gw:
         _, health = await gw.request("GET", "/healthz")
-        assert {"channel": "loopback", "accountId": "default", "state": "connected"}.items() \
-            <= next(c for c in health["channels"] if c["channel"] == "loopback").items()
+        assert {
+            "channel": "loopback",
+            "accountId": "default",
+            "state": "connected",
+        }.items() <= next(c for c in health["channels"] if c["channel"] == "loopback").items()
         gw.token, token = "wrong", gw.token
-        assert (await gw.request("POST", "/loopback/in", {"from": "ann", "text": "hi"}))[0] \
-            == 401
+        assert (await gw.request("POST", "/loopback/in", {"from": "ann", "text": "hi"}))[0] == 401
         gw.token = token
         status, body = await gw.request("POST", "/loopback/in", {"from": "ann"})
         assert status == 400 and "text" in body["error"]
-        status, _ = await gw.request("POST", "/loopback/in",
-                                     {"from": "ann", "text": "hello loop"})
+        status, _ = await gw.request("POST", "/loopback/in", {"from": "ann", "text": "hello loop"})
         assert status == 202
         sent = await eventually(lambda: _sent(gw), timeout=30)
         assert sent == [{"to": "ann", "text": "echo: hello loop"}]
@@ -54,14 +62,18 @@ async def test_message_in_and_reply_out_through_the_plugin_channel(
 
 
 async def test_a_stranger_on_a_plugin_channel_gets_a_pairing_code_not_the_agent(
-        tmp_path: Path, fake_model: FakeModelServer, example_plugin_path: str  # noqa: F811
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+    example_plugin_path: str,  # noqa: F811
 ) -> None:
     """Safe by default (D39): a third-party channel is guarded like the platforms, so someone
     who is not an owner gets the D11 pairing reply and never reaches the model."""
-    async with GatewayProcess(config(tmp_path, fake_model),
-                              env={"PYTHONPATH": example_plugin_path}) as gw:
-        status, _ = await gw.request("POST", "/loopback/in",
-                                     {"from": "mallory", "text": "let me in"})
+    async with GatewayProcess(
+        config(tmp_path, fake_model), env={"PYTHONPATH": example_plugin_path}
+    ) as gw:
+        status, _ = await gw.request(
+            "POST", "/loopback/in", {"from": "mallory", "text": "let me in"}
+        )
         assert status == 202
         [sent] = await eventually(lambda: _sent(gw), timeout=30)
         assert sent["to"] == "mallory"
@@ -74,7 +86,9 @@ async def test_a_stranger_on_a_plugin_channel_gets_a_pairing_code_not_the_agent(
 
 
 async def test_disabled_plugin_removes_its_channel(
-        tmp_path: Path, fake_model: FakeModelServer, example_plugin_path: str  # noqa: F811
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+    example_plugin_path: str,  # noqa: F811
 ) -> None:
     cfg = config(tmp_path, fake_model, "plugins:\n  disabled: [example]\n")
     async with GatewayProcess(cfg, env={"PYTHONPATH": example_plugin_path}) as gw:
@@ -88,18 +102,29 @@ async def _config_check(path: Path, plugin_path: str) -> tuple[int, str]:
     import os
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "core.cli.main", "--config", str(path), "config", "check",
+        sys.executable,
+        "-m",
+        "core.cli.main",
+        "--config",
+        str(path),
+        "config",
+        "check",
         env={**os.environ, "PYTHONPATH": plugin_path},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode()
 
 
 async def test_the_channel_section_is_validated_by_its_model(
-        tmp_path: Path, example_plugin_path: str) -> None:  # noqa: F811
+    tmp_path: Path,
+    example_plugin_path: str,  # noqa: F811
+) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("channels:\n  loopback:\n    path: nope\n    colour: red\n  nope: {}\n",
-                   encoding="utf-8")
+    bad.write_text(
+        "channels:\n  loopback:\n    path: nope\n    colour: red\n  nope: {}\n", encoding="utf-8"
+    )
     code, out = await _config_check(bad, example_plugin_path)
     assert code == 2, out
     assert "channels.loopback.colour: unknown key" in out

@@ -33,23 +33,41 @@ def example_plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     """`pip install` the example package (from a copy, so the tree stays clean)."""
     work = tmp_path_factory.mktemp("example_plugin")
     src = work / "src"
-    shutil.copytree(SOURCE, src, ignore=shutil.ignore_patterns("build", "*.egg-info",
-                                                               "__pycache__"))
+    shutil.copytree(
+        SOURCE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     target = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--disable-pip-version-check", "--target", str(target), str(src)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     assert (target / "crosstalk_example").is_dir()
     return str(target)
 
 
 def config(tmp_path: Path, fake_model: FakeModelServer, tg: FakeTelegram, extra: str = "") -> Path:
     return write_config(
-        tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model,
+        tmp_path / "crosstalk.yaml",
+        tmp_path / "state",
+        fake_model,
         "session:\n  dmScope: per-channel-peer\n"
         f"channels:\n  telegram:\n    botToken: '{tg.token}'\n"
         f"    apiBaseUrl: {tg.base_url}\n    owners: ['{OWNER}']\n    dmPolicy: open\n"
-        "    streaming: 'off'\n" + extra)  # replies land whole; previews have their own tests
+        "    streaming: 'off'\n" + extra,
+    )  # replies land whole; previews have their own tests
 
 
 def weather_script(req: RequestJSON) -> Any:
@@ -62,16 +80,23 @@ def weather_script(req: RequestJSON) -> Any:
 
 
 def texts_to(tg: FakeTelegram, chat: int) -> list[str]:
-    return [str(c.params["text"]) for c in tg.calls_for("sendMessage")
-            if str(c.params["chat_id"]) == str(chat)]
+    return [
+        str(c.params["text"])
+        for c in tg.calls_for("sendMessage")
+        if str(c.params["chat_id"]) == str(chat)
+    ]
 
 
 async def test_command_permission_and_tool_through_the_gateway(
-        tmp_path: Path, fake_model: FakeModelServer, fake_telegram: FakeTelegram,
-        example_plugin_path: str) -> None:
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+    fake_telegram: FakeTelegram,
+    example_plugin_path: str,
+) -> None:
     fake_model.set_responder(weather_script)
-    async with GatewayProcess(config(tmp_path, fake_model, fake_telegram),
-                              env={"PYTHONPATH": example_plugin_path}):
+    async with GatewayProcess(
+        config(tmp_path, fake_model, fake_telegram), env={"PYTHONPATH": example_plugin_path}
+    ):
         fake_telegram.user_message(OWNER, "/shout ship it")
         await fake_telegram.wait_for("sendMessage", 1, timeout=15)
         assert texts_to(fake_telegram, OWNER) == ["📣 SHIP IT"]
@@ -85,8 +110,11 @@ async def test_command_permission_and_tool_through_the_gateway(
         await fake_telegram.wait_for("sendMessage", 3, timeout=30)
         assert texts_to(fake_telegram, OWNER)[-1] == "Forecast: snow, -3 °C"
         [result] = tool_results(fake_model.requests[-1])
-        assert json.loads(result["content"]) == {"status": "ok", "city": "Oslo",
-                                                 "forecast": "snow, -3 °C"}
+        assert json.loads(result["content"]) == {
+            "status": "ok",
+            "city": "Oslo",
+            "forecast": "snow, -3 °C",
+        }
 
         fake_telegram.user_message(OWNER, "/help")
         await fake_telegram.wait_for("sendMessage", 4, timeout=15)
@@ -94,8 +122,11 @@ async def test_command_permission_and_tool_through_the_gateway(
 
 
 async def test_disabled_in_config_removes_command_and_tool(
-        tmp_path: Path, fake_model: FakeModelServer, fake_telegram: FakeTelegram,
-        example_plugin_path: str) -> None:
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+    fake_telegram: FakeTelegram,
+    example_plugin_path: str,
+) -> None:
     cfg = config(tmp_path, fake_model, fake_telegram, "plugins:\n  disabled: [example]\n")
     async with GatewayProcess(cfg, env={"PYTHONPATH": example_plugin_path}) as gw:
         fake_telegram.user_message(OWNER, "/shout ship it")
@@ -104,6 +135,9 @@ async def test_disabled_in_config_removes_command_and_tool(
         assert texts_to(fake_telegram, OWNER) == ["echo: /shout ship it"]
         offered = tool_names(fake_model.requests[0])
         assert "example_weather" not in offered and "sessions_send" in offered
-        status, body = await gw.request("POST", "/tools/invoke", {
-            "tool": "example_weather", "args": {"city": "Oslo"}, "sessionKey": "main"})
+        status, body = await gw.request(
+            "POST",
+            "/tools/invoke",
+            {"tool": "example_weather", "args": {"city": "Oslo"}, "sessionKey": "main"},
+        )
         assert status == 404, body

@@ -30,8 +30,9 @@ def platform_fake(request: pytest.FixtureRequest, platform: str) -> EmulatorServ
 
 
 @pytest.fixture
-async def driver(platform: str, platform_fake: EmulatorServer | None,
-                 make_runtime: RuntimeFactory) -> AsyncIterator[Driver]:
+async def driver(
+    platform: str, platform_fake: EmulatorServer | None, make_runtime: RuntimeFactory
+) -> AsyncIterator[Driver]:
     """A not-yet-started driver; the test calls ``await driver.start(make_runtime, ...)``.
 
     It depends on ``make_runtime`` only so that it is torn down first: the adapter (and the web

@@ -51,19 +51,21 @@ STRANGERS: tuple[User, ...] = ("stranger", "stranger2", "stranger3", "stranger4"
 SendFailure = Literal["rate_limit", "forbidden", "server_error"]
 
 #: Everything a conformance test may need from a platform.
-CAPABILITIES = frozenset({
-    "group",      # multi-person chats
-    "mention",    # groups answer only when the bot is addressed
-    "thread",     # threads / forum topics inside a group
-    "self",       # the bot's own (and other bots') messages arrive as events
-    "strangers",  # people other than the owner can write to the bot
-    "rate_limit",  # the platform API can answer a send with a rate limit
-    "forbidden",  # ... or with "you may not post there"
-    "server_error",  # ... or with a 503 ("unavailable, try later")
-    "preview",    # a streamed reply is one message, posted early and edited in place
-    "typing",     # a typing indicator while the agent works
-    "edit",       # people can edit a message they sent
-})
+CAPABILITIES = frozenset(
+    {
+        "group",  # multi-person chats
+        "mention",  # groups answer only when the bot is addressed
+        "thread",  # threads / forum topics inside a group
+        "self",  # the bot's own (and other bots') messages arrive as events
+        "strangers",  # people other than the owner can write to the bot
+        "rate_limit",  # the platform API can answer a send with a rate limit
+        "forbidden",  # ... or with "you may not post there"
+        "server_error",  # ... or with a 503 ("unavailable, try later")
+        "preview",  # a streamed reply is one message, posted early and edited in place
+        "typing",  # a typing indicator while the agent works
+        "edit",  # people can edit a message they sent
+    }
+)
 
 #: A visible formatting feature: ("bold" | "italic" | "code" | "pre" | "link", text[, url]).
 Feature = tuple[str, ...]
@@ -127,8 +129,9 @@ class Driver(abc.ABC):
         [adapter] = self.adapters
         return adapter.text_limit
 
-    async def start(self, make_runtime: RuntimeFactory,
-                    extra_config: dict[str, Any] | None = None) -> Runtime:
+    async def start(
+        self, make_runtime: RuntimeFactory, extra_config: dict[str, Any] | None = None
+    ) -> Runtime:
         """Start a runtime with this platform's config and its adapter, connected."""
         rt = await make_runtime(deep_merge(self.config(), extra_config or {}))
         self._rt = rt
@@ -144,8 +147,9 @@ class Driver(abc.ABC):
         for adapter in reversed(self.adapters):
             await adapter.stop()
 
-    async def restart(self, make_runtime: RuntimeFactory,
-                      extra_config: dict[str, Any] | None = None) -> Runtime:
+    async def restart(
+        self, make_runtime: RuntimeFactory, extra_config: dict[str, Any] | None = None
+    ) -> Runtime:
         """Stop the adapter and the runtime, then start both again on the same database
         (a gateway restart); the platform fake keeps running."""
         await self.stop()
@@ -248,10 +252,11 @@ class FakeDriver(Driver):
         """Typing calls made after the last edit (the final reply): should be none."""
         names = [c.method for c in self.fake.calls]
         last_edit = max((i for i, n in enumerate(names) if n == self.EDIT), default=-1)
-        return names[last_edit + 1:].count(self.TYPING)
+        return names[last_edit + 1 :].count(self.TYPING)
 
     async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
         """...and until no run is still streaming, so a preview is not taken for a reply."""
+
         async def done() -> bool:
             return len(self.replies()) >= count and self.rt.live.settled()
 
@@ -265,8 +270,12 @@ class TelegramDriver(FakeDriver):
     platform = "telegram"
     GROUP, FORUM, TOPIC = -100123, -100777, 7
     USERS: ClassVar[dict[User, tuple[int, str]]] = {
-        OWNER: (42, "alice"), STRANGER: (7, "mallory"), "stranger2": (8, "eve"),
-        "stranger3": (9, "trent"), "stranger4": (10, "peggy")}
+        OWNER: (42, "alice"),
+        STRANGER: (7, "mallory"),
+        "stranger2": (8, "eve"),
+        "stranger3": (9, "trent"),
+        "stranger4": (10, "peggy"),
+    }
 
     def __init__(self, fake: FakeTelegram) -> None:
         super().__init__()
@@ -274,9 +283,15 @@ class TelegramDriver(FakeDriver):
         self.owner_id = str(self.USERS[OWNER][0])
 
     def config(self) -> dict[str, Any]:
-        return {"channels": {"telegram": {"botToken": self.tg.token,
-                                          "apiBaseUrl": self.tg.base_url,
-                                          "owners": [self.owner_id]}}}
+        return {
+            "channels": {
+                "telegram": {
+                    "botToken": self.tg.token,
+                    "apiBaseUrl": self.tg.base_url,
+                    "owners": [self.owner_id],
+                }
+            }
+        }
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         from adapters.telegram import TelegramAdapter, build
@@ -314,22 +329,33 @@ class TelegramDriver(FakeDriver):
     async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
         uid, name = self.USERS[user]
         said = self._mention(text) if mentioned else text
-        self.tg.user_message(self.GROUP, said, chat_type="supergroup", user_id=uid,
-                             username=name, title="Team")
+        self.tg.user_message(
+            self.GROUP, said, chat_type="supergroup", user_id=uid, username=name, title="Team"
+        )
         return Reply(said, str(self.GROUP))
 
     async def thread(self, text: str, *, user: User = OWNER) -> Reply:
         uid, name = self.USERS[user]
         said = self._mention(text)
-        self.tg.user_message(self.FORUM, said, chat_type="supergroup", user_id=uid,
-                             username=name, thread_id=self.TOPIC, is_topic=True, title="Forum")
+        self.tg.user_message(
+            self.FORUM,
+            said,
+            chat_type="supergroup",
+            user_id=uid,
+            username=name,
+            thread_id=self.TOPIC,
+            is_topic=True,
+            title="Forum",
+        )
         return Reply(said, str(self.FORUM), str(self.TOPIC))
 
     async def own_message(self, text: str, *, other_bot: bool = False) -> None:
         update = self.tg.user_message(self.USERS[OWNER][0], text, push=False)
         update["message"]["from"] = (
             {"id": 555, "is_bot": True, "first_name": "Other", "username": "other_bot"}
-            if other_bot else self.tg.bot_user)
+            if other_bot
+            else self.tg.bot_user
+        )
         self.tg.push_update(update)
 
     def fail_next_send(self, kind: SendFailure) -> None:
@@ -342,9 +368,14 @@ class TelegramDriver(FakeDriver):
 
     def replies(self) -> list[Reply]:
         """The bot's messages as users see them (a streamed preview shows its final edit)."""
-        return [Reply(str(m["text"]), str(m["chat_id"]),
-                      None if m["thread_id"] is None else str(m["thread_id"]))
-                for m in self.tg.visible()]
+        return [
+            Reply(
+                str(m["text"]),
+                str(m["chat_id"]),
+                None if m["thread_id"] is None else str(m["thread_id"]),
+            )
+            for m in self.tg.visible()
+        ]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
@@ -356,7 +387,7 @@ class TelegramDriver(FakeDriver):
         units = str(shown["text"]).encode("utf-16-le")
         out: set[Feature] = set()
         for e in shown["entities"]:
-            piece = units[2 * e["offset"]:2 * (e["offset"] + e["length"])].decode("utf-16-le")
+            piece = units[2 * e["offset"] : 2 * (e["offset"] + e["length"])].decode("utf-16-le")
             kind = {"text_link": "link"}.get(e["type"], e["type"])
             out.add((kind, piece.strip(), e["url"]) if kind == "link" else (kind, piece.strip()))
         return out
@@ -371,7 +402,8 @@ class DiscordDriver(FakeDriver):
         STRANGER: (800000000002, "bob", FakeDiscord.DM_CHANNEL_ID + 1),
         "stranger2": (800000000003, "carol", FakeDiscord.DM_CHANNEL_ID + 2),
         "stranger3": (800000000004, "dave", FakeDiscord.DM_CHANNEL_ID + 3),
-        "stranger4": (800000000005, "erin", FakeDiscord.DM_CHANNEL_ID + 4)}
+        "stranger4": (800000000005, "erin", FakeDiscord.DM_CHANNEL_ID + 4),
+    }
     OTHER_BOT = 700000000001
 
     def __init__(self, fake: FakeDiscord) -> None:
@@ -405,11 +437,13 @@ class DiscordDriver(FakeDriver):
                     return str(thread["parent_id"]), str(channel_id)
         return str(channel_id), None
 
-    async def _post(self, channel_id: int, text: str, user: User, *,
-                    mentioned: bool = False) -> Reply:
+    async def _post(
+        self, channel_id: int, text: str, user: User, *, mentioned: bool = False
+    ) -> Reply:
         uid, name, _ = self.USERS[user]
-        payload = await self.dc.user_message(channel_id, text, author_id=uid, username=name,
-                                             mentions_bot=mentioned)
+        payload = await self.dc.user_message(
+            channel_id, text, author_id=uid, username=name, mentions_bot=mentioned
+        )
         self.last = payload
         return Reply(str(payload["content"]), *self._place(channel_id))
 
@@ -432,11 +466,14 @@ class DiscordDriver(FakeDriver):
     async def own_message(self, text: str, *, other_bot: bool = False) -> None:
         dm = self.USERS[OWNER][2]
         if other_bot:
-            await self.dc.user_message(dm, text, author_id=self.OTHER_BOT, username="otherbot",
-                                       bot_author=True)
+            await self.dc.user_message(
+                dm, text, author_id=self.OTHER_BOT, username="otherbot", bot_author=True
+            )
         else:  # (the fake also echoes every real reply back, as Discord does)
-            await self.dc.dispatch("MESSAGE_CREATE", self.dc.message_payload(
-                dm, text, guild_id=None, author=self.dc.bot_user))
+            await self.dc.dispatch(
+                "MESSAGE_CREATE",
+                self.dc.message_payload(dm, text, guild_id=None, author=self.dc.bot_user),
+            )
 
     def fail_next_send(self, kind: SendFailure) -> None:
         if kind == "rate_limit":
@@ -449,8 +486,7 @@ class DiscordDriver(FakeDriver):
             self.dc.fail_next("createMessage", 403)
 
     def replies(self) -> list[Reply]:
-        return [Reply(str(m["content"]), *self._place(m["channel_id"]))
-                for m in self.dc.visible()]
+        return [Reply(str(m["content"]), *self._place(m["channel_id"])) for m in self.dc.visible()]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
@@ -467,9 +503,12 @@ class SlackDriver(FakeDriver):
     platform = "slack"
     GROUP, THREAD_CHANNEL, THREAD_TS = "C0CHAN001", "C0CHAN002", "1700000000.000100"
     USERS: ClassVar[dict[User, tuple[str, str]]] = {
-        OWNER: ("U0OWNER01", "D0DMOWNER"), STRANGER: ("U0USER001", "D0DMUSER"),
-        "stranger2": ("U0USER002", "D0DMUSER2"), "stranger3": ("U0USER003", "D0DMUSER3"),
-        "stranger4": ("U0USER004", "D0DMUSER4")}
+        OWNER: ("U0OWNER01", "D0DMOWNER"),
+        STRANGER: ("U0USER001", "D0DMUSER"),
+        "stranger2": ("U0USER002", "D0DMUSER2"),
+        "stranger3": ("U0USER003", "D0DMUSER3"),
+        "stranger4": ("U0USER004", "D0DMUSER4"),
+    }
 
     def __init__(self, fake: FakeSlack) -> None:
         super().__init__()
@@ -477,9 +516,16 @@ class SlackDriver(FakeDriver):
         self.owner_id = self.USERS[OWNER][0]
 
     def config(self) -> dict[str, Any]:
-        return {"channels": {"slack": {
-            "botToken": self.sl.bot_token, "appToken": self.sl.app_token,
-            "apiBaseUrl": self.sl.base_url, "owners": [self.owner_id]}}}
+        return {
+            "channels": {
+                "slack": {
+                    "botToken": self.sl.bot_token,
+                    "appToken": self.sl.app_token,
+                    "apiBaseUrl": self.sl.base_url,
+                    "owners": [self.owner_id],
+                }
+            }
+        }
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         from adapters.slack import build
@@ -495,15 +541,20 @@ class SlackDriver(FakeDriver):
     def group_id(self) -> str:
         return self.GROUP
 
-    async def _mention(self, channel: str, text: str, user: User,
-                       thread_ts: str | None = None) -> str:
+    async def _mention(
+        self, channel: str, text: str, user: User, thread_ts: str | None = None
+    ) -> str:
         """A channel mention arrives twice, as ``message`` and ``app_mention`` (same ts)."""
         said, ts = f"<@{self.sl.bot_user_id}> {text}", self.sl.next_ts()
         uid = self.USERS[user][0]
-        await self.sl.push_event(self.sl.message_event(
-            channel, said, channel_type="channel", user=uid, ts=ts, thread_ts=thread_ts))
-        await self.sl.push_event(self.sl.app_mention(channel, said, user=uid, ts=ts,
-                                                     thread_ts=thread_ts))
+        await self.sl.push_event(
+            self.sl.message_event(
+                channel, said, channel_type="channel", user=uid, ts=ts, thread_ts=thread_ts
+            )
+        )
+        await self.sl.push_event(
+            self.sl.app_mention(channel, said, user=uid, ts=ts, thread_ts=thread_ts)
+        )
         return said
 
     async def dm(self, text: str, *, user: User = OWNER) -> Reply:
@@ -518,19 +569,26 @@ class SlackDriver(FakeDriver):
 
     async def edit_last(self, text: str) -> None:
         original = self.last["event"]
-        changed = self.sl.message_event(original["channel"], "", user=original["user"],
-                                        subtype="message_changed")
+        changed = self.sl.message_event(
+            original["channel"], "", user=original["user"], subtype="message_changed"
+        )
         del changed["user"], changed["text"]
-        changed["message"] = {**original, "text": text, "edited": {"user": original["user"],
-                                                                    "ts": self.sl.next_ts()}}
+        changed["message"] = {
+            **original,
+            "text": text,
+            "edited": {"user": original["user"], "ts": self.sl.next_ts()},
+        }
         changed["previous_message"] = original
         await self.sl.push_event(changed)
 
     async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
         if mentioned:
             return Reply(await self._mention(self.GROUP, text, user), self.GROUP)
-        await self.sl.push_event(self.sl.message_event(self.GROUP, text, channel_type="channel",
-                                                       user=self.USERS[user][0]))
+        await self.sl.push_event(
+            self.sl.message_event(
+                self.GROUP, text, channel_type="channel", user=self.USERS[user][0]
+            )
+        )
         return Reply(text, self.GROUP)
 
     async def thread(self, text: str, *, user: User = OWNER) -> Reply:
@@ -538,10 +596,12 @@ class SlackDriver(FakeDriver):
         return Reply(said, self.THREAD_CHANNEL, self.THREAD_TS)
 
     async def own_message(self, text: str, *, other_bot: bool = False) -> None:
-        user, bot = ("U0OTHERBOT", "B0OTHER") if other_bot else (
-            self.sl.bot_user_id, self.sl.bot_id)
-        await self.sl.push_event(self.sl.message_event(self.USERS[OWNER][1], text, user=user,
-                                                       bot_id=bot))
+        user, bot = (
+            ("U0OTHERBOT", "B0OTHER") if other_bot else (self.sl.bot_user_id, self.sl.bot_id)
+        )
+        await self.sl.push_event(
+            self.sl.message_event(self.USERS[OWNER][1], text, user=user, bot_id=bot)
+        )
 
     def fail_next_send(self, kind: SendFailure) -> None:
         if kind == "rate_limit":  # HTTP 429 with Retry-After: 0
@@ -554,15 +614,18 @@ class SlackDriver(FakeDriver):
     def replies(self) -> list[Reply]:
         # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well);
         # the text as people read it: Slack shows its three escapes as the characters
-        return [Reply(slack_shown(str(m["text"])), str(m["channel"]), m.get("thread_ts"))
-                for m in self.sl.posted]
+        return [
+            Reply(slack_shown(str(m["text"])), str(m["channel"]), m.get("thread_ts"))
+            for m in self.sl.posted
+        ]
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
 
     EDIT = "chat.update"
     unsupported: ClassVar[dict[str, str]] = {
-        "typing": "Slack has no typing indicator for bots outside assistant threads"}
+        "typing": "Slack has no typing indicator for bots outside assistant threads"
+    }
 
     def features(self, index: int) -> set[Feature]:
         raw = str(self.sl.posted[index]["text"])
@@ -576,8 +639,11 @@ class SlackDriver(FakeDriver):
         for m in re.finditer(r"<(https?://[^|>]+)\|([^>]+)>", prose):
             out.add(("link", slack_shown(m.group(2)), slack_shown(m.group(1))))
         for kind, mark in (("bold", "*"), ("italic", "_"), ("strikethrough", "~")):
-            for m in re.finditer(rf"(?<!\w){re.escape(mark)}([^{mark}\n]+){re.escape(mark)}"
-                                 rf"(?!\w)", prose):
+            for m in re.finditer(
+                rf"(?<!\w){re.escape(mark)}([^{mark}\n]+){re.escape(mark)}"
+                rf"(?!\w)",
+                prose,
+            ):
                 out.add((kind, slack_shown(m.group(1))))
         return out
 
@@ -592,18 +658,26 @@ def markdown_features(md: str) -> set[Feature]:
         if tok.type == "heading_open":  # shown big and bold
             out.add(("bold", tokens[n + 1].content.strip()))
         if tok.type == "fence":
-            out.add(("pre", tok.content.strip(), tok.info) if tok.info else
-                    ("pre", tok.content.strip()))
+            out.add(
+                ("pre", tok.content.strip(), tok.info) if tok.info else ("pre", tok.content.strip())
+            )
         for i, child in enumerate(tok.children or []):
             if child.type == "code_inline":
                 out.add(("code", child.content))
             elif child.type in ("strong_open", "em_open", "s_open", "link_open"):
-                kind = {"strong_open": "bold", "em_open": "italic", "s_open": "strikethrough",
-                        "link_open": "link"}[child.type]
+                kind = {
+                    "strong_open": "bold",
+                    "em_open": "italic",
+                    "s_open": "strikethrough",
+                    "link_open": "link",
+                }[child.type]
                 children = tok.children or []
                 text = children[i + 1].content if i + 1 < len(children) else ""
-                out.add((kind, text, str(child.attrs.get("href", ""))) if kind == "link"
-                        else (kind, text))
+                out.add(
+                    (kind, text, str(child.attrs.get("href", "")))
+                    if kind == "link"
+                    else (kind, text)
+                )
     return out
 
 
@@ -654,8 +728,7 @@ class WebchatDriver(Driver):
         self._server = TestServer(build_app(rt, self.TOKEN, self.adapters))
         await self._server.start_server()
         self._http = aiohttp.ClientSession()
-        self._ws = await self._http.ws_connect(
-            self._server.make_url(f"/ws?token={self.TOKEN}"))
+        self._ws = await self._http.ws_connect(self._server.make_url(f"/ws?token={self.TOKEN}"))
         first = json.loads((await self._ws.receive(timeout=5)).data)
         assert first["type"] == "history", first
         self._reader = asyncio.create_task(self._read(self._ws))
@@ -703,8 +776,9 @@ class WebchatDriver(Driver):
         while len(self._replies) < count:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise AssertionError(f"webchat: expected {count} replies within {timeout}s, "
-                                     f"got {self.replies()}")
+                raise AssertionError(
+                    f"webchat: expected {count} replies within {timeout}s, got {self.replies()}"
+                )
             self._changed.clear()
             try:
                 await asyncio.wait_for(self._changed.wait(), remaining)

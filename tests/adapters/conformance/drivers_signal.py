@@ -31,12 +31,11 @@ def signal_features(text: str, styles: list[str]) -> set[Feature]:
     for spec in styles:
         start, length, style = spec.split(":")
         a, n = int(start), int(length)
-        piece = units[a * 2:(a + n) * 2].decode("utf-16-le")
+        piece = units[a * 2 : (a + n) * 2].decode("utf-16-le")
         if style == "MONOSPACE":
-            before = units[:a * 2].decode("utf-16-le")
-            after = units[(a + n) * 2:].decode("utf-16-le")
-            block = (not before or before.endswith("\n")) and (not after or
-                                                               after.startswith("\n"))
+            before = units[: a * 2].decode("utf-16-le")
+            after = units[(a + n) * 2 :].decode("utf-16-le")
+            block = (not before or before.endswith("\n")) and (not after or after.startswith("\n"))
             out.add(("pre" if block else "code", piece.strip() if block else piece))
         elif style in _KIND:
             out.add((_KIND[style], piece))
@@ -49,13 +48,16 @@ class SignalDriver(FakeDriver):
     platform = "signal"
     GROUP = "VGVhbUdyb3VwSWQxMjM0NTY3ODkwQUJDREVGR0g="
     USERS: ClassVar[dict[User, tuple[str, str]]] = {
-        OWNER: ("+15550000001", "Ann"), STRANGER: ("+15550000007", "Mallory"),
-        "stranger2": ("+15550000008", "Eve"), "stranger3": ("+15550000009", "Trent"),
-        "stranger4": ("+15550000010", "Peggy")}
+        OWNER: ("+15550000001", "Ann"),
+        STRANGER: ("+15550000007", "Mallory"),
+        "stranger2": ("+15550000008", "Eve"),
+        "stranger3": ("+15550000009", "Trent"),
+        "stranger4": ("+15550000010", "Peggy"),
+    }
     unsupported: ClassVar[dict[str, str]] = {
         "thread": "Signal has no threads (a reply quotes a message in the same chat)",
         "self": "Signal has no bot accounts; the account's own messages come only as sync "
-                "messages (ignored, tests/adapters/test_signal.py)",
+        "messages (ignored, tests/adapters/test_signal.py)",
         "preview": "Signal clients cap the edits of a message, too few for a live preview",
     }
     links_inline = True
@@ -96,8 +98,13 @@ class SignalDriver(FakeDriver):
         if not mentioned:
             self.sg.user_message(number, text, name=name, group_id=self.GROUP)
             return Reply(text, self.GROUP)
-        self.sg.user_message(number, f"\ufffc {text}", name=name, group_id=self.GROUP,
-                             mentions=[self.sg.mention_of_bot(0)])
+        self.sg.user_message(
+            number,
+            f"\ufffc {text}",
+            name=name,
+            group_id=self.GROUP,
+            mentions=[self.sg.mention_of_bot(0)],
+        )
         return Reply(f"@{self.sg.account} {text}", self.GROUP)
 
     async def redeliver_last(self) -> None:
@@ -107,22 +114,54 @@ class SignalDriver(FakeDriver):
     async def edit_last(self, text: str) -> None:
         env = self.last["envelope"]
         ts = self.sg.timestamp()
-        edited = {**env, "timestamp": ts, "dataMessage": None, "editMessage": {
-            "targetSentTimestamp": env["dataMessage"]["timestamp"],
-            "dataMessage": {**env["dataMessage"], "timestamp": ts, "message": text}}}
+        edited = {
+            **env,
+            "timestamp": ts,
+            "dataMessage": None,
+            "editMessage": {
+                "targetSentTimestamp": env["dataMessage"]["timestamp"],
+                "dataMessage": {**env["dataMessage"], "timestamp": ts, "message": text},
+            },
+        }
         del edited["dataMessage"]
         self.sg.push({"envelope": edited, "account": self.sg.account})
 
     def fail_next_send(self, kind: SendFailure) -> None:
         if kind == "rate_limit":
-            self.sg.fail_next("send", 200, {"result": {"timestamp": 1, "results": [{
-                "recipientAddress": {"number": self.owner_id}, "type": "RATE_LIMIT_FAILURE",
-                "retryAfterSeconds": 0}]}})
+            self.sg.fail_next(
+                "send",
+                200,
+                {
+                    "result": {
+                        "timestamp": 1,
+                        "results": [
+                            {
+                                "recipientAddress": {"number": self.owner_id},
+                                "type": "RATE_LIMIT_FAILURE",
+                                "retryAfterSeconds": 0,
+                            }
+                        ],
+                    }
+                },
+            )
         elif kind == "server_error":
             self.sg.fail_next("send", 503)
         else:
-            self.sg.fail_next("send", 200, {"result": {"timestamp": 1, "results": [{
-                "recipientAddress": {"number": self.owner_id}, "type": "IDENTITY_FAILURE"}]}})
+            self.sg.fail_next(
+                "send",
+                200,
+                {
+                    "result": {
+                        "timestamp": 1,
+                        "results": [
+                            {
+                                "recipientAddress": {"number": self.owner_id},
+                                "type": "IDENTITY_FAILURE",
+                            }
+                        ],
+                    }
+                },
+            )
 
     def replies(self) -> list[Reply]:
         return [Reply(str(m["text"]), str(m["to"]).removeprefix("group:")) for m in self.sg.sent]

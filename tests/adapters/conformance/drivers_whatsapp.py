@@ -36,8 +36,7 @@ def registry_build(rt: Runtime, channel: str) -> list[ChannelAdapter]:
     section = getattr(rt.config.channels, channel)
     cls = spec.adapter_class()
     env = ChannelEnv(rt.state_dir, None)
-    return [cls(account, account_id, env) for account_id, account in
-            spec.account_configs(section)]
+    return [cls(account, account_id, env) for account_id, account in spec.account_configs(section)]
 
 
 class HttpServed(FakeDriver):
@@ -72,8 +71,11 @@ def whatsapp_features(raw: str) -> set[Feature]:
     for m in re.finditer(r"(https?://[^\s)]+)", prose):
         out.add(("url", m.group(1)))
     for kind, mark in (("bold", "*"), ("italic", "_"), ("strikethrough", "~")):
-        for m in re.finditer(rf"(?<![\w{re.escape(mark)}]){re.escape(mark)}([^{mark}\n]+)"
-                             rf"{re.escape(mark)}(?![\w{re.escape(mark)}])", prose):
+        for m in re.finditer(
+            rf"(?<![\w{re.escape(mark)}]){re.escape(mark)}([^{mark}\n]+)"
+            rf"{re.escape(mark)}(?![\w{re.escape(mark)}])",
+            prose,
+        ):
             out.add((kind, m.group(1)))
     return out
 
@@ -83,13 +85,18 @@ class WhatsAppDriver(HttpServed):
 
     platform = "whatsapp"
     USERS: ClassVar[dict[User, tuple[str, str]]] = {
-        OWNER: ("4915100000001", "Ann"), STRANGER: ("4915100000007", "Mallory"),
-        "stranger2": ("4915100000008", "Eve"), "stranger3": ("4915100000009", "Trent"),
-        "stranger4": ("4915100000010", "Peggy")}
+        OWNER: ("4915100000001", "Ann"),
+        STRANGER: ("4915100000007", "Mallory"),
+        "stranger2": ("4915100000008", "Eve"),
+        "stranger3": ("4915100000009", "Trent"),
+        "stranger4": ("4915100000010", "Peggy"),
+    }
     unsupported: ClassVar[dict[str, str]] = {
-        "group": ONE_TO_ONE, "mention": ONE_TO_ONE, "thread": ONE_TO_ONE,
+        "group": ONE_TO_ONE,
+        "mention": ONE_TO_ONE,
+        "thread": ONE_TO_ONE,
         "self": "the Cloud API reports the business's own messages only as statuses (ignored, "
-                "tests/adapters/test_whatsapp.py) and has no bot accounts",
+        "tests/adapters/test_whatsapp.py) and has no bot accounts",
         "preview": "a business cannot edit its WhatsApp messages, so there is no live preview",
         "edit": "the Cloud API reports no edits of a person's message",
     }
@@ -129,8 +136,14 @@ class WhatsAppDriver(HttpServed):
         elif kind == "server_error":
             self.wa.fail_next("sendMessage", 503, retry_after=0.01)
         else:
-            self.wa.fail_next("sendMessage", 403, {"code": 10, "message": "(#10) Application "
-                                                   "does not have permission for this action"})
+            self.wa.fail_next(
+                "sendMessage",
+                403,
+                {
+                    "code": 10,
+                    "message": "(#10) Application does not have permission for this action",
+                },
+            )
 
     def replies(self) -> list[Reply]:
         return [Reply(str(m["text"]), str(m["to"])) for m in self.wa.sent]

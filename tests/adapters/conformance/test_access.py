@@ -32,8 +32,10 @@ from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
-CODE_RE = re.compile(r"^🔐 This bot only talks to people its owner approved\. "
-                     r"Your pairing code: ([ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8})$")
+CODE_RE = re.compile(
+    r"^🔐 This bot only talks to people its owner approved\. "
+    r"Your pairing code: ([ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8})$"
+)
 TOKEN = "test-token"  # make_config's gateway token
 
 
@@ -50,6 +52,7 @@ def code_of(text: str) -> str:
 
 async def refused(driver: Driver, count: int) -> None:
     """Wait until the channel account has refused `count` messages (each fully handled)."""
+
     async def reached() -> bool:
         return driver.rt.access.refused(driver.channel, "default") >= count
 
@@ -75,17 +78,30 @@ async def gateway_http(driver: Driver) -> AsyncIterator[TestServer]:
 
 
 async def call(server: TestServer, method: str, path: str) -> tuple[int, Any]:
-    async with aiohttp.ClientSession() as http, http.request(
-            method, server.make_url(path), headers={"Authorization": f"Bearer {TOKEN}"}) as r:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(
+            method, server.make_url(path), headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as r,
+    ):
         return r.status, await r.json()
 
 
 async def crosstalk(server: TestServer, *args: str) -> tuple[int, str, str]:
     """The real `crosstalk` CLI in a child process, against the test gateway."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "core.cli.main", *args, "--url", str(server.make_url("")),
-        "--token", TOKEN, env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "core.cli.main",
+        *args,
+        "--url",
+        str(server.make_url("")),
+        "--token",
+        TOKEN,
+        env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
 
@@ -103,7 +119,8 @@ async def pair_stranger(driver: Driver) -> str:
 
 
 async def test_stranger_gets_one_pairing_code_and_nothing_else(
-        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require_strangers(driver)
     rt = await driver.start(make_runtime)
     first = "x" * 150 + " and then some more words to go past two hundred chars " + "y" * 50
@@ -117,7 +134,11 @@ async def test_stranger_gets_one_pairing_code_and_nothing_else(
     await no_trace(rt, fake_model)
     [req] = await rt.access.pairing.pending()
     assert (req.code, req.channel, req.account_id, req.user_id) == (
-        code, driver.channel, "default", driver.user_id(STRANGER))
+        code,
+        driver.channel,
+        "default",
+        driver.user_id(STRANGER),
+    )
     assert req.preview == first[:200] and len(first) > 200
     assert req.expires_at - req.created_at == 3600 * 1000
     [log] = await rt.store.list_deliveries()
@@ -131,8 +152,17 @@ async def test_stranger_gets_one_pairing_code_and_nothing_else(
         assert status == 200
         assert listed["approved"] == []
         [wire] = listed["requests"]
-        assert set(wire) == {"channel", "accountId", "code", "userId", "userName", "chatId",
-                             "createdAt", "expiresAt", "preview"}
+        assert set(wire) == {
+            "channel",
+            "accountId",
+            "code",
+            "userId",
+            "userName",
+            "chatId",
+            "createdAt",
+            "expiresAt",
+            "preview",
+        }
         assert wire["code"] == code and wire["chatId"] == req.chat_id
         code_, out, err = await crosstalk(server, "channels", "status")
         assert code_ == 0, err
@@ -141,18 +171,21 @@ async def test_stranger_gets_one_pairing_code_and_nothing_else(
 
 @pytest.mark.parametrize("how", ["cli", "http", "chat"])
 async def test_owner_approves_and_the_stranger_is_answered(
-        driver: Driver, make_runtime: RuntimeFactory, how: str) -> None:
+    driver: Driver, make_runtime: RuntimeFactory, how: str
+) -> None:
     require_strangers(driver)
     rt = await driver.start(make_runtime, {"session": {"dmScope": "per-channel-peer"}})
     code = await pair_stranger(driver)
     stranger_id = driver.user_id(STRANGER)
     async with gateway_http(driver) as server:
         if how == "http":
-            status, body = await call(server, "POST",
-                                      f"/api/pairing/{driver.channel}/{code}/approve")
+            status, body = await call(
+                server, "POST", f"/api/pairing/{driver.channel}/{code}/approve"
+            )
             assert (status, body) == (200, {"ok": True, "userId": stranger_id})
-            status, body = await call(server, "POST",
-                                      f"/api/pairing/{driver.channel}/{code}/approve")
+            status, body = await call(
+                server, "POST", f"/api/pairing/{driver.channel}/{code}/approve"
+            )
             assert status == 404 and "No pending pairing request" in body["error"]["message"]
         elif how == "cli":
             rc, out, err = await crosstalk(server, "pairing", "list", "--json")
@@ -176,8 +209,9 @@ async def test_owner_approves_and_the_stranger_is_answered(
     assert await rt.access.pairing.pending() == []
 
 
-async def test_deny_and_unknown_codes(driver: Driver, make_runtime: RuntimeFactory,
-                                      fake_model: FakeModelServer) -> None:
+async def test_deny_and_unknown_codes(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require_strangers(driver)
     rt = await driver.start(make_runtime)
     code = await pair_stranger(driver)
@@ -200,8 +234,9 @@ async def test_deny_and_unknown_codes(driver: Driver, make_runtime: RuntimeFacto
 
 async def test_non_owner_cannot_pair(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require_strangers(driver)
-    await driver.start(make_runtime, {"channels": {driver.channel: {
-        "allowFrom": [driver.user_id("stranger2")]}}})
+    await driver.start(
+        make_runtime, {"channels": {driver.channel: {"allowFrom": [driver.user_id("stranger2")]}}}
+    )
     code = await pair_stranger(driver)
     await driver.dm(f"/pair approve {code}", user="stranger2")
     replies = await driver.wait_replies(2)
@@ -209,8 +244,7 @@ async def test_non_owner_cannot_pair(driver: Driver, make_runtime: RuntimeFactor
     assert len(await driver.rt.access.pairing.pending()) == 1
 
 
-async def test_request_expires_after_an_hour(driver: Driver, make_runtime: RuntimeFactory
-                                             ) -> None:
+async def test_request_expires_after_an_hour(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require_strangers(driver)
     rt = await driver.start(make_runtime)
     start = 1_900_000_000_000
@@ -229,8 +263,9 @@ async def test_request_expires_after_an_hour(driver: Driver, make_runtime: Runti
     assert [r.code for r in await rt.access.pairing.pending()] == [new]
 
 
-async def test_at_most_three_pending_requests(driver: Driver, make_runtime: RuntimeFactory,
-                                              fake_model: FakeModelServer) -> None:
+async def test_at_most_three_pending_requests(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require_strangers(driver)
     rt = await driver.start(make_runtime)
     for i, user in enumerate(STRANGERS[:3]):
@@ -246,12 +281,14 @@ async def test_at_most_three_pending_requests(driver: Driver, make_runtime: Runt
 
 
 @pytest.mark.parametrize("policy", ["allowlist", "disabled"])
-async def test_allowlist_and_disabled(driver: Driver, make_runtime: RuntimeFactory,
-                                      fake_model: FakeModelServer, policy: str) -> None:
+async def test_allowlist_and_disabled(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer, policy: str
+) -> None:
     require_strangers(driver)
     friend = driver.user_id("stranger2")
-    rt = await driver.start(make_runtime, {"channels": {driver.channel: {
-        "dmPolicy": policy, "allowFrom": [friend]}}})
+    rt = await driver.start(
+        make_runtime, {"channels": {driver.channel: {"dmPolicy": policy, "allowFrom": [friend]}}}
+    )
     await driver.dm("let me in", user=STRANGER)
     if policy == "disabled":
         await driver.dm("me, the owner", user=OWNER)
@@ -270,13 +307,20 @@ async def test_allowlist_and_disabled(driver: Driver, make_runtime: RuntimeFacto
 
 
 @pytest.mark.parametrize("policy", ["allowlist", "disabled"])
-async def test_group_policy(driver: Driver, make_runtime: RuntimeFactory,
-                            fake_model: FakeModelServer, policy: str) -> None:
+async def test_group_policy(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer, policy: str
+) -> None:
     require_strangers(driver)
     if "group" not in driver.supports:
         pytest.skip(f"{driver.platform}: {driver.unsupported['group']}")
-    rt = await driver.start(make_runtime, {"channels": {driver.channel: {
-        "groupPolicy": policy, "groups": {"allow": ["some-other-group"]}}}})
+    rt = await driver.start(
+        make_runtime,
+        {
+            "channels": {
+                driver.channel: {"groupPolicy": policy, "groups": {"allow": ["some-other-group"]}}
+            }
+        },
+    )
     await driver.group("anyone?", mentioned=True)
     await refused(driver, 1)
     await no_trace(rt, fake_model)
@@ -286,8 +330,14 @@ async def test_group_policy(driver: Driver, make_runtime: RuntimeFactory,
     # the same group, allowed: a second runtime on its own config (same fake, same store)
     await driver.stop()
     driver.adapters.clear()
-    rt2 = await driver.start(make_runtime, {"channels": {driver.channel: {
-        "groupPolicy": "allowlist", "groups": {"allow": [driver.group_id]}}}})
+    rt2 = await driver.start(
+        make_runtime,
+        {
+            "channels": {
+                driver.channel: {"groupPolicy": "allowlist", "groups": {"allow": [driver.group_id]}}
+            }
+        },
+    )
     loud = await driver.group("now?", mentioned=True, user=STRANGER)
     [reply] = await driver.wait_replies(1)
     assert reply.text == f"echo: {loud.text}" and reply.place == loud.place
@@ -329,19 +379,30 @@ async def test_revoke_and_restart(driver: Driver, make_runtime: RuntimeFactory) 
     assert await rt.access.pairing.approved() == []
 
 
-async def test_config_check_warns_about_a_shared_main_session(platform: str,
-                                                              tmp_path: Path) -> None:
+async def test_config_check_warns_about_a_shared_main_session(
+    platform: str, tmp_path: Path
+) -> None:
     if platform == "webchat":
         pytest.skip("webchat: the web chat's only user is the owner")
-    warning = (f'warning: session.dmScope is "main", so everyone allowed to DM {platform} '
-               f'shares one session; set session.dmScope: per-channel-peer')
+    warning = (
+        f'warning: session.dmScope is "main", so everyone allowed to DM {platform} '
+        f"shares one session; set session.dmScope: per-channel-peer"
+    )
 
     async def check(body: str) -> str:
         path = tmp_path / "crosstalk.yaml"
         path.write_text(body, encoding="utf-8")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "core.cli.main", "--config", str(path), "config", "check",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "core.cli.main",
+            "--config",
+            str(path),
+            "config",
+            "check",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         _, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err
         return err.decode()

@@ -48,8 +48,7 @@ async def user_messages(rt: Runtime) -> list[tuple[SessionEntry, TranscriptMessa
     """Every stored user message, in every session."""
     out: list[tuple[SessionEntry, TranscriptMessage]] = []
     for entry in await rt.store.list_sessions(SessionQuery()):
-        out += [(entry, m) for m in await rt.store.history(entry.session_id)
-                if m.role == "user"]
+        out += [(entry, m) for m in await rt.store.history(entry.session_id) if m.role == "user"]
     return out
 
 
@@ -57,14 +56,14 @@ async def stored(rt: Runtime, said: str) -> tuple[SessionEntry, TranscriptMessag
     """The session and transcript message of a user message, once it has been stored."""
 
     async def find() -> tuple[SessionEntry, TranscriptMessage] | None:
-        return next(((e, m) for e, m in await user_messages(rt) if m.plain_text() == said),
-                    None)
+        return next(((e, m) for e, m in await user_messages(rt) if m.plain_text() == said), None)
 
     return await eventually(find)
 
 
-async def deliveries(rt: Runtime, outcome: str | None = None, count: int = 1
-                     ) -> list[DeliveryRecord]:
+async def deliveries(
+    rt: Runtime, outcome: str | None = None, count: int = 1
+) -> list[DeliveryRecord]:
     """Delivery-log rows, once there are ``count`` (a row is written after the platform send)."""
 
     async def rows() -> list[DeliveryRecord] | None:
@@ -118,8 +117,7 @@ async def test_group_needs_mention(driver: Driver, make_runtime: RuntimeFactory)
     assert driver.replies() == [reply]
 
 
-async def test_thread_reply_lands_in_thread(driver: Driver, make_runtime: RuntimeFactory
-                                            ) -> None:
+async def test_thread_reply_lands_in_thread(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require(driver, "thread")
     rt = await driver.start(make_runtime)
     sent = await driver.thread("in thread")
@@ -132,8 +130,7 @@ async def test_thread_reply_lands_in_thread(driver: Driver, make_runtime: Runtim
     assert entry.last_to == driver.address(reply)
 
 
-async def test_own_and_bot_messages_ignored(driver: Driver, make_runtime: RuntimeFactory
-                                            ) -> None:
+async def test_own_and_bot_messages_ignored(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require(driver, "self")
     rt = await driver.start(make_runtime)
     await driver.own_message("from myself")
@@ -148,8 +145,9 @@ async def test_own_and_bot_messages_ignored(driver: Driver, make_runtime: Runtim
     assert [m.plain_text() for _, m in await user_messages(rt)] == ["real one", "again"]
 
 
-async def test_long_reply_is_split_without_loss(driver: Driver, make_runtime: RuntimeFactory,
-                                                fake_model: FakeModelServer) -> None:
+async def test_long_reply_is_split_without_loss(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     await driver.start(make_runtime)
     limit = driver.text_limit
     lines: list[str] = []
@@ -158,7 +156,7 @@ async def test_long_reply_is_split_without_loss(driver: Driver, make_runtime: Ru
         lines.append(f"line {len(lines):05d} " + "lorem ipsum dolor sit amet " * 3)
         size += len(lines[-1]) + 1
     long = "\n".join(lines)
-    fake_model.script(text(long, chunks=[long[i:i + 4000] for i in range(0, len(long), 4000)]))
+    fake_model.script(text(long, chunks=[long[i : i + 4000] for i in range(0, len(long), 4000)]))
     sent = await driver.dm("tell me a lot")
     await driver.wait_replies(3, timeout=10)
     await deliveries(driver.rt, "delivered")  # written once every chunk has been sent
@@ -167,8 +165,7 @@ async def test_long_reply_is_split_without_loss(driver: Driver, make_runtime: Ru
     assert_split([r.text for r in replies], long, limit)
 
 
-async def test_delivery_context_round_trip(driver: Driver, make_runtime: RuntimeFactory
-                                           ) -> None:
+async def test_delivery_context_round_trip(driver: Driver, make_runtime: RuntimeFactory) -> None:
     rt = await driver.start(make_runtime)
     await driver.dm("where am I?")
     [reply] = await driver.wait_replies(1)
@@ -176,15 +173,20 @@ async def test_delivery_context_round_trip(driver: Driver, make_runtime: Runtime
     listed = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(entry))
     [row] = [r for r in listed["sessions"] if r["sessionId"] == entry.session_id]
     assert row["channel"] == driver.channel
-    assert row["deliveryContext"] == {"channel": driver.channel, "to": driver.address(reply),
-                                      "accountId": "default"}
+    assert row["deliveryContext"] == {
+        "channel": driver.channel,
+        "to": driver.address(reply),
+        "accountId": "default",
+    }
     [log] = await deliveries(rt, "delivered")
     assert (log.channel, log.to, log.session_key) == (
-        driver.channel, driver.address(reply), entry.key)
+        driver.channel,
+        driver.address(reply),
+        entry.key,
+    )
 
 
-async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: RuntimeFactory
-                                            ) -> None:
+async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require(driver, "rate_limit")
     rt = await driver.start(make_runtime, no_streaming(driver))  # the refusal hits the reply
     driver.fail_next_send("rate_limit")
@@ -197,8 +199,9 @@ async def test_rate_limited_send_is_retried(driver: Driver, make_runtime: Runtim
     assert not await rt.store.list_deliveries(outcome="failed")
 
 
-async def test_forbidden_send_is_recorded_as_failed(driver: Driver,
-                                                    make_runtime: RuntimeFactory) -> None:
+async def test_forbidden_send_is_recorded_as_failed(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
     require(driver, "forbidden")
     rt = await driver.start(make_runtime, no_streaming(driver))
     driver.fail_next_send("forbidden")
@@ -215,7 +218,8 @@ async def test_forbidden_send_is_recorded_as_failed(driver: Driver,
 
 
 async def test_unavailable_platform_is_retried_or_failed_visibly(
-        driver: Driver, make_runtime: RuntimeFactory) -> None:
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
     """One 503 on a send: retried by the gate where the platform says the request was not
     processed, else recorded `failed` with its reason (never silently lost, never doubled)."""
     require(driver, "server_error")
@@ -234,12 +238,14 @@ async def test_unavailable_platform_is_retried_or_failed_visibly(
     await driver.dm("and now?")
     replies = await driver.wait_replies(2 if driver.server_error == "retried" else 1)
     assert [r.text for r in replies].count("echo: anyone home?") == (
-        1 if driver.server_error == "retried" else 0)
+        1 if driver.server_error == "retried" else 0
+    )
     assert replies[-1].text == "echo: and now?"
 
 
-async def test_send_off_by_owner_silences_but_stores(driver: Driver,
-                                                     make_runtime: RuntimeFactory) -> None:
+async def test_send_off_by_owner_silences_but_stores(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
     rt = await driver.start(make_runtime, PER_PEER)
     sent = await driver.dm("/send off")
     [off] = await driver.wait_replies(1)
@@ -250,13 +256,13 @@ async def test_send_off_by_owner_silences_but_stores(driver: Driver,
     assert "send policy" in str((silent.meta or {}).get("noRun"))
     await driver.dm("/send on")
     replies = await driver.wait_replies(2)
-    assert [r.text for r in replies] == ["⚙️ Send policy set to off.",
-                                         "⚙️ Send policy set to on."]
+    assert [r.text for r in replies] == ["⚙️ Send policy set to off.", "⚙️ Send policy set to on."]
     assert [r.kind for r in await deliveries(rt, count=2)] == ["command_reply"] * 2
 
 
-async def test_send_off_by_non_owner_is_refused(driver: Driver,
-                                                make_runtime: RuntimeFactory) -> None:
+async def test_send_off_by_non_owner_is_refused(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
     require(driver, "strangers")
     open_dms = {"channels": {driver.channel: {"dmPolicy": "open"}}}  # admitted, not an owner
     await driver.start(make_runtime, {**PER_PEER, **open_dms})
@@ -271,7 +277,6 @@ async def test_send_off_by_non_owner_is_refused(driver: Driver,
     assert owner.chat != sent.chat
 
 
-
 # -- formatting and live feedback ----------------------------------------------------------
 
 MARKDOWN_REPLY = (
@@ -280,15 +285,17 @@ MARKDOWN_REPLY = (
 )
 
 
-async def test_markdown_reply_is_formatted(driver: Driver, make_runtime: RuntimeFactory,
-                                           fake_model: FakeModelServer) -> None:
+async def test_markdown_reply_is_formatted(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     await driver.start(make_runtime)
     fake_model.script(text(MARKDOWN_REPLY))
     await driver.dm("format something")
     [reply] = await driver.wait_replies(1)
     seen = driver.features(0)
-    assert {("bold", "Plan"), ("bold", "bold"), ("italic", "italic"), ("code", "a<b>")
-            } <= seen, seen
+    assert {("bold", "Plan"), ("bold", "bold"), ("italic", "italic"), ("code", "a<b>")} <= seen, (
+        seen
+    )
     if driver.links_inline:  # no link markup: the text, then the URL the app makes a link
         assert "docs (https://example.com/docs)" in reply.text, reply.text
         assert ("url", "https://example.com/docs") in seen, seen
@@ -303,14 +310,19 @@ async def test_markdown_reply_is_formatted(driver: Driver, make_runtime: Runtime
 
 
 async def test_streamed_reply_is_one_message_edited_in_place(
-        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require(driver, "preview")
     assert isinstance(driver, FakeDriver)
     rt = await driver.start(make_runtime)
     rt.live.typing_interval = 0.05  # renewals show up quickly (Telegram's real cadence is 4 s)
-    fake_model.script(text("Hello **world**, and then some more words.",
-                           chunks=["Hello ", "**world**", ", and then", " some more words."],
-                           pause_after=2))
+    fake_model.script(
+        text(
+            "Hello **world**, and then some more words.",
+            chunks=["Hello ", "**world**", ", and then", " some more words."],
+            pause_after=2,
+        )
+    )
     await driver.dm("stream please")
     await asyncio.wait_for(fake_model.paused.wait(), 5)
     [preview] = await driver.wait_visible(1)  # on screen while the model is still writing
@@ -326,7 +338,8 @@ async def test_streamed_reply_is_one_message_edited_in_place(
 
 
 async def test_streaming_off_sends_only_the_final_reply(
-        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require(driver, "preview")
     assert isinstance(driver, FakeDriver)
     await driver.start(make_runtime, no_streaming(driver))
@@ -338,7 +351,8 @@ async def test_streaming_off_sends_only_the_final_reply(
 
 
 async def test_denied_session_gets_no_preview_and_no_typing(
-        driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     require(driver, "preview")
     assert isinstance(driver, FakeDriver)
     rt = await driver.start(make_runtime)

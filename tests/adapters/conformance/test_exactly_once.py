@@ -31,12 +31,14 @@ async def run_count(rt: Runtime) -> int:
 async def dropped(rt: Runtime, driver: Driver, count: int) -> None:
     async def check() -> bool:
         return rt.router.duplicates.count(driver.channel, "default") == count
+
     await eventually(check)
 
 
 @pytest.mark.parametrize("when", ["immediately", "after_reply", "after_restart"])
-async def test_redelivered_message_is_one_turn(driver: Driver, make_runtime: RuntimeFactory,
-                                               when: str) -> None:
+async def test_redelivered_message_is_one_turn(
+    driver: Driver, make_runtime: RuntimeFactory, when: str
+) -> None:
     rt = await driver.start(make_runtime)
     await driver.dm("only once")
     if when == "immediately":
@@ -57,8 +59,7 @@ async def test_redelivered_message_is_one_turn(driver: Driver, make_runtime: Run
     assert rt.router.duplicates.count(driver.channel, "default") == 1
 
 
-async def test_edited_message_starts_no_turn(driver: Driver, make_runtime: RuntimeFactory
-                                            ) -> None:
+async def test_edited_message_starts_no_turn(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require(driver, "edit")
     rt = await driver.start(make_runtime)
     await driver.dm("first words")
@@ -67,20 +68,19 @@ async def test_edited_message_starts_no_turn(driver: Driver, make_runtime: Runti
     await driver.dm("after the edit")  # a barrier: handled after the edit event
     replies = await driver.wait_replies(2)
     assert [r.text for r in replies] == ["echo: first words", "echo: after the edit"]
-    assert [m.plain_text() for _, m in await user_messages(rt)] == [
-        "first words", "after the edit"]
+    assert [m.plain_text() for _, m in await user_messages(rt)] == ["first words", "after the edit"]
     assert await run_count(rt) == 2
 
 
-async def test_edit_is_a_turn_when_configured(driver: Driver, make_runtime: RuntimeFactory
-                                             ) -> None:
+async def test_edit_is_a_turn_when_configured(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require(driver, "edit")
-    rt = await driver.start(make_runtime,
-                            {"channels": {driver.channel: {"editsStartTurn": True}}})
+    rt = await driver.start(make_runtime, {"channels": {driver.channel: {"editsStartTurn": True}}})
     await driver.dm("first words")
     await driver.wait_replies(1)
     await driver.edit_last("second thoughts")
     replies = await driver.wait_replies(2)
     assert [r.text for r in replies] == ["echo: first words", "echo: second thoughts"]
     assert [m.plain_text() for _, m in await user_messages(rt)] == [
-        "first words", "second thoughts"]
+        "first words",
+        "second thoughts",
+    ]

@@ -30,18 +30,28 @@ PARTS = ["part one", "part two", "part three"]
 EXPECTED = {
     "discord": (PARTS, "delivered", ["sent", "sent", "sent"]),
     "slack": (PARTS, "delivered", ["sent", "sent", "sent"]),
-    "telegram": (["part one", "part two", "part two", "part three"], "resent_after_crash",
-                 ["sent", "resent_after_crash", "sent"]),
+    "telegram": (
+        ["part one", "part two", "part two", "part three"],
+        "resent_after_crash",
+        ["sent", "resent_after_crash", "sent"],
+    ),
     # neither Graph nor signal-cli can be asked what was sent, nor takes an idempotency key
-    "whatsapp": (["part one", "part two", "part two", "part three"], "resent_after_crash",
-                 ["sent", "resent_after_crash", "sent"]),
-    "signal": (["part one", "part two", "part two", "part three"], "resent_after_crash",
-               ["sent", "resent_after_crash", "sent"]),
+    "whatsapp": (
+        ["part one", "part two", "part two", "part three"],
+        "resent_after_crash",
+        ["sent", "resent_after_crash", "sent"],
+    ),
+    "signal": (
+        ["part one", "part two", "part two", "part three"],
+        "resent_after_crash",
+        ["sent", "resent_after_crash", "sent"],
+    ),
 }
 
 
-async def test_in_doubt_chunk_is_settled_after_a_restart(driver: Driver,
-                                                         make_runtime: RuntimeFactory) -> None:
+async def test_in_doubt_chunk_is_settled_after_a_restart(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
     if driver.platform not in EXPECTED:
         pytest.skip(f"{driver.platform}: replies go to live sockets only; nothing to settle")
     shown, outcome, states = EXPECTED[driver.platform]
@@ -49,11 +59,21 @@ async def test_in_doubt_chunk_is_settled_after_a_restart(driver: Driver,
     sent = await driver.dm("hello")
     [reply] = await driver.wait_replies(1)
     [adapter] = driver.adapters
-    target = DeliveryContext(channel=driver.channel, to=driver.address(reply),
-                             account_id="default", thread_id=reply.thread)
-    rec = DeliveryRecord(kind="reply", outcome="pending", text="\n".join(PARTS),
-                         created_at=now_ms() - 1000, channel=target.channel, to=target.to,
-                         account_id="default")
+    target = DeliveryContext(
+        channel=driver.channel,
+        to=driver.address(reply),
+        account_id="default",
+        thread_id=reply.thread,
+    )
+    rec = DeliveryRecord(
+        kind="reply",
+        outcome="pending",
+        text="\n".join(PARTS),
+        created_at=now_ms() - 1000,
+        channel=target.channel,
+        to=target.to,
+        account_id="default",
+    )
     delivery_id = await open_delivery(rt.store, rec, PARTS)
     first = await send_chunk(adapter, target, PARTS[0], ChunkRef(delivery_id, 0))
     await mark_chunk(rt.store, delivery_id, 0, "sent", message_id=first.message_id)

@@ -7,11 +7,21 @@ from core.access.pairing_store import PairingRequest
 from core.store import Store
 
 
-def request(code: str, user: str, *, now: int = 1000, account: str = "default"
-            ) -> PairingRequest:
-    return PairingRequest(code=code, channel="telegram", account_id=account, user_id=user,
-                          user_name=None, chat_id=user, thread_id=None, deliver_to=user,
-                          preview="hi", status="pending", created_at=now, expires_at=now + 100)
+def request(code: str, user: str, *, now: int = 1000, account: str = "default") -> PairingRequest:
+    return PairingRequest(
+        code=code,
+        channel="telegram",
+        account_id=account,
+        user_id=user,
+        user_name=None,
+        chat_id=user,
+        thread_id=None,
+        deliver_to=user,
+        preview="hi",
+        status="pending",
+        created_at=now,
+        expires_at=now + 100,
+    )
 
 
 async def test_request_lifecycle(store: Store) -> None:
@@ -31,8 +41,12 @@ async def test_request_lifecycle(store: Store) -> None:
     assert still is not None and still.status == "denied"  # holds back a new code
     assert not await ps.is_approved(store, "telegram", "default", "8")
     [a] = await ps.approvals(store)
-    assert a.to_wire() == {"channel": "telegram", "accountId": "default", "userId": "7",
-                           "approvedAt": 1050}
+    assert a.to_wire() == {
+        "channel": "telegram",
+        "accountId": "default",
+        "userId": "7",
+        "approvedAt": 1050,
+    }
     assert await ps.revoke(store, "telegram", "7") == 1
     assert await ps.revoke(store, "telegram", "7") == 0
     assert await ps.approvals(store) == []

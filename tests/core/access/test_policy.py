@@ -16,12 +16,23 @@ def config(section: dict[str, Any], **top: Any) -> Any:
     return validate_config({"channels": {"telegram": {"botToken": "1:x", **section}}, **top})
 
 
-def msg(sender: str, *, chat_type: ChatType = "direct", chat_id: str | None = None,
-        account: str = "default") -> InboundMessage:
+def msg(
+    sender: str,
+    *,
+    chat_type: ChatType = "direct",
+    chat_id: str | None = None,
+    account: str = "default",
+) -> InboundMessage:
     chat = chat_id or sender
-    return InboundMessage(channel="telegram", account_id=account, chat_type=chat_type,
-                          chat_id=chat, sender_id=sender, text="hi",
-                          reply_to=DeliveryContext(channel="telegram", to=chat))
+    return InboundMessage(
+        channel="telegram",
+        account_id=account,
+        chat_type=chat_type,
+        chat_id=chat,
+        sender_id=sender,
+        text="hi",
+        reply_to=DeliveryContext(channel="telegram", to=chat),
+    )
 
 
 def test_defaults_are_pairing_and_open_groups() -> None:
@@ -43,23 +54,41 @@ def test_web_chat_and_unknown_channels_are_not_guarded() -> None:
 
 
 def test_extra_account_inherits_unset_fields() -> None:
-    cfg = config({"dmPolicy": "allowlist", "allowFrom": [5], "groupPolicy": "allowlist",
-                  "groups": {"allow": ["-1"], "requireMention": False},
-                  "accounts": {"Work": {"botToken": "2:y", "dmPolicy": "open",
-                                        "groups": {"allow": ["-2"]}}}})
+    cfg = config(
+        {
+            "dmPolicy": "allowlist",
+            "allowFrom": [5],
+            "groupPolicy": "allowlist",
+            "groups": {"allow": ["-1"], "requireMention": False},
+            "accounts": {
+                "Work": {"botToken": "2:y", "dmPolicy": "open", "groups": {"allow": ["-2"]}}
+            },
+        }
+    )
     default = access_policy(cfg, "telegram")
     work = access_policy(cfg, "telegram", "work")
     assert default is not None and work is not None
     assert (default.dm_policy, default.allow_from, default.groups_allow) == (
-        "allowlist", ("5",), ("-1",))
-    assert (work.dm_policy, work.allow_from, work.group_policy, work.groups_allow,
-            work.require_mention) == ("open", ("5",), "allowlist", ("-2",), False)
+        "allowlist",
+        ("5",),
+        ("-1",),
+    )
+    assert (
+        work.dm_policy,
+        work.allow_from,
+        work.group_policy,
+        work.groups_allow,
+        work.require_mention,
+    ) == ("open", ("5",), "allowlist", ("-2",), False)
 
 
-@pytest.mark.parametrize(("section", "sender", "reason"), [
-    ({"dmPolicy": "disabled", "owners": ["1"]}, "1", "dms disabled"),
-    ({"dmPolicy": "allowlist", "allowFrom": ["3"]}, "2", "not on the allowlist"),
-])
+@pytest.mark.parametrize(
+    ("section", "sender", "reason"),
+    [
+        ({"dmPolicy": "disabled", "owners": ["1"]}, "1", "dms disabled"),
+        ({"dmPolicy": "allowlist", "allowFrom": ["3"]}, "2", "not on the allowlist"),
+    ],
+)
 def test_dm_refusals(section: dict[str, Any], sender: str, reason: str) -> None:
     policy = access_policy(config(section), "telegram")
     assert policy is not None
@@ -73,12 +102,15 @@ def test_allow_from_star_and_open() -> None:
         assert policy is not None and judge(policy, msg("99"), approved=False).admit
 
 
-@pytest.mark.parametrize(("section", "chat", "admit"), [
-    ({"groupPolicy": "disabled"}, "-1", False),
-    ({"groupPolicy": "allowlist"}, "-1", False),
-    ({"groupPolicy": "allowlist", "groups": {"allow": ["-1"]}}, "-1", True),
-    ({"groupPolicy": "allowlist", "groups": {"allow": ["*"]}}, "-7", True),
-])
+@pytest.mark.parametrize(
+    ("section", "chat", "admit"),
+    [
+        ({"groupPolicy": "disabled"}, "-1", False),
+        ({"groupPolicy": "allowlist"}, "-1", False),
+        ({"groupPolicy": "allowlist", "groups": {"allow": ["-1"]}}, "-1", True),
+        ({"groupPolicy": "allowlist", "groups": {"allow": ["*"]}}, "-7", True),
+    ],
+)
 def test_group_policy(section: dict[str, Any], chat: str, admit: bool) -> None:
     policy = access_policy(config(section), "telegram")
     assert policy is not None
@@ -86,13 +118,16 @@ def test_group_policy(section: dict[str, Any], chat: str, admit: bool) -> None:
 
 
 def test_dm_scope_warning() -> None:
-    text = ('warning: session.dmScope is "main", so everyone allowed to DM telegram shares one '
-            'session; set session.dmScope: per-channel-peer')
+    text = (
+        'warning: session.dmScope is "main", so everyone allowed to DM telegram shares one '
+        "session; set session.dmScope: per-channel-peer"
+    )
     assert dm_scope_warnings(config({})) == [text]
     assert dm_scope_warnings(config({}, session={"dmScope": "per-channel-peer"})) == []
     assert dm_scope_warnings(config({"dmPolicy": "disabled"})) == []
     owners_only = {"dmPolicy": "allowlist", "owners": ["1"], "allowFrom": ["1"]}
     assert dm_scope_warnings(config(owners_only)) == []
     # an extra account that opens up is enough
-    assert dm_scope_warnings(config({**owners_only, "accounts": {
-        "b": {"botToken": "2:y", "dmPolicy": "open"}}})) == [text]
+    assert dm_scope_warnings(
+        config({**owners_only, "accounts": {"b": {"botToken": "2:y", "dmPolicy": "open"}}})
+    ) == [text]

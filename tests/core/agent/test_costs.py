@@ -17,8 +17,9 @@ from tests.fakes.recording_adapter import RecordingAdapter
 
 async def _turn(rt: Runtime, text: str) -> None:
     entry = await rt.ensure_session("agent:main:main")
-    run = await rt.start_run(RunRequest(session_key=entry.key, message=text,
-                                        context=rt.context_for(entry)))
+    run = await rt.start_run(
+        RunRequest(session_key=entry.key, message=text, context=rt.context_for(entry))
+    )
     assert (await rt.runs.wait(run.id, 30)).status == "ok"
 
 
@@ -28,11 +29,22 @@ async def _rows(rt: Runtime) -> list[dict[str, Any]]:
     return list(out["sessions"])
 
 
-async def test_config_prices_give_run_and_session_cost(make_runtime: RuntimeFactory,
-                                                       fake_model: FakeModelServer) -> None:
+async def test_config_prices_give_run_and_session_cost(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter()
-    rt = await make_runtime({"models": {"providers": {"fake": {"models": [
-        {"id": "fake-model", "cost": {"input": 2.0, "output": 10.0}}]}}}}, adapters=[adapter])
+    rt = await make_runtime(
+        {
+            "models": {
+                "providers": {
+                    "fake": {
+                        "models": [{"id": "fake-model", "cost": {"input": 2.0, "output": 10.0}}]
+                    }
+                }
+            }
+        },
+        adapters=[adapter],
+    )
     await _turn(rt, "one")  # the fake reports 10 prompt and 5 completion tokens
     run = await rt.store.last_run("agent:main:main")
     assert run is not None and run.meta is not None
@@ -47,8 +59,9 @@ async def test_config_prices_give_run_and_session_cost(make_runtime: RuntimeFact
     assert "Answered by: fake/fake-model" in status
 
 
-async def test_unknown_price_omits_cost(make_runtime: RuntimeFactory,
-                                        fake_model: FakeModelServer) -> None:
+async def test_unknown_price_omits_cost(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     await _turn(rt, "one")
     run = await rt.store.last_run("agent:main:main")
@@ -59,11 +72,17 @@ async def test_unknown_price_omits_cost(make_runtime: RuntimeFactory,
 
 
 def test_genai_prices_for_vendor_endpoints_only() -> None:
-    config = validate_config({"models": {"providers": {
-        "openai": {"apiKey": "k"},
-        "claude": {"api": "anthropic-messages", "apiKey": "k"},
-        "local": {"baseUrl": "http://127.0.0.1:1/v1"},
-    }}})
+    config = validate_config(
+        {
+            "models": {
+                "providers": {
+                    "openai": {"apiKey": "k"},
+                    "claude": {"api": "anthropic-messages", "apiKey": "k"},
+                    "local": {"baseUrl": "http://127.0.0.1:1/v1"},
+                }
+            }
+        }
+    )
     assert request_cost(config, "openai/gpt-4o", 1_000_000, 1_000_000) == pytest.approx(12.5)
     assert request_cost(config, "claude/claude-sonnet-4-5", 1000, 1000) == pytest.approx(0.018)
     assert request_cost(config, "local/gpt-4o", 1000, 1000) is None

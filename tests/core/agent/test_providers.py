@@ -27,39 +27,60 @@ async def providers() -> AsyncIterator[FakeProviders]:
 
 
 def _providers(fake: FakeProviders, fake_model: FakeModelServer) -> dict[str, Any]:
-    return {"models": {"providers": {
-        "resp": {"baseUrl": f"{fake.url}/v1", "apiKey": "k", "api": "openai-responses"},
-        "claude": {"baseUrl": fake.url, "apiKey": "k", "api": "anthropic-messages",
-                   "timeoutSeconds": 1},
-        "gem": {"baseUrl": fake.url, "apiKey": "k", "api": "google-gemini"},
-        "olla": {"baseUrl": fake_model.base_url.removesuffix("/v1"), "api": "ollama"},
-    }}}
+    return {
+        "models": {
+            "providers": {
+                "resp": {"baseUrl": f"{fake.url}/v1", "apiKey": "k", "api": "openai-responses"},
+                "claude": {
+                    "baseUrl": fake.url,
+                    "apiKey": "k",
+                    "api": "anthropic-messages",
+                    "timeoutSeconds": 1,
+                },
+                "gem": {"baseUrl": fake.url, "apiKey": "k", "api": "google-gemini"},
+                "olla": {"baseUrl": fake_model.base_url.removesuffix("/v1"), "api": "ollama"},
+            }
+        }
+    }
 
 
-async def _turn(rt: Runtime, text: str, *, stream: bool, key: str = "agent:main:main"
-                ) -> tuple[RunOutcome, list[str]]:
+async def _turn(
+    rt: Runtime, text: str, *, stream: bool, key: str = "agent:main:main"
+) -> tuple[RunOutcome, list[str]]:
     entry = await rt.ensure_session(key)
     deltas: list[str] = []
 
     async def on_delta(t: str) -> None:
         deltas.append(t)
 
-    run = await rt.start_run(RunRequest(session_key=key, message=text,
-                                        context=rt.context_for(entry),
-                                        extra_system_prompt="Be kind.",
-                                        on_delta=on_delta if stream else None))
+    run = await rt.start_run(
+        RunRequest(
+            session_key=key,
+            message=text,
+            context=rt.context_for(entry),
+            extra_system_prompt="Be kind.",
+            on_delta=on_delta if stream else None,
+        )
+    )
     return await rt.runs.wait(run.id, 30), deltas
 
 
-@pytest.mark.parametrize(("ref", "api"), [("resp/gpt-x", "responses"),
-                                          ("claude/claude-x", "anthropic"),
-                                          ("gem/gemini-x", "gemini")])
+@pytest.mark.parametrize(
+    ("ref", "api"),
+    [("resp/gpt-x", "responses"), ("claude/claude-x", "anthropic"), ("gem/gemini-x", "gemini")],
+)
 @pytest.mark.parametrize("stream", [False, True])
-async def test_each_api_plain_and_streamed(make_runtime: RuntimeFactory, providers: FakeProviders,
-                                           fake_model: FakeModelServer, ref: str, api: str,
-                                           stream: bool) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model),
-                             "agents": {"defaults": {"model": ref}}})
+async def test_each_api_plain_and_streamed(
+    make_runtime: RuntimeFactory,
+    providers: FakeProviders,
+    fake_model: FakeModelServer,
+    ref: str,
+    api: str,
+    stream: bool,
+) -> None:
+    rt = await make_runtime(
+        {**_providers(providers, fake_model), "agents": {"defaults": {"model": ref}}}
+    )
     outcome, deltas = await _turn(rt, "hello there", stream=stream)
     assert (outcome.status, outcome.reply) == ("ok", "echo: hello there")
     sent_api, body = providers.requests[-1]
@@ -72,22 +93,35 @@ async def test_each_api_plain_and_streamed(make_runtime: RuntimeFactory, provide
     assert (run.input_tokens, run.output_tokens) == (12, 7)
 
 
-async def test_ollama_native_base_url(make_runtime: RuntimeFactory, providers: FakeProviders,
-                                      fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model),
-                             "agents": {"defaults": {"model": "olla/llama3.2"}}})
+async def test_ollama_native_base_url(
+    make_runtime: RuntimeFactory, providers: FakeProviders, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {**_providers(providers, fake_model), "agents": {"defaults": {"model": "olla/llama3.2"}}}
+    )
     outcome, _ = await _turn(rt, "hi", stream=False)
     assert outcome.reply == "echo: hi"
     assert fake_model.requests[-1]["model"] == "llama3.2"
 
 
 async def test_fallback_on_error_and_timeout_and_status_names_the_model(
-        make_runtime: RuntimeFactory, providers: FakeProviders,
-        fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, providers: FakeProviders, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter()
-    rt = await make_runtime({**_providers(providers, fake_model), "agents": {"defaults": {
-        "model": {"primary": "claude/claude-x", "fallbacks": ["gem/gemini-x", "fake/fake-model"]}
-    }}}, adapters=[adapter])
+    rt = await make_runtime(
+        {
+            **_providers(providers, fake_model),
+            "agents": {
+                "defaults": {
+                    "model": {
+                        "primary": "claude/claude-x",
+                        "fallbacks": ["gem/gemini-x", "fake/fake-model"],
+                    }
+                }
+            },
+        },
+        adapters=[adapter],
+    )
     providers.script((529, "overloaded"))  # claude fails → gemini answers
     outcome, _ = await _turn(rt, "first", stream=False)
     assert outcome.reply == "echo: first"
@@ -107,23 +141,39 @@ async def test_fallback_on_error_and_timeout_and_status_names_the_model(
     assert outcome.reply == "echo: third" and providers.requests[-1][0] == "anthropic"
 
 
-async def test_chain_exhausted_fails_the_run(make_runtime: RuntimeFactory,
-                                             providers: FakeProviders,
-                                             fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model), "agents": {"defaults": {
-        "model": {"primary": "claude/claude-x", "fallbacks": ["gem/gemini-x"]}}}})
+async def test_chain_exhausted_fails_the_run(
+    make_runtime: RuntimeFactory, providers: FakeProviders, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {
+            **_providers(providers, fake_model),
+            "agents": {
+                "defaults": {"model": {"primary": "claude/claude-x", "fallbacks": ["gem/gemini-x"]}}
+            },
+        }
+    )
     providers.script((500, "a down"), (500, "b down"))
     outcome, _ = await _turn(rt, "x", stream=False)
     assert outcome.status == "error"
 
 
-async def test_missing_extra_names_it(make_runtime: RuntimeFactory, providers: FakeProviders,
-                                      fake_model: FakeModelServer,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model),
-                             "agents": {"defaults": {"model": "claude/claude-x"}}})
-    for name in [m for m in sys.modules if m == "anthropic" or m.startswith(
-            ("anthropic.", "pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"))]:
+async def test_missing_extra_names_it(
+    make_runtime: RuntimeFactory,
+    providers: FakeProviders,
+    fake_model: FakeModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rt = await make_runtime(
+        {**_providers(providers, fake_model), "agents": {"defaults": {"model": "claude/claude-x"}}}
+    )
+    for name in [
+        m
+        for m in sys.modules
+        if m == "anthropic"
+        or m.startswith(
+            ("anthropic.", "pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic")
+        )
+    ]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "anthropic", None)  # as if the extra were not installed
     outcome, _ = await _turn(rt, "x", stream=False)
@@ -132,15 +182,20 @@ async def test_missing_extra_names_it(make_runtime: RuntimeFactory, providers: F
     assert providers.requests == []
 
 
-@pytest.mark.parametrize(("ref", "api"), [("resp/gpt-x", "responses"),
-                                          ("claude/claude-x", "anthropic"),
-                                          ("gem/gemini-x", "gemini")])
-async def test_each_api_calls_the_session_tools(make_runtime: RuntimeFactory,
-                                                providers: FakeProviders,
-                                                fake_model: FakeModelServer, ref: str,
-                                                api: str) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model),
-                             "agents": {"defaults": {"model": ref}}})
+@pytest.mark.parametrize(
+    ("ref", "api"),
+    [("resp/gpt-x", "responses"), ("claude/claude-x", "anthropic"), ("gem/gemini-x", "gemini")],
+)
+async def test_each_api_calls_the_session_tools(
+    make_runtime: RuntimeFactory,
+    providers: FakeProviders,
+    fake_model: FakeModelServer,
+    ref: str,
+    api: str,
+) -> None:
+    rt = await make_runtime(
+        {**_providers(providers, fake_model), "agents": {"defaults": {"model": ref}}}
+    )
     await rt.ensure_session("agent:main:ops")
     providers.script(Call("sessions_list", {"limit": 5}), "listed")
     outcome, _ = await _turn(rt, "list them", stream=False)
@@ -153,13 +208,23 @@ async def test_each_api_calls_the_session_tools(make_runtime: RuntimeFactory,
     assert [m.tool_name for m in stored] == ["sessions_list"]
 
 
-async def test_per_agent_chain_and_session_override(make_runtime: RuntimeFactory,
-                                                    providers: FakeProviders,
-                                                    fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({**_providers(providers, fake_model), "agents": {"list": [
-        {"id": "main", "default": True},
-        {"id": "helper", "model": {"primary": "claude/claude-x", "fallbacks": ["resp/gpt-x"]}},
-    ]}})
+async def test_per_agent_chain_and_session_override(
+    make_runtime: RuntimeFactory, providers: FakeProviders, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {
+            **_providers(providers, fake_model),
+            "agents": {
+                "list": [
+                    {"id": "main", "default": True},
+                    {
+                        "id": "helper",
+                        "model": {"primary": "claude/claude-x", "fallbacks": ["resp/gpt-x"]},
+                    },
+                ]
+            },
+        }
+    )
     providers.script((500, "down"))
     outcome, _ = await _turn(rt, "hi", stream=False, key="agent:helper:main")
     assert outcome.reply == "echo: hi"

@@ -13,17 +13,23 @@ from core.config import ProviderConfig
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"q": {"type": "string"}, "n": {"type": "integer", "default": 3},
-                   "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}}},
+    "properties": {
+        "q": {"type": "string"},
+        "n": {"type": "integer", "default": 3},
+        "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}},
+    },
     "required": ["q"],
     "$defs": {"Tag": {"type": "object", "properties": {"t": {"type": "string"}}}},
 }
 
 
 def params() -> ModelRequestParameters:
-    return ModelRequestParameters(function_tools=[
-        ToolDefinition(name="lookup", parameters_json_schema=SCHEMA, description="d"),
-        ToolDefinition(name="strict", parameters_json_schema=SCHEMA, strict=True)])
+    return ModelRequestParameters(
+        function_tools=[
+            ToolDefinition(name="lookup", parameters_json_schema=SCHEMA, description="d"),
+            ToolDefinition(name="strict", parameters_json_schema=SCHEMA, strict=True),
+        ]
+    )
 
 
 def model() -> Model:
@@ -34,8 +40,7 @@ def test_memoized_tools_equal_pydantic_ais_own() -> None:
     memoized = model()
     own = Model.customize_request_parameters(memoized, params())
     for _ in range(3):
-        assert memoized.customize_request_parameters(params()).function_tools == \
-            own.function_tools
+        assert memoized.customize_request_parameters(params()).function_tools == own.function_tools
     memo: SchemaMemo = memoized.schema_memo  # type: ignore[attr-defined]
     assert len(memo) == 2  # one per (schema, strict), whatever the number of requests
 

@@ -14,11 +14,21 @@ from tests.fakes.model import FakeModelServer, text
 def history(ids: int = 1) -> list[TranscriptMessage]:
     msgs = [
         TranscriptMessage.text("user", "look it up", 1_700_000_000_000),
-        TranscriptMessage(role="assistant", timestamp=1_700_000_000_100, content=[
-            {"type": "text", "text": "looking"},
-            {"type": "toolCall", "id": "c1", "name": "lookup", "arguments": {"q": "x"}}]),
-        TranscriptMessage(role="toolResult", timestamp=1_700_000_000_200, tool_call_id="c1",
-                          tool_name="lookup", content=[{"type": "text", "text": "found"}]),
+        TranscriptMessage(
+            role="assistant",
+            timestamp=1_700_000_000_100,
+            content=[
+                {"type": "text", "text": "looking"},
+                {"type": "toolCall", "id": "c1", "name": "lookup", "arguments": {"q": "x"}},
+            ],
+        ),
+        TranscriptMessage(
+            role="toolResult",
+            timestamp=1_700_000_000_200,
+            tool_call_id="c1",
+            tool_name="lookup",
+            content=[{"type": "text", "text": "found"}],
+        ),
         TranscriptMessage.text("assistant", "it is x", 1_700_000_000_300),
         TranscriptMessage.text("user", "and then?", 1_700_000_000_400),
     ]
@@ -71,5 +81,4 @@ async def test_a_run_leaves_the_reused_messages_as_they_were_built() -> None:
             result = await agent.run("next", message_history=transcript.to_model_messages(msgs))
             assert result.output in ("one", "two")
         assert transcript.to_model_messages(msgs) == before
-        assert all(a is b for a, b in zip(transcript.to_model_messages(msgs), built,
-                                          strict=True))
+        assert all(a is b for a, b in zip(transcript.to_model_messages(msgs), built, strict=True))

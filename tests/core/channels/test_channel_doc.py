@@ -45,8 +45,11 @@ async def test_channel_example_runs_as_printed() -> None:
     async with TestClient(TestServer(app)) as client:
         refused = await client.post("/loopback/in", json={"from": "ann", "text": "hi"})
         assert refused.status == 401
-        accepted = await client.post("/loopback/in", json={"from": "ann", "text": "hi"},
-                                     headers={"Authorization": "Bearer s3cret"})
+        accepted = await client.post(
+            "/loopback/in",
+            json={"from": "ann", "text": "hi"},
+            headers={"Authorization": "Bearer s3cret"},
+        )
         assert accepted.status == 202
     [msg] = inbox
     assert (msg.channel, msg.sender_id, msg.text) == ("loopback", "ann", "hi")

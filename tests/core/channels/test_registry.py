@@ -31,13 +31,21 @@ def test_builtins_are_entry_points_in_order() -> None:
 
 
 def test_one_constructor_per_account() -> None:
-    config = validate_config({"channels": {"webchat": {"enabled": False}, "slack": {
-        "botToken": "xoxb-1", "appToken": "xapp-1",
-        "accounts": {"ops": {"botToken": "xoxb-2", "appToken": "xapp-2"}}}}})
+    config = validate_config(
+        {
+            "channels": {
+                "webchat": {"enabled": False},
+                "slack": {
+                    "botToken": "xoxb-1",
+                    "appToken": "xapp-1",
+                    "accounts": {"ops": {"botToken": "xoxb-2", "appToken": "xapp-2"}},
+                },
+            }
+        }
+    )
     env = ChannelEnv()
     adapters = build_adapters(config, env)
-    assert [(a.channel, a.account_id) for a in adapters] == [("slack", "default"),
-                                                             ("slack", "ops")]
+    assert [(a.channel, a.account_id) for a in adapters] == [("slack", "default"), ("slack", "ops")]
 
 
 class LoopConfig(ConfigModel):
@@ -65,10 +73,14 @@ class LoopAdapter(ChannelAdapter):
 
 def test_a_third_party_channel_follows_its_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = ChannelSpec("loop", LoopConfig, LoopAdapter, dist="loop-dist")
-    monkeypatch.setattr(registry, "installed_channels",
-                        lambda: {**installed_channels(), "loop": spec})
-    monkeypatch.setattr(registry, "_plugin_dists", lambda: {
-        "chat-commands": "crosstalk", "loop-plugin": "loop-dist"})
+    monkeypatch.setattr(
+        registry, "installed_channels", lambda: {**installed_channels(), "loop": spec}
+    )
+    monkeypatch.setattr(
+        registry,
+        "_plugin_dists",
+        lambda: {"chat-commands": "crosstalk", "loop-plugin": "loop-dist"},
+    )
     config = CrosstalkConfig()
     assert "loop" in [s.name for s in registry.selected_channels(config)]
     off = validate_config({"plugins": {"disabled": ["loop-plugin"]}})

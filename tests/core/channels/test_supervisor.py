@@ -122,12 +122,19 @@ Make = Callable[..., Awaitable[tuple[ConnectionSupervisor, FakeConn, Sleeper]]]
 async def make() -> AsyncIterator[Make]:
     sups: list[ConnectionSupervisor] = []
 
-    async def build(conn: FakeConn | None = None, lease: FakeLease | None = None,
-                    start: bool = True) -> tuple[ConnectionSupervisor, FakeConn, Sleeper]:
+    async def build(
+        conn: FakeConn | None = None, lease: FakeLease | None = None, start: bool = True
+    ) -> tuple[ConnectionSupervisor, FakeConn, Sleeper]:
         conn = conn or FakeConn()
         sleeper = Sleeper()
-        sup = ConnectionSupervisor("test account a", conn, backoff=Backoff(1, 4), lease=lease,
-                                   lease_name="channel:test:a", sleep=sleeper)
+        sup = ConnectionSupervisor(
+            "test account a",
+            conn,
+            backoff=Backoff(1, 4),
+            lease=lease,
+            lease_name="channel:test:a",
+            sleep=sleeper,
+        )
         sups.append(sup)
         if start:
             await sup.start()
@@ -183,8 +190,12 @@ async def test_standby_without_the_lease_then_takeover(make: Make) -> None:
     lease = FakeLease()
     lease.owner = "other"
     sup, conn, sleeper = await make(lease=lease)
-    assert (sup.state, sup.detail, sup.holder, conn.opened) == \
-        ("standby", "held by other", "other", 0)
+    assert (sup.state, sup.detail, sup.holder, conn.opened) == (
+        "standby",
+        "held by other",
+        "other",
+        0,
+    )
     assert await sleeper.release() == 0.5  # a standby asks every ttl/6 (D36)
     assert sup.state == "standby"
     lease.owner = None  # the holder died and its lease expired

@@ -28,8 +28,9 @@ class Recorder:
         self.started[text] = asyncio.Event()
         return self.gates.setdefault(text, asyncio.Event())
 
-    async def run_turn(self, run: RunRecord, request: RunRequest, entry: SessionEntry,
-                       on_delta: object) -> TurnResult:
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: object
+    ) -> TurnResult:
         assert not self.running, f"{request.message} started while {self.running} runs"
         self.running.append(request.message)
         self.log.append(request.message)
@@ -42,8 +43,9 @@ class Recorder:
         return TurnResult(reply=f"re:{request.message}")
 
 
-def manager(store: Store, owner: str, bus: EventBus, log: list[str], running: list[str]
-            ) -> tuple[RunManager, Recorder]:
+def manager(
+    store: Store, owner: str, bus: EventBus, log: list[str], running: list[str]
+) -> tuple[RunManager, Recorder]:
     rec = Recorder(log, running)
     runs = RunManager(store, rec, Lanes({}))
     runs.owner = owner
@@ -53,8 +55,9 @@ def manager(store: Store, owner: str, bus: EventBus, log: list[str], running: li
 
 
 def request(text: str) -> RunRequest:
-    return RunRequest(session_key=KEY, message=text,
-                      context=ToolContext(session_key=KEY, agent_id="main"))
+    return RunRequest(
+        session_key=KEY, message=text, context=ToolContext(session_key=KEY, agent_id="main")
+    )
 
 
 async def test_two_managers_run_one_session_in_arrival_order(store: Store) -> None:
@@ -70,8 +73,9 @@ async def test_two_managers_run_one_session_in_arrival_order(store: Store) -> No
     for i in range(1, 30):  # alternate processes while the first turn holds the session
         runs.append(await (a if i % 2 == 0 else b).submit(request(f"m{i:02d}")))
     first.set()
-    outcomes = await asyncio.gather(*(
-        (a if i % 2 == 0 else b).wait(r.id, 30) for i, r in enumerate(runs)))
+    outcomes = await asyncio.gather(
+        *((a if i % 2 == 0 else b).wait(r.id, 30) for i, r in enumerate(runs))
+    )
     assert [o.status for o in outcomes] == ["ok"] * 30
     assert log == [f"m{i:02d}" for i in range(30)]
     entry = await store.get_session(KEY)
@@ -127,7 +131,9 @@ async def test_survivor_aborts_running_and_adopts_queued(store: Store) -> None:
     assert (outcome.status, outcome.error) == ("aborted", "taken over by another process")
     stored = await store.get_run(cut.id)
     assert stored is not None and (stored.status, stored.error) == (
-        "aborted", "gateway restarted while the run was active")
+        "aborted",
+        "gateway restarted while the run was active",
+    )
     for r in queued:
         got = await store.get_run(r.id)
         assert got is not None and (got.owner, got.status) == ("survivor", "queued")

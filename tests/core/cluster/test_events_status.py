@@ -26,13 +26,17 @@ async def test_events_reach_the_other_process_whole_and_in_order(store: Store) -
         got_b.append((topic, payload))
         if payload.get("last"):
             arrived.set()
+
     b.subscribe(on_b)
     await a.start()
     await b.start()
     try:
         big = "é" * (3 * CHUNK + 17)  # several NOTIFY frames on PostgreSQL
-        sent = [("run", {"s": "k", "n": 1}), ("webchat", {"text": big}),
-                ("run", {"s": "k", "n": 2, "last": True})]
+        sent = [
+            ("run", {"s": "k", "n": 1}),
+            ("webchat", {"text": big}),
+            ("run", {"s": "k", "n": 2, "last": True}),
+        ]
         for topic, payload in sent:
             await a.publish(topic, payload)
         assert got_a == sent  # the publisher's own subscribers, at once, no echo
@@ -52,6 +56,7 @@ async def test_in_process_bus_survives_a_failing_subscriber() -> None:
 
     def broken(topic: str, payload: dict[str, Any]) -> None:
         raise RuntimeError("boom")
+
     bus.subscribe(broken)
     bus.subscribe(lambda t, p: seen.append(t))
     await bus.publish("run", {})
@@ -80,17 +85,29 @@ async def test_the_runtime_lists_itself_and_its_leases(make_runtime: RuntimeFact
     assert await rt.cluster.leases.live() == []
 
 
-async def test_an_adopted_turn_keeps_its_request(make_runtime: RuntimeFactory,
-                                                 fake_model: FakeModelServer) -> None:
+async def test_an_adopted_turn_keeps_its_request(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     """A queued run of a dead process is rebuilt from its row: input, chain, extras (D27)."""
     rt = await make_runtime()
     entry = await rt.ensure_session("agent:main:adopted")
-    run = RunRecord(id="r-adopted", session_key=entry.key, status="queued", lane="main",
-                    deliver=False, created_at=now_ms(), owner="dead-process",
-                    meta={"traceId": "t-1", "hops": 2,
-                          "request": {"extraSystemPrompt": "EXTRA-PROMPT", "ownerTurn": True}})
-    await rt.store.enqueue_message(entry, TranscriptMessage.text("user", "left behind",
-                                                                 now_ms()), run)
+    run = RunRecord(
+        id="r-adopted",
+        session_key=entry.key,
+        status="queued",
+        lane="main",
+        deliver=False,
+        created_at=now_ms(),
+        owner="dead-process",
+        meta={
+            "traceId": "t-1",
+            "hops": 2,
+            "request": {"extraSystemPrompt": "EXTRA-PROMPT", "ownerTurn": True},
+        },
+    )
+    await rt.store.enqueue_message(
+        entry, TranscriptMessage.text("user", "left behind", now_ms()), run
+    )
     fake_model.script(text("picked up"))
     await rt.cluster._adopt(run)
     assert (await rt.runs.wait(run.id, 30)).status == "ok"

@@ -34,7 +34,8 @@ async def test_one_holder_until_expiry_then_takeover(store: Store) -> None:
     assert not await a.acquire("channel:telegram:default")
     info = await b.live()
     assert [(i.name, i.holder, i.acquired_at) for i in info] == [
-        ("channel:telegram:default", "B", clock.now)]
+        ("channel:telegram:default", "B", clock.now)
+    ]
 
 
 async def test_simultaneous_acquire_has_one_winner(store: Store) -> None:
@@ -83,10 +84,13 @@ def test_a_vanished_pid_of_this_pid_space_is_dead_at_once() -> None:
 
     def info(pid_id: str, pid: int, space: str | None) -> ProcessInfo:
         return ProcessInfo(pid_id, pid, "host", 1, 1, space)
-    rows = [info("gone", child.pid, "boot-1:ns-1"),
-            info("restarted-as-me", me.pid, "boot-1:ns-1"),
-            info("alive", os.getppid(), "boot-1:ns-1"),
-            info("elsewhere", child.pid, "boot-1:ns-2"),  # another container: cannot tell
-            info("unknown", child.pid, None),
-            info(me.id, me.pid, "boot-1:ns-1")]
+
+    rows = [
+        info("gone", child.pid, "boot-1:ns-1"),
+        info("restarted-as-me", me.pid, "boot-1:ns-1"),
+        info("alive", os.getppid(), "boot-1:ns-1"),
+        info("elsewhere", child.pid, "boot-1:ns-2"),  # another container: cannot tell
+        info("unknown", child.pid, None),
+        info(me.id, me.pid, "boot-1:ns-1"),
+    ]
     assert gone_here(rows, me) == ["gone", "restarted-as-me"]

@@ -19,14 +19,27 @@ if TYPE_CHECKING:
     from core.commands.context import CommandEnv
 
 
-def invocation(text: str, *, owner: bool, sender: str = "u1",
-               channel: str = "telegram") -> CommandInvocation:
+def invocation(
+    text: str, *, owner: bool, sender: str = "u1", channel: str = "telegram"
+) -> CommandInvocation:
     parsed = parse_command(text)
     assert parsed is not None
-    msg = InboundMessage(channel=channel, chat_type="direct", chat_id=sender, sender_id=sender,
-                         text=text, reply_to=DeliveryContext(channel=channel, to=sender))
-    entry = SessionEntry(key=f"agent:main:{channel}:dm:{sender}", session_id="s1",
-                         agent_id="main", kind="direct", created_at=0, updated_at=0)
+    msg = InboundMessage(
+        channel=channel,
+        chat_type="direct",
+        chat_id=sender,
+        sender_id=sender,
+        text=text,
+        reply_to=DeliveryContext(channel=channel, to=sender),
+    )
+    entry = SessionEntry(
+        key=f"agent:main:{channel}:dm:{sender}",
+        session_id="s1",
+        agent_id="main",
+        kind="direct",
+        created_at=0,
+        updated_at=0,
+    )
     return CommandInvocation(cast("CommandEnv", object()), parsed, msg, entry, owner)
 
 
@@ -44,15 +57,15 @@ class Deploy:
 async def test_owner_command_refuses_a_non_owner_without_running_the_handler() -> None:
     handler = Deploy()
     registry = CommandRegistry()
-    registry.register(CommandSpec(name="deploy", description="Ship it", handler=handler,
-                                  permission=OWNER))
+    registry.register(
+        CommandSpec(name="deploy", description="Ship it", handler=handler, permission=OWNER)
+    )
     inv = invocation("/deploy prod", owner=False)
     spec = registry.lookup(inv.command)
     assert spec is not None
     assert await registry.dispatch(spec, inv) == "⚙️ /deploy is owner-only."
     assert handler.ran == []
-    assert await registry.dispatch(spec, invocation("/deploy prod", owner=True)) == \
-        "deployed prod"
+    assert await registry.dispatch(spec, invocation("/deploy prod", owner=True)) == "deployed prod"
     assert handler.ran == ["prod"]
 
 
@@ -62,23 +75,30 @@ async def test_owner_only_shorthand_is_enforced_too() -> None:
     assert spec.permission is OWNER
     registry = CommandRegistry()
     registry.register(spec)
-    assert await registry.dispatch(spec, invocation("/deploy", owner=False)) == \
-        "⚙️ /deploy is owner-only."
+    assert (
+        await registry.dispatch(spec, invocation("/deploy", owner=False))
+        == "⚙️ /deploy is owner-only."
+    )
     assert handler.ran == []
 
 
 async def test_predicate_permissions_compose_and_name_the_failing_part() -> None:
-    on_telegram = Permission.predicate("telegram", lambda c: c.channel == "telegram",
-                                       "⚙️ /{name} works only on Telegram.")
+    on_telegram = Permission.predicate(
+        "telegram", lambda c: c.channel == "telegram", "⚙️ /{name} works only on Telegram."
+    )
     perm = OWNER & on_telegram
     handler = Deploy()
     registry = CommandRegistry()
     spec = CommandSpec(name="deploy", description="x", handler=handler, permission=perm)
     registry.register(spec)
-    assert await registry.dispatch(spec, invocation("/deploy", owner=False)) == \
-        "⚙️ /deploy is owner-only."
-    assert await registry.dispatch(spec, invocation("/deploy", owner=True, channel="slack")) \
+    assert (
+        await registry.dispatch(spec, invocation("/deploy", owner=False))
+        == "⚙️ /deploy is owner-only."
+    )
+    assert (
+        await registry.dispatch(spec, invocation("/deploy", owner=True, channel="slack"))
         == "⚙️ /deploy works only on Telegram."
+    )
     assert await registry.dispatch(spec, invocation("/deploy a", owner=True)) == "deployed a"
     assert handler.ran == ["a"]
     alice = Permission.predicate("alice", lambda c: c.sender_id == "alice")
@@ -91,8 +111,9 @@ async def test_predicate_permissions_compose_and_name_the_failing_part() -> None
 
 async def test_visible_lists_only_what_the_caller_may_run() -> None:
     registry = CommandRegistry()
-    registry.register(CommandSpec(name="deploy", description="x", handler=Deploy(),
-                                  permission=OWNER))
+    registry.register(
+        CommandSpec(name="deploy", description="x", handler=Deploy(), permission=OWNER)
+    )
     registry.register(CommandSpec(name="ping", description="y", handler=Deploy()))
     guest = invocation("/help", owner=False).caller
     assert [c.name for c in registry.visible(guest)] == ["ping"]
@@ -107,8 +128,10 @@ async def test_one_replaceable_error_hook_reports_failures() -> None:
     registry = CommandRegistry()
     spec = CommandSpec(name="deploy", description="x", handler=broken)
     registry.register(spec)
-    assert await registry.dispatch(spec, invocation("/deploy", owner=True)) == \
-        "⚠️ /deploy failed: disk full"
+    assert (
+        await registry.dispatch(spec, invocation("/deploy", owner=True))
+        == "⚠️ /deploy failed: disk full"
+    )
     seen: list[tuple[str, str]] = []
 
     async def hook(inv: CommandInvocation, exc: Exception) -> str:
@@ -116,6 +139,8 @@ async def test_one_replaceable_error_hook_reports_failures() -> None:
         return "⚠️ Something went wrong."
 
     registry.set_error_hook(hook)
-    assert await registry.dispatch(spec, invocation("/deploy", owner=True)) == \
-        "⚠️ Something went wrong."
+    assert (
+        await registry.dispatch(spec, invocation("/deploy", owner=True))
+        == "⚠️ Something went wrong."
+    )
     assert seen == [("deploy", "disk full")]

@@ -21,13 +21,15 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-async def clocked_runtime(make_config: ConfigFactory, clock: ManualClock
-                          ) -> AsyncIterator[ClockedRuntime]:
+async def clocked_runtime(
+    make_config: ConfigFactory, clock: ManualClock
+) -> AsyncIterator[ClockedRuntime]:
     """`rt, chat = await clocked_runtime({...})`; call again for a restart on the same state."""
     started: list[Runtime] = []
 
-    async def factory(extra: dict[str, Any] | None = None, *, channel: str = "testchat"
-                      ) -> tuple[Runtime, RecordingAdapter]:
+    async def factory(
+        extra: dict[str, Any] | None = None, *, channel: str = "testchat"
+    ) -> tuple[Runtime, RecordingAdapter]:
         rt = Runtime(make_config(extra))
         rt.cron.clock = clock
         rt.cron.run_loop = False

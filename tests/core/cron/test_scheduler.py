@@ -23,8 +23,13 @@ CHAT = {"channel": "testchat", "to": "room-1"}
 
 
 def job(**fields: Any) -> dict[str, Any]:
-    return {"id": "nightly", "every": "10m", "message": "post the summary",
-            "deliver": CHAT, **fields}
+    return {
+        "id": "nightly",
+        "every": "10m",
+        "message": "post the summary",
+        "deliver": CHAT,
+        **fields,
+    }
 
 
 async def fire(rt: Runtime) -> int:
@@ -35,7 +40,8 @@ async def fire(rt: Runtime) -> int:
 
 
 async def test_due_job_runs_in_its_cron_session_and_delivers_through_the_gate(
-        clocked_runtime: ClockedRuntime, clock: ManualClock) -> None:
+    clocked_runtime: ClockedRuntime, clock: ManualClock
+) -> None:
     rt, chat = await clocked_runtime({"cron": {"jobs": [job()]}})
     t0 = clock.now()
     rec = await rt.cron.get("nightly")
@@ -55,18 +61,30 @@ async def test_due_job_runs_in_its_cron_session_and_delivers_through_the_gate(
     deliveries = await rt.store.list_deliveries(session_key="agent:main:cron:nightly")
     assert [(d.kind, d.outcome) for d in deliveries] == [("cron", "delivered")]
     main = await rt.ensure_session("agent:main:main")
-    listed = await rt.tools.invoke(rt, "sessions_list", {"kinds": ["cron"]},
-                                   rt.context_for(main, via="http"))
+    listed = await rt.tools.invoke(
+        rt, "sessions_list", {"kinds": ["cron"]}, rt.context_for(main, via="http")
+    )
     assert [(r["key"], r["kind"], r["channel"]) for r in listed["sessions"]] == [
-        ("agent:main:cron:nightly", "cron", "internal")]
+        ("agent:main:cron:nightly", "cron", "internal")
+    ]
 
 
 async def test_missed_ticks_fire_once_and_jobs_survive_a_restart(
-        clocked_runtime: ClockedRuntime, clock: ManualClock) -> None:
+    clocked_runtime: ClockedRuntime, clock: ManualClock
+) -> None:
     rt, _ = await clocked_runtime({"cron": {"jobs": [job()]}})
-    await rt.cron.add(CronJobConfig.model_validate(
-        {"id": "added", "schedule": "30 9 * * *", "tz": "Europe/Paris", "message": "hello",
-         "deliver": CHAT}), source="api")
+    await rt.cron.add(
+        CronJobConfig.model_validate(
+            {
+                "id": "added",
+                "schedule": "30 9 * * *",
+                "tz": "Europe/Paris",
+                "message": "hello",
+                "deliver": CHAT,
+            }
+        ),
+        source="api",
+    )
     await rt.stop()
     clock.advance(hours=3)  # 08:00 → 11:00 UTC: 18 ticks of `nightly`; 09:30 Paris is 08:30 UTC
     rt2, chat2 = await clocked_runtime({"cron": {"jobs": [job()]}})
@@ -80,12 +98,17 @@ async def test_missed_ticks_fire_once_and_jobs_survive_a_restart(
     assert nightly.next_run_at == to_ms(clock.now() + timedelta(minutes=10))
 
 
-async def test_one_shot_fires_once_and_is_removed(clocked_runtime: ClockedRuntime,
-                                                   clock: ManualClock) -> None:
+async def test_one_shot_fires_once_and_is_removed(
+    clocked_runtime: ClockedRuntime, clock: ManualClock
+) -> None:
     rt, chat = await clocked_runtime()
     at = (clock.now() + timedelta(hours=1)).isoformat()
-    await rt.cron.add(CronJobConfig.model_validate(
-        {"id": "once", "at": at, "message": "remind me", "deliver": CHAT}), source="api")
+    await rt.cron.add(
+        CronJobConfig.model_validate(
+            {"id": "once", "at": at, "message": "remind me", "deliver": CHAT}
+        ),
+        source="api",
+    )
     clock.advance(minutes=59)
     assert await fire(rt) == 0
     clock.advance(minutes=1)
@@ -97,8 +120,8 @@ async def test_one_shot_fires_once_and_is_removed(clocked_runtime: ClockedRuntim
 
 
 async def test_a_running_job_does_not_overlap_itself(
-        clocked_runtime: ClockedRuntime, clock: ManualClock,
-        fake_model: FakeModelServer) -> None:
+    clocked_runtime: ClockedRuntime, clock: ManualClock, fake_model: FakeModelServer
+) -> None:
     release = asyncio.Event()
     calls: list[str] = []
 
@@ -126,11 +149,16 @@ async def test_a_running_job_does_not_overlap_itself(
 
 
 async def test_deny_rule_suppresses_the_delivery_and_the_run_still_counts_ok(
-        clocked_runtime: ClockedRuntime, clock: ManualClock) -> None:
-    rt, chat = await clocked_runtime({
-        "cron": {"jobs": [job()]},
-        "session": {"sendPolicy": {"rules": [{"action": "deny",
-                                              "match": {"channel": "testchat"}}]}}})
+    clocked_runtime: ClockedRuntime, clock: ManualClock
+) -> None:
+    rt, chat = await clocked_runtime(
+        {
+            "cron": {"jobs": [job()]},
+            "session": {
+                "sendPolicy": {"rules": [{"action": "deny", "match": {"channel": "testchat"}}]}
+            },
+        }
+    )
     clock.advance(minutes=10)
     assert await fire(rt) == 1
     assert chat.sent == []
@@ -141,22 +169,24 @@ async def test_deny_rule_suppresses_the_delivery_and_the_run_still_counts_ok(
 
 
 async def test_a_failed_turn_sets_last_status_error(
-        clocked_runtime: ClockedRuntime, clock: ManualClock,
-        fake_model: FakeModelServer) -> None:
+    clocked_runtime: ClockedRuntime, clock: ManualClock, fake_model: FakeModelServer
+) -> None:
     fake_model.script(error(500, "boom"))
     rt, chat = await clocked_runtime({"cron": {"jobs": [job(deliver="none")]}})
     clock.advance(minutes=10)
     assert await fire(rt) == 1
     rec = await rt.cron.get("nightly")
     assert rec.last_status == "error"
-    assert rec.last_error == ("⚠️ The model provider failed (HTTP 500). Details are in the "
-                              "gateway log.")
+    assert rec.last_error == (
+        "⚠️ The model provider failed (HTTP 500). Details are in the gateway log."
+    )
     assert rec.last_run_at == to_ms(clock.now())
     assert chat.sent == []
 
 
-async def test_manual_run_disable_and_enable(clocked_runtime: ClockedRuntime,
-                                             clock: ManualClock) -> None:
+async def test_manual_run_disable_and_enable(
+    clocked_runtime: ClockedRuntime, clock: ManualClock
+) -> None:
     rt, chat = await clocked_runtime({"cron": {"jobs": [job(every="1h")]}})
     run, task = await rt.cron.run_now("nightly")
     await task
@@ -173,9 +203,11 @@ async def test_manual_run_disable_and_enable(clocked_runtime: ClockedRuntime,
 
 
 async def test_a_config_job_for_an_unknown_agent_stops_the_start(
-        clocked_runtime: ClockedRuntime) -> None:
+    clocked_runtime: ClockedRuntime,
+) -> None:
     from core.errors import CrosstalkError
 
     with pytest.raises(CrosstalkError, match=r"cron\.jobs nightly: unknown agent: ghost"):
-        await clocked_runtime({"agents": {"list": [{"id": "main"}]},
-                               "cron": {"jobs": [job(agentId="ghost")]}})
+        await clocked_runtime(
+            {"agents": {"list": [{"id": "main"}]}, "cron": {"jobs": [job(agentId="ghost")]}}
+        )

@@ -40,8 +40,7 @@ def test_disabled_wins_and_enabled_is_the_complete_list() -> None:
     found = (PluginEntry("a", "x:register", "crosstalk"), PluginEntry("b", "y:register", "other"))
     assert [p.name for p in selected(found, PluginsConfig(disabled=["a"]))] == ["b"]
     assert [p.name for p in selected(found, PluginsConfig(enabled=["b"]))] == ["b"]
-    assert selected(found, PluginsConfig(enabled=["a", "b"], disabled=["a", "zzz"])) == \
-        [found[1]]
+    assert selected(found, PluginsConfig(enabled=["a", "b"], disabled=["a", "zzz"])) == [found[1]]
     with pytest.raises(PluginError, match="not installed: nope"):
         selected(found, PluginsConfig(enabled=["nope"]))
 
@@ -54,30 +53,44 @@ def test_disabling_a_builtin_removes_its_tools() -> None:
 
 def test_config_key_is_parsed() -> None:
     cfg = CrosstalkConfig.model_validate(
-        {"plugins": {"enabled": ["chat-commands"], "disabled": ["example"],
-                     "options": {"example": {"greeting": "hi"}}}})
+        {
+            "plugins": {
+                "enabled": ["chat-commands"],
+                "disabled": ["example"],
+                "options": {"example": {"greeting": "hi"}},
+            }
+        }
+    )
     assert cfg.plugins.enabled == ["chat-commands"]
     assert cfg.plugins.options["example"] == {"greeting": "hi"}
 
 
-def start_gateway(tmp_path: Path, plugins_yaml: str, pythonpath: str | None = None
-                  ) -> subprocess.CompletedProcess[str]:
+def start_gateway(
+    tmp_path: Path, plugins_yaml: str, pythonpath: str | None = None
+) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "crosstalk.yaml"
-    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'state'}\n" + plugins_yaml,
-                      encoding="utf-8")
+    config.write_text(
+        f"gateway:\n  stateDir: {tmp_path / 'state'}\n" + plugins_yaml, encoding="utf-8"
+    )
     env = {**os.environ, "CROSSTALK_GATEWAY_PORT": str(free_port())}
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     return subprocess.run(
         [sys.executable, "-m", "core.cli.main", "--config", str(config), "gateway"],
-        capture_output=True, text=True, timeout=60, env=env)
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
 
 
 def test_a_missing_enabled_plugin_stops_the_gateway_start(tmp_path: Path) -> None:
     proc = start_gateway(tmp_path, "plugins:\n  enabled: [chat-commands, nope]\n")
     assert proc.returncode == 1, proc.stderr
-    assert ("crosstalk: the gateway could not start: plugins.enabled names plugin(s) that are "
-            "not installed: nope") in proc.stderr
+    assert (
+        "crosstalk: the gateway could not start: plugins.enabled names plugin(s) that are "
+        "not installed: nope"
+    ) in proc.stderr
 
 
 def test_a_plugin_that_fails_to_register_stops_the_gateway_start(tmp_path: Path) -> None:
@@ -88,11 +101,15 @@ def test_a_plugin_that_fails_to_register_stops_the_gateway_start(tmp_path: Path)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[crosstalk.plugins]\nbroken = broken_plugin:register\n")
     (site / "broken_plugin.py").write_text(
-        "def register(ctx):\n    raise RuntimeError('no database for me')\n")
+        "def register(ctx):\n    raise RuntimeError('no database for me')\n"
+    )
     proc = start_gateway(tmp_path, "", pythonpath=str(site))
     assert proc.returncode == 1, proc.stderr
-    assert ("crosstalk: the gateway could not start: plugin 'broken' failed to register: "
-            "no database for me") in proc.stderr
-    disabled = start_gateway(tmp_path, "plugins:\n  disabled: [broken]\n  enabled: [nope]\n",
-                             pythonpath=str(site))
+    assert (
+        "crosstalk: the gateway could not start: plugin 'broken' failed to register: "
+        "no database for me"
+    ) in proc.stderr
+    disabled = start_gateway(
+        tmp_path, "plugins:\n  disabled: [broken]\n  enabled: [nope]\n", pythonpath=str(site)
+    )
     assert "not installed: nope (installed: broken, chat-commands, " in disabled.stderr

@@ -25,8 +25,9 @@ AUTH = {"Authorization": "Bearer test-token", "Content-Type": "application/json"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def gateway(request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-                  ) -> AsyncIterator[tuple[TestClient, Runtime]]:
+async def gateway(
+    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
+) -> AsyncIterator[tuple[TestClient, Runtime]]:
     async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[TestClient, Runtime]]:
         rt = Runtime(make_runtime_config(extra))
         webchat = WebchatAdapter.for_runtime(rt)
@@ -50,13 +51,15 @@ async def gateway(request: pytest.FixtureRequest, make_runtime: RuntimeFactory
 async def _chat(c: TestClient, raw_text: str, key: str) -> tuple[int, Any]:
     """`raw_text` is JSON string *source*, so lone surrogates travel as JSON escapes do."""
     body = '{"messages": [{"role": "user", "content": "' + raw_text + '"}]}'
-    resp = await c.post("/v1/chat/completions", data=body,
-                        headers={**AUTH, "x-crosstalk-session-key": key})
+    resp = await c.post(
+        "/v1/chat/completions", data=body, headers={**AUTH, "x-crosstalk-session-key": key}
+    )
     return resp.status, await resp.json(content_type=None)
 
 
 async def test_lone_surrogates_and_nul_never_brick_a_session(
-        gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
     status, body = await _chat(c, "hi \\ud800 there \\u0000!", "badtext")
@@ -64,28 +67,41 @@ async def test_lone_surrogates_and_nul_never_brick_a_session(
     assert body["choices"][0]["message"]["content"] == "echo: hi \ufffd there \ufffd!"
     status, body = await _chat(c, "second turn", "badtext")  # the session still works
     assert status == 200, body
-    resp = await c.post("/tools/invoke", headers=AUTH, data=json.dumps({
-        "tool": "sessions_history", "args": {"sessionKey": "badtext"}}))
+    resp = await c.post(
+        "/tools/invoke",
+        headers=AUTH,
+        data=json.dumps({"tool": "sessions_history", "args": {"sessionKey": "badtext"}}),
+    )
     assert resp.status == 200
     history = (await resp.json())["result"]["details"]["messages"]
     assert [m["content"][0]["text"] for m in history] == [
-        "hi \ufffd there \ufffd!", "echo: hi \ufffd there \ufffd!",
-        "second turn", "echo: second turn"]
+        "hi \ufffd there \ufffd!",
+        "echo: hi \ufffd there \ufffd!",
+        "second turn",
+        "echo: second turn",
+    ]
     # keys, labels and filters with NUL: cleaned, no 500 (PostgreSQL refuses NUL in text)
-    resp = await c.post("/tools/invoke", headers=AUTH, data=(
-        '{"tool": "sessions_list", "sessionKey": "bad\\u0000key", '
-        '"args": {"kinds": ["ma\\u0000in"], "limit": 5}}'))
+    resp = await c.post(
+        "/tools/invoke",
+        headers=AUTH,
+        data=(
+            '{"tool": "sessions_list", "sessionKey": "bad\\u0000key", '
+            '"args": {"kinds": ["ma\\u0000in"], "limit": 5}}'
+        ),
+    )
     assert resp.status == 200, await resp.text()
     assert await rt.store.get_session("agent:main:bad\ufffdkey") is not None
-    resp = await c.patch("/api/sessions/bad%00key", headers=AUTH,
-                         data='{"label": "lab\\u0000el \\udc00"}')
+    resp = await c.patch(
+        "/api/sessions/bad%00key", headers=AUTH, data='{"label": "lab\\u0000el \\udc00"}'
+    )
     assert resp.status == 200, await resp.text()
     assert (await resp.json())["entry"]["label"] == "lab\ufffdel \ufffd"
     resp = await c.get("/api/deliveries?outcome=failed&session=a%00b", headers=AUTH)
     assert resp.status == 200
     resp = await c.get("/api/deliveries?outcome=x%00y", headers=AUTH)  # not an outcome: 400
-    assert resp.status == 400 and "outcome must be one of" in (await resp.json())["error"][
-        "message"]
+    assert (
+        resp.status == 400 and "outcome must be one of" in (await resp.json())["error"]["message"]
+    )
     # nothing is left half-done: no run queued or running, and the JSONL mirror matches
     entry = await rt.store.get_session("agent:main:badtext")
     assert entry is not None
@@ -93,16 +109,20 @@ async def test_lone_surrogates_and_nul_never_brick_a_session(
     assert run is not None and run.status == "ok"
     lines = rt.store.transcript_path(entry.session_id).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["content"][0]["text"] for line in lines] == [
-        m["content"][0]["text"] for m in history]
+        m["content"][0]["text"] for m in history
+    ]
 
 
 async def test_model_output_and_tool_arguments_are_cleaned(
-        gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     from tests.fakes.model import text, tool_call
 
     c, rt = gateway
-    fake_model.script(tool_call("sessions_list", {"kinds": ["x\x00"], "limit": 1}),
-                      text("reply \ud800 with \x00 nul"))
+    fake_model.script(
+        tool_call("sessions_list", {"kinds": ["x\x00"], "limit": 1}),
+        text("reply \ud800 with \x00 nul"),
+    )
     status, body = await _chat(c, "go", "model-out")
     assert status == 200, body
     assert body["choices"][0]["message"]["content"] == "reply \ufffd with \ufffd nul"
@@ -118,7 +138,8 @@ async def test_model_output_and_tool_arguments_are_cleaned(
 
 
 async def test_webchat_frame_with_bad_text_is_stored_cleaned_and_answered(
-        gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
     async with c.ws_connect("/ws?token=test-token") as ws:
@@ -130,37 +151,47 @@ async def test_webchat_frame_with_bad_text_is_stored_cleaned_and_answered(
     entry = await rt.store.get_session(rt.keys.main_session_key())
     assert entry is not None
     assert [m.plain_text() for m in await rt.store.history(entry.session_id)] == [
-        "web \ufffd\ufffd", "echo: web \ufffd\ufffd"]
+        "web \ufffd\ufffd",
+        "echo: web \ufffd\ufffd",
+    ]
 
 
 async def test_twenty_simultaneous_first_messages_over_http(
-        gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
     results = await asyncio.gather(*(_chat(c, f"m{i:02d}", "brand-new") for i in range(20)))
     assert [status for status, _ in results] == [200] * 20, results
     assert sorted(b["choices"][0]["message"]["content"] for _, b in results) == [
-        f"echo: m{i:02d}" for i in range(20)]
+        f"echo: m{i:02d}" for i in range(20)
+    ]
     entry = await rt.store.get_session("agent:main:brand-new")
     assert entry is not None
     history = await rt.store.history(entry.session_id, limit=100)
     assert sorted(m.plain_text() for m in history if m.role == "user") == [
-        f"m{i:02d}" for i in range(20)]
+        f"m{i:02d}" for i in range(20)
+    ]
     # each turn's input directly followed by its reply (D13)
     texts = [m.plain_text() for m in history]
     assert all(texts[i + 1] == f"echo: {texts[i]}" for i in range(0, 40, 2))
 
 
 async def test_twenty_simultaneous_first_messages_through_the_web_chat(
-        gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
     sockets = [await c.ws_connect(f"/ws?token=test-token&chat=peer{i}") for i in range(20)]
     try:
         for ws in sockets:
             assert (await ws.receive_json(timeout=10))["type"] == "history"
-        await asyncio.gather(*(ws.send_str(json.dumps({"type": "message", "text": f"w{i:02d}"}))
-                               for i, ws in enumerate(sockets)))
+        await asyncio.gather(
+            *(
+                ws.send_str(json.dumps({"type": "message", "text": f"w{i:02d}"}))
+                for i, ws in enumerate(sockets)
+            )
+        )
 
         async def answer(ws: aiohttp.ClientWebSocketResponse) -> str:
             while (frame := await ws.receive_json(timeout=30))["type"] != "message":

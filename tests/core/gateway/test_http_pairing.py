@@ -17,8 +17,9 @@ AUTH = {"Authorization": "Bearer test-token"}
 
 
 @pytest.fixture
-async def client(make_runtime: RuntimeFactory
-                 ) -> AsyncIterator[tuple[TestClient, Runtime, RecordingAdapter]]:
+async def client(
+    make_runtime: RuntimeFactory,
+) -> AsyncIterator[tuple[TestClient, Runtime, RecordingAdapter]]:
     adapter = RecordingAdapter("telegram")  # no telegram section: the D11 defaults apply
     rt = await make_runtime(adapters=[adapter])
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
@@ -26,12 +27,15 @@ async def client(make_runtime: RuntimeFactory
 
 
 async def test_routes_need_the_token_and_refuse_bad_input(
-        client: tuple[TestClient, Runtime, RecordingAdapter]) -> None:
+    client: tuple[TestClient, Runtime, RecordingAdapter],
+) -> None:
     c, _, _ = client
-    for method, path in (("GET", "/api/pairing"),
-                         ("POST", "/api/pairing/telegram/ABCDEFGH/approve"),
-                         ("POST", "/api/pairing/telegram/ABCDEFGH/deny"),
-                         ("DELETE", "/api/pairing/telegram/approved/7")):
+    for method, path in (
+        ("GET", "/api/pairing"),
+        ("POST", "/api/pairing/telegram/ABCDEFGH/approve"),
+        ("POST", "/api/pairing/telegram/ABCDEFGH/deny"),
+        ("DELETE", "/api/pairing/telegram/approved/7"),
+    ):
         resp = await c.request(method, path)
         assert resp.status == 401, path
     resp = await c.get("/api/pairing?channel=myspace", headers=AUTH)
@@ -43,13 +47,17 @@ async def test_routes_need_the_token_and_refuse_bad_input(
     assert resp.status == 404
     assert (await resp.json())["error"] == {
         "message": "No pending pairing request with code ABCDEFGH on telegram.",
-        "type": "not_found"}
+        "type": "not_found",
+    }
     resp = await c.delete("/api/pairing/telegram/approved/7", headers=AUTH)
     assert resp.status == 404
     spec = await (await c.get("/openapi.json")).json()
-    assert {"/api/pairing", "/api/pairing/{channel}/{code}/approve",
-            "/api/pairing/{channel}/{code}/deny",
-            "/api/pairing/{channel}/approved/{userId}"} <= set(spec["paths"])
+    assert {
+        "/api/pairing",
+        "/api/pairing/{channel}/{code}/approve",
+        "/api/pairing/{channel}/{code}/deny",
+        "/api/pairing/{channel}/approved/{userId}",
+    } <= set(spec["paths"])
 
 
 async def test_approve_over_http(client: tuple[TestClient, Runtime, RecordingAdapter]) -> None:
@@ -65,7 +73,8 @@ async def test_approve_over_http(client: tuple[TestClient, Runtime, RecordingAda
     listed = await (await c.get("/api/pairing", headers=AUTH)).json()
     assert listed["requests"] == []
     assert [(a["channel"], a["accountId"], a["userId"]) for a in listed["approved"]] == [
-        ("telegram", "default", "7")]
+        ("telegram", "default", "7")
+    ]
     await adapter.say("again", chat_id="7", sender="7")
     await adapter.wait_for("echo: again")
     resp = await c.delete("/api/pairing/telegram/approved/7", headers=AUTH)

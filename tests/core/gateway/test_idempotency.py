@@ -25,8 +25,13 @@ from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import Reply, RequestJSON, text
 
 AUTH = {"Authorization": "Bearer test-token"}
-CONFLICT = {"error": {"message": "request with this Idempotency-Key is still running",
-                      "type": "invalid_request_error", "code": "idempotency_conflict"}}
+CONFLICT = {
+    "error": {
+        "message": "request with this Idempotency-Key is still running",
+        "type": "invalid_request_error",
+        "code": "idempotency_conflict",
+    }
+}
 
 
 @pytest.fixture
@@ -37,8 +42,7 @@ async def served(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[TestClient
 
 
 def sdk(c: TestClient) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=str(c.make_url("/v1")), api_key="test-token",
-                              max_retries=0)
+    return openai.AsyncOpenAI(base_url=str(c.make_url("/v1")), api_key="test-token", max_retries=0)
 
 
 async def run_count(rt: Runtime) -> int:
@@ -49,11 +53,13 @@ async def run_count(rt: Runtime) -> int:
 async def ask(client: openai.AsyncOpenAI, said: str, key: str | None) -> Any:
     headers = {"Idempotency-Key": key} if key else {}
     return await client.chat.completions.create(
-        model="crosstalk", messages=[{"role": "user", "content": said}], extra_headers=headers)
+        model="crosstalk", messages=[{"role": "user", "content": said}], extra_headers=headers
+    )
 
 
 async def test_same_key_twice_is_one_turn_and_the_first_result(
-        served: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = served
     client = sdk(c)
     first = await ask(client, "hello", "key-1")
@@ -68,7 +74,8 @@ async def test_same_key_twice_is_one_turn_and_the_first_result(
 
 
 async def test_repeat_while_running_is_409_then_the_first_result(
-        served: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = served
     release = asyncio.Event()
 
@@ -93,12 +100,14 @@ async def test_repeat_while_running_is_409_then_the_first_result(
 
 
 async def test_concurrent_requests_with_one_key_run_one_turn(
-        served: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = served
     body = {"model": "crosstalk", "messages": [{"role": "user", "content": "race"}]}
     headers = {**AUTH, "Idempotency-Key": "race-key"}
-    responses = await asyncio.gather(*(c.post("/v1/chat/completions", json=body,
-                                              headers=headers) for _ in range(5)))
+    responses = await asyncio.gather(
+        *(c.post("/v1/chat/completions", json=body, headers=headers) for _ in range(5))
+    )
     statuses = sorted(r.status for r in responses)
     assert statuses.count(200) >= 1 and set(statuses) <= {200, 409}
     ok = [await r.json() for r in responses if r.status == 200]
@@ -107,17 +116,20 @@ async def test_concurrent_requests_with_one_key_run_one_turn(
 
 
 async def test_stream_repeat_replays_the_first_answer(
-        served: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = served
     client = sdk(c)
     headers = {"Idempotency-Key": "stream-key"}
 
     async def streamed() -> str:
         stream = await client.chat.completions.create(
-            model="crosstalk", messages=[{"role": "user", "content": "flow"}], stream=True,
-            extra_headers=headers)
-        return "".join([ch.choices[0].delta.content or "" async for ch in stream
-                        if ch.choices])
+            model="crosstalk",
+            messages=[{"role": "user", "content": "flow"}],
+            stream=True,
+            extra_headers=headers,
+        )
+        return "".join([ch.choices[0].delta.content or "" async for ch in stream if ch.choices])
 
     assert await streamed() == "echo: flow"
     assert await streamed() == "echo: flow"
@@ -126,19 +138,24 @@ async def test_stream_repeat_replays_the_first_answer(
 
 async def test_bad_key_is_a_400(served: tuple[TestClient, Runtime]) -> None:
     c, _ = served
-    resp = await c.post("/v1/chat/completions", json={
-        "messages": [{"role": "user", "content": "x"}]},
-        headers={**AUTH, "Idempotency-Key": "k" * 300})
+    resp = await c.post(
+        "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "x"}]},
+        headers={**AUTH, "Idempotency-Key": "k" * 300},
+    )
     assert resp.status == 400
     assert (await resp.json())["error"]["message"] == "Idempotency-Key must be 1-255 characters"
 
 
 async def test_tools_invoke_sessions_send_with_a_key_runs_once(
-        served: tuple[TestClient, Runtime], fake_model: FakeModelServer) -> None:
+    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+) -> None:
     c, rt = served
-    call = {"tool": "sessions_send", "sessionKey": "main",
-            "args": {"sessionKey": "agent:main:other", "message": "ping",
-                     "timeoutSeconds": 10}}
+    call = {
+        "tool": "sessions_send",
+        "sessionKey": "main",
+        "args": {"sessionKey": "agent:main:other", "message": "ping", "timeoutSeconds": 10},
+    }
     headers = {**AUTH, "Idempotency-Key": "send-1"}
     first = await c.post("/tools/invoke", json=call, headers=headers)
     first_body = await first.json()
@@ -151,8 +168,9 @@ async def test_tools_invoke_sessions_send_with_a_key_runs_once(
     assert len(users) == 1
 
 
-async def test_key_survives_a_restart(make_runtime: RuntimeFactory,
-                                      fake_model: FakeModelServer) -> None:
+async def test_key_survives_a_restart(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
         first = await ask(sdk(c), "remember me", "durable")

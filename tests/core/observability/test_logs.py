@@ -41,7 +41,7 @@ def lines(text: str) -> list[dict[str, Any]]:
 
 
 async def test_every_line_of_a_turn_carries_run_id_and_session_key(
-        json_log: io.StringIO, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+    json_log: io.StringIO, make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
     if rt.warmup is not None:
@@ -52,8 +52,9 @@ async def test_every_line_of_a_turn_carries_run_id_and_session_key(
     start = len(json_log.getvalue())
     run = await rt.runs.submit(RunRequest(entry.key, "hello", rt.context_for(entry)))
     assert (await rt.runs.wait(run.id, 10)).status == "error"
-    during = [r for r in lines(json_log.getvalue()[start:])
-              if not r["logger"].startswith("aiohttp")]  # the fake model server's own lines
+    during = [
+        r for r in lines(json_log.getvalue()[start:]) if not r["logger"].startswith("aiohttp")
+    ]  # the fake model server's own lines
     before = lines(json_log.getvalue()[:start])
 
     assert any(r["logger"] == "core.runs.manager" and r["level"] == "WARNING" for r in during)

@@ -51,20 +51,21 @@ async def scrape(c: TestClient) -> Samples:
 
 
 @pytest.fixture
-async def gateway(make_runtime: RuntimeFactory
-                  ) -> AsyncIterator[tuple[TestClient, Runtime, dict[str, RecordingAdapter]]]:
-    adapters = {name: RecordingAdapter(channel=name) for name in ("testchat", "telegram",
-                                                                   "quiet")}
-    rt = await make_runtime({"session": {"sendPolicy": {"rules": [
-        {"action": "deny", "match": {"channel": "quiet"}}]}}},
-        adapters=list(adapters.values()))
+async def gateway(
+    make_runtime: RuntimeFactory,
+) -> AsyncIterator[tuple[TestClient, Runtime, dict[str, RecordingAdapter]]]:
+    adapters = {name: RecordingAdapter(channel=name) for name in ("testchat", "telegram", "quiet")}
+    rt = await make_runtime(
+        {"session": {"sendPolicy": {"rules": [{"action": "deny", "match": {"channel": "quiet"}}]}}},
+        adapters=list(adapters.values()),
+    )
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
         yield c, rt, adapters
 
 
 async def test_metrics_count_turns_deliveries_refusals_and_channel_state(
-        gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]],
-        fake_model: FakeModelServer) -> None:
+    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]], fake_model: FakeModelServer
+) -> None:
     c, rt, ad = gateway
     assert (await c.get("/metrics")).status == 401
     assert (await c.get("/metrics", headers={"Authorization": "Bearer wrong"})).status == 401
@@ -86,18 +87,42 @@ async def test_metrics_count_turns_deliveries_refusals_and_channel_state(
     assert value(s, "crosstalk_turn_duration_seconds_count") == 2
     assert value(s, "crosstalk_turn_duration_seconds_count", status="ok") == 1
     assert value(s, "crosstalk_turn_queue_wait_seconds_count") == 2
-    assert value(s, "crosstalk_model_request_duration_seconds_count",
-                 model="fake/fake-model", outcome="ok") == 1
+    assert (
+        value(
+            s,
+            "crosstalk_model_request_duration_seconds_count",
+            model="fake/fake-model",
+            outcome="ok",
+        )
+        == 1
+    )
     assert value(s, "crosstalk_model_request_duration_seconds_count", outcome="error") >= 1
     assert value(s, "crosstalk_model_request_duration_seconds_sum") > 0
-    assert value(s, "crosstalk_deliveries_total", channel="testchat", kind="reply",
-                 outcome="delivered") == 1
-    assert value(s, "crosstalk_deliveries_total", channel="testchat",
-                 outcome="delivered") == 2  # the reply and the error notice
-    assert value(s, "crosstalk_deliveries_total", channel="telegram", kind="notice",
-                 outcome="delivered") == 1
-    assert value(s, "crosstalk_inbound_refusals_total", channel="telegram", account="default",
-                 reason="not paired: pairing code sent") == 1
+    assert (
+        value(
+            s, "crosstalk_deliveries_total", channel="testchat", kind="reply", outcome="delivered"
+        )
+        == 1
+    )
+    assert (
+        value(s, "crosstalk_deliveries_total", channel="testchat", outcome="delivered") == 2
+    )  # the reply and the error notice
+    assert (
+        value(
+            s, "crosstalk_deliveries_total", channel="telegram", kind="notice", outcome="delivered"
+        )
+        == 1
+    )
+    assert (
+        value(
+            s,
+            "crosstalk_inbound_refusals_total",
+            channel="telegram",
+            account="default",
+            reason="not paired: pairing code sent",
+        )
+        == 1
+    )
     assert value(s, "crosstalk_channel_state", channel="testchat", state="connected") == 1
     assert value(s, "crosstalk_channel_state", channel="testchat", state="failed") == 0
     assert value(s, "crosstalk_turn_queue_depth") == 0
@@ -106,7 +131,8 @@ async def test_metrics_count_turns_deliveries_refusals_and_channel_state(
 
 
 async def test_suppressed_deliveries_are_counted_by_outcome(
-        gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]]) -> None:
+    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]],
+) -> None:
     c, rt, ad = gateway
     before = await scrape(c)
     key = "agent:main:quiet:direct:q1"
@@ -115,14 +141,23 @@ async def test_suppressed_deliveries_are_counted_by_outcome(
     assert result.outcome == "suppressed_by_policy"
     s = await scrape(c)
     assert value(before, "crosstalk_deliveries_total", outcome="suppressed_by_policy") == 0
-    assert value(s, "crosstalk_deliveries_total", channel="quiet", kind="announce",
-                 outcome="suppressed_by_policy") == 1
+    assert (
+        value(
+            s,
+            "crosstalk_deliveries_total",
+            channel="quiet",
+            kind="announce",
+            outcome="suppressed_by_policy",
+        )
+        == 1
+    )
     assert value(s, "crosstalk_deliveries_total", channel="quiet", outcome="delivered") == 0
     assert ad["quiet"].sent == []
 
 
 async def test_queue_depth_and_running_turns_while_a_turn_blocks(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     release = asyncio.Event()
 
     async def slow(_body: RequestJSON) -> Reply | None:
@@ -132,9 +167,12 @@ async def test_queue_depth_and_running_turns_while_a_turn_blocks(
     fake_model.set_responder(slow)
     rt = await make_runtime()
     entry = await rt.ensure_session("agent:main:main")
-    runs = [await rt.runs.submit(RunRequest(entry.key, f"m{i}", rt.context_for(entry)))
-            for i in range(3)]
+    runs = [
+        await rt.runs.submit(RunRequest(entry.key, f"m{i}", rt.context_for(entry)))
+        for i in range(3)
+    ]
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
+
         async def first_started() -> bool:
             return rt.metrics.sample("crosstalk_turns_started_total", lane="main") == 1
 
@@ -156,8 +194,10 @@ async def test_loopback_port_serves_without_the_token(make_runtime: RuntimeFacto
     async with TestClient(TestServer(app)) as c:
         port = loopback_port(app)
         assert port is not None and port != c.port
-        async with aiohttp.ClientSession() as http, \
-                http.get(f"http://127.0.0.1:{port}/metrics") as resp:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/metrics") as resp,
+        ):
             assert resp.status == 200
             s = parse(await resp.text())
         assert value(s, "crosstalk_turn_queue_depth") == 0
@@ -182,7 +222,8 @@ async def test_each_runtime_has_its_own_registry(make_runtime: RuntimeFactory) -
 
 
 async def test_openapi_declares_metrics(
-        gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]]) -> None:
+    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]],
+) -> None:
     c, _, _ = gateway
     spec: dict[str, Any] = await (await c.get("/openapi.json")).json()
     op = spec["paths"]["/metrics"]["get"]
@@ -190,18 +231,33 @@ async def test_openapi_declares_metrics(
     assert set(op["responses"]) == {"200", "401"}
 
 
-
 async def test_model_latency_is_labelled_by_the_model_that_answered(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({
-        "models": {"providers": {"down": {"baseUrl": f"http://127.0.0.1:{free_port()}/v1",
-                                          "apiKey": "x"}}},
-        "agents": {"defaults": {"model": {"primary": "down/m",
-                                          "fallbacks": ["fake/fake-model"]}}}})
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {
+            "models": {
+                "providers": {
+                    "down": {"baseUrl": f"http://127.0.0.1:{free_port()}/v1", "apiKey": "x"}
+                }
+            },
+            "agents": {
+                "defaults": {"model": {"primary": "down/m", "fallbacks": ["fake/fake-model"]}}
+            },
+        }
+    )
     entry = await rt.ensure_session("agent:main:main")
     run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.context_for(entry)))
     assert (await rt.runs.wait(run.id, 20)).status == "ok"
-    assert rt.metrics.sample("crosstalk_model_request_duration_seconds_count",
-                             model="fake/fake-model", outcome="ok") == 1
-    assert rt.metrics.sample("crosstalk_model_request_duration_seconds_count",
-                             model="down/m", outcome="ok") == 0
+    assert (
+        rt.metrics.sample(
+            "crosstalk_model_request_duration_seconds_count", model="fake/fake-model", outcome="ok"
+        )
+        == 1
+    )
+    assert (
+        rt.metrics.sample(
+            "crosstalk_model_request_duration_seconds_count", model="down/m", outcome="ok"
+        )
+        == 0
+    )

@@ -17,24 +17,42 @@ ROOT = Path(__file__).resolve().parents[3]
 KINDS = ("reply", "announce", "tool_send", "command_reply", "notice")
 
 
-async def _runtime(make_runtime: RuntimeFactory, extra: dict | None = None
-                   ) -> tuple[Runtime, RecordingAdapter]:
+async def _runtime(
+    make_runtime: RuntimeFactory, extra: dict | None = None
+) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter(text_limit=20)
     rt = await make_runtime(extra, adapters=[adapter])
-    await rt.ensure_session("agent:main:testchat:group:g1", channel="testchat",
-                            chat_type="group")
-    await rt.store.update_session("agent:main:testchat:group:g1", last_channel="testchat",
-                                  last_to="g1", last_account_id="default")
+    await rt.ensure_session("agent:main:testchat:group:g1", channel="testchat", chat_type="group")
+    await rt.store.update_session(
+        "agent:main:testchat:group:g1",
+        last_channel="testchat",
+        last_to="g1",
+        last_account_id="default",
+    )
     return rt, adapter
 
 
-async def test_every_kind_is_suppressed_by_deny_and_logged(make_runtime: RuntimeFactory
-                                                          ) -> None:
-    rt, adapter = await _runtime(make_runtime, {"session": {"sendPolicy": {"rules": [
-        {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}]}}})
+async def test_every_kind_is_suppressed_by_deny_and_logged(make_runtime: RuntimeFactory) -> None:
+    rt, adapter = await _runtime(
+        make_runtime,
+        {
+            "session": {
+                "sendPolicy": {
+                    "rules": [
+                        {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}
+                    ]
+                }
+            }
+        },
+    )
     for kind in KINDS:
-        result = await rt.gate.deliver(Outbound(f"{kind} text", kind,  # type: ignore[arg-type]
-                                                "agent:main:testchat:group:g1"))
+        result = await rt.gate.deliver(
+            Outbound(
+                f"{kind} text",
+                kind,  # type: ignore[arg-type]
+                "agent:main:testchat:group:g1",
+            )
+        )
         assert result.outcome == "suppressed_by_policy"
         assert result.reason == "rule 1: channel=testchat, chatType=group"
     assert adapter.sent == []
@@ -46,21 +64,27 @@ async def test_every_kind_is_suppressed_by_deny_and_logged(make_runtime: Runtime
 async def test_every_kind_is_delivered_when_allowed(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
     for kind in KINDS:
-        result = await rt.gate.deliver(Outbound(kind, kind,  # type: ignore[arg-type]
-                                                "agent:main:testchat:group:g1"))
+        result = await rt.gate.deliver(
+            Outbound(
+                kind,
+                kind,  # type: ignore[arg-type]
+                "agent:main:testchat:group:g1",
+            )
+        )
         assert result.delivered
     assert [t for _, t in adapter.sent] == list(KINDS)
     assert len(await rt.store.list_deliveries(outcome="delivered")) == len(KINDS)
 
 
-async def test_owner_command_reply_passes_a_deny_and_says_so(make_runtime: RuntimeFactory
-                                                            ) -> None:
+async def test_owner_command_reply_passes_a_deny_and_says_so(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
     await rt.store.update_session("agent:main:testchat:group:g1", send_policy="deny")
-    ok = await rt.gate.deliver(Outbound("⚙️ done", "command_reply",
-                                        "agent:main:testchat:group:g1", owner_command=True))
-    blocked = await rt.gate.deliver(Outbound("⚙️ done", "command_reply",
-                                             "agent:main:testchat:group:g1"))
+    ok = await rt.gate.deliver(
+        Outbound("⚙️ done", "command_reply", "agent:main:testchat:group:g1", owner_command=True)
+    )
+    blocked = await rt.gate.deliver(
+        Outbound("⚙️ done", "command_reply", "agent:main:testchat:group:g1")
+    )
     assert ok.delivered and blocked.outcome == "suppressed_by_policy"
     assert ok.reason is not None and "owner command reply despite deny" in ok.reason
     assert [t for _, t in adapter.sent] == ["⚙️ done"]
@@ -68,8 +92,9 @@ async def test_owner_command_reply_passes_a_deny_and_says_so(make_runtime: Runti
 
 async def test_long_text_is_split_at_the_adapter_limit(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
-    result = await rt.gate.deliver(Outbound("one two three four five six seven", "reply",
-                                            "agent:main:testchat:group:g1"))
+    result = await rt.gate.deliver(
+        Outbound("one two three four five six seven", "reply", "agent:main:testchat:group:g1")
+    )
     assert result.delivered and len(result.receipts) == 2
     assert [t for _, t in adapter.sent] == ["one two three four", "five six seven"]
 
@@ -78,8 +103,9 @@ async def test_rate_limit_on_a_later_chunk_resumes_there(make_runtime: RuntimeFa
     """A 429 on chunk 2 retries chunk 2 only: chunk 1 (which has a receipt) is not re-sent."""
     rt, adapter = await _runtime(make_runtime)
     adapter.fail_text["five six seven"] = [RateLimited("slow down", 0.01)]
-    result = await rt.gate.deliver(Outbound("one two three four five six seven", "reply",
-                                            "agent:main:testchat:group:g1"))
+    result = await rt.gate.deliver(
+        Outbound("one two three four five six seven", "reply", "agent:main:testchat:group:g1")
+    )
     assert [t for _, t in adapter.sent] == ["one two three four", "five six seven"]
     assert result.delivered and result.attempts == 2
     assert [r.message_id for r in result.receipts] == ["1", "2"]
@@ -89,20 +115,23 @@ async def test_rate_limit_on_a_later_chunk_resumes_there(make_runtime: RuntimeFa
 
 
 async def test_a_failed_chunk_keeps_the_receipts_of_the_ones_before(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     rt, adapter = await _runtime(make_runtime)
     adapter.fail_text["five six seven"] = [TargetForbidden("bot was kicked")]
-    result = await rt.gate.deliver(Outbound("one two three four five six seven", "reply",
-                                            "agent:main:testchat:group:g1"))
+    result = await rt.gate.deliver(
+        Outbound("one two three four five six seven", "reply", "agent:main:testchat:group:g1")
+    )
     assert result.outcome == "failed" and [r.message_id for r in result.receipts] == ["1"]
     [row] = await rt.store.list_deliveries(outcome="failed")
     chunks = (await chunks_of(rt.store, [row.id or 0]))[row.id or 0]
     assert [(c.state, c.platform_message_id, c.reason) for c in chunks] == [
-        ("sent", "1", None), ("failed", None, "TargetForbidden: bot was kicked")]
+        ("sent", "1", None),
+        ("failed", None, "TargetForbidden: bot was kicked"),
+    ]
 
 
-async def test_rate_limit_is_retried_then_failure_is_recorded(make_runtime: RuntimeFactory
-                                                             ) -> None:
+async def test_rate_limit_is_retried_then_failure_is_recorded(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
     adapter.failures = [RateLimited("slow down", 0.01)]
     result = await rt.gate.deliver(Outbound("hi", "reply", "agent:main:testchat:group:g1"))
@@ -118,13 +147,13 @@ async def test_rate_limit_is_retried_then_failure_is_recorded(make_runtime: Runt
     assert len(failed) == 2
 
 
-async def test_missing_target_or_channel_is_a_logged_failure(make_runtime: RuntimeFactory
-                                                            ) -> None:
+async def test_missing_target_or_channel_is_a_logged_failure(make_runtime: RuntimeFactory) -> None:
     rt, _ = await _runtime(make_runtime)
     no_route = await rt.gate.deliver(Outbound("hi", "notice", "agent:main:nowhere"))
     assert no_route.outcome == "failed" and no_route.reason == "no delivery target for this session"
-    unknown = await rt.gate.deliver(Outbound("hi", "notice", None,
-                                             target=DeliveryContext(channel="irc", to="#x")))
+    unknown = await rt.gate.deliver(
+        Outbound("hi", "notice", None, target=DeliveryContext(channel="irc", to="#x"))
+    )
     assert unknown.outcome == "failed" and unknown.reason == "channel not connected: irc"
     assert len(await rt.store.list_deliveries(outcome="failed")) == 2
 
@@ -139,9 +168,11 @@ def test_no_module_but_the_gate_calls_send_text() -> None:
         for path in (ROOT / folder).rglob("*.py"):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr in ("send_text", "send_preview", "send_final",
-                                           "send_typing"):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("send_text", "send_preview", "send_final", "send_typing")
+                ):
                     rel = path.relative_to(ROOT).as_posix()
                     own = isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
                     adapter = folder == "adapters" or rel == "core/channels/protocol.py"  # D37

@@ -28,22 +28,32 @@ class Clock:
         return self.now
 
 
-async def _setup(make_runtime: RuntimeFactory, clock: Clock | None = None, **extra: object
-                 ) -> tuple[Runtime, RecordingAdapter, LiveFeedback, RunRecord, RunRequest]:
+async def _setup(
+    make_runtime: RuntimeFactory, clock: Clock | None = None, **extra: object
+) -> tuple[Runtime, RecordingAdapter, LiveFeedback, RunRecord, RunRequest]:
     adapter = RecordingAdapter()
     rt = await make_runtime(dict(extra) or None, adapters=[adapter])
     entry = await rt.ensure_session(KEY)
-    live = LiveFeedback(rt.gate, rt.config, typing_interval=3600,
-                        **({"clock": clock} if clock else {}))
-    run = RunRecord(id="run-1", session_key=KEY, status="running", lane="main", deliver=True,
-                    created_at=now_ms())
-    request = RunRequest(session_key=KEY, message="hi", deliver=True,
-                         context=rt.context_for(entry, origin=TARGET))
+    live = LiveFeedback(
+        rt.gate, rt.config, typing_interval=3600, **({"clock": clock} if clock else {})
+    )
+    run = RunRecord(
+        id="run-1",
+        session_key=KEY,
+        status="running",
+        lane="main",
+        deliver=True,
+        created_at=now_ms(),
+    )
+    request = RunRequest(
+        session_key=KEY, message="hi", deliver=True, context=rt.context_for(entry, origin=TARGET)
+    )
     return rt, adapter, live, run, request
 
 
 async def test_first_text_at_once_then_at_most_one_update_per_interval(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     clock = Clock()
     rt, adapter, live, run, request = await _setup(make_runtime, clock)
     sink = live.sink_for(run, request)
@@ -60,13 +70,13 @@ async def test_first_text_at_once_then_at_most_one_update_per_interval(
     await sink("Hello world! More")  # pending when the run ends: dropped, the reply replaces it
     await live.on_run_finished(run, request, RunOutcome(run.id, "ok", reply="Hello world! More"))
     assert len(adapter.previews) == 2
-    await rt.gate.deliver(Outbound("Hello world! More", "reply", KEY, target=TARGET,
-                                   run_id=run.id))
+    await rt.gate.deliver(Outbound("Hello world! More", "reply", KEY, target=TARGET, run_id=run.id))
     assert adapter.texts() == ["Hello world! More"]
 
 
 async def test_typing_renewed_while_running_and_stopped_at_the_end(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     rt, adapter, live, run, request = await _setup(make_runtime)
     live.typing_interval = 0.01
     live.sink_for(run, request)
@@ -80,8 +90,7 @@ async def test_typing_renewed_while_running_and_stopped_at_the_end(
     assert live.settled()
 
 
-async def test_denied_session_gets_neither_preview_nor_typing(
-        make_runtime: RuntimeFactory) -> None:
+async def test_denied_session_gets_neither_preview_nor_typing(make_runtime: RuntimeFactory) -> None:
     rt, adapter, live, run, request = await _setup(make_runtime)
     await rt.store.update_session(KEY, send_policy="deny")
     live.typing_interval = 0.01

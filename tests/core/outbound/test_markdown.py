@@ -53,8 +53,10 @@ def test_code_fence_closed_and_reopened_with_its_language() -> None:
     assert all(c.startswith("```python\n") for c in chunks[1:-1])
     # joined back without the added fences, the code is all there in order
     body = "\n".join(re.sub(r"^```python\n|\n```$", "", c) for c in chunks[1:-1])
-    assert all(f"x{i} = {i}" in body or f"x{i} = {i}" in chunks[0] or f"x{i} = {i}" in
-               chunks[-1] for i in range(40))
+    assert all(
+        f"x{i} = {i}" in body or f"x{i} = {i}" in chunks[0] or f"x{i} = {i}" in chunks[-1]
+        for i in range(40)
+    )
     rendered = [parser().parse(c) for c in chunks]
     assert all(any(t.type == "fence" for t in toks) for toks in rendered[1:-1])
 
@@ -74,11 +76,26 @@ def test_telegram_limit_in_utf16_units() -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(["word", "**bold**", "`code`", "\n", "\n\n",
-                                 "\n```py\nx = 1\n```\n",
-                                 "😀", "- item", "> quote", "longerwordwithoutspaces" * 3]),
-                max_size=80),
-       st.integers(min_value=24, max_value=300))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "word",
+                "**bold**",
+                "`code`",
+                "\n",
+                "\n\n",
+                "\n```py\nx = 1\n```\n",
+                "😀",
+                "- item",
+                "> quote",
+                "longerwordwithoutspaces" * 3,
+            ]
+        ),
+        max_size=80,
+    ),
+    st.integers(min_value=24, max_value=300),
+)
 def test_chunks_fit_and_lose_nothing(parts: list[str], limit: int) -> None:
     text = " ".join(parts)
     chunks = split_markdown(text, limit, measure=utf16_units)

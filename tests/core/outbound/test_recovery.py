@@ -16,14 +16,24 @@ async def test_orphan_reply_is_delivered_after_a_restart(make_runtime: RuntimeFa
     rt = await make_runtime(adapters=[first])
     entry = await rt.ensure_session("agent:main:testchat:direct:u9")
     origin = DeliveryContext(channel="testchat", to="u9", account_id="default")
-    run = RunRecord(id=str(uuid.uuid4()), session_key=entry.key, status="ok", lane="main",
-                    deliver=True, created_at=now_ms(),  # after this start
-                    meta={"origin": origin.model_dump()})
+    run = RunRecord(
+        id=str(uuid.uuid4()),
+        session_key=entry.key,
+        status="ok",
+        lane="main",
+        deliver=True,
+        created_at=now_ms(),  # after this start
+        meta={"origin": origin.model_dump()},
+    )
     await rt.store.create_run(run)
     await rt.store.update_run(run.id, status="ok", ended_at=now_ms())
-    await rt.store.append_messages(entry, [
-        TranscriptMessage.text("user", "hi", now_ms(), run_id=run.id),
-        TranscriptMessage.text("assistant", "the answer", now_ms(), run_id=run.id)])
+    await rt.store.append_messages(
+        entry,
+        [
+            TranscriptMessage.text("user", "hi", now_ms(), run_id=run.id),
+            TranscriptMessage.text("assistant", "the answer", now_ms(), run_id=run.id),
+        ],
+    )
     # ...and here the process died: no delivery row for the run
     await rt.stop()
     again = RecordingAdapter()

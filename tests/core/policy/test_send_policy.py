@@ -56,9 +56,7 @@ def test_empty_spec_behaves_like_no_policy() -> None:
 
 
 def test_rules_without_match_and_no_default_fall_back_to_allow() -> None:
-    decision = resolve(
-        spec(SendRule("deny", channel="slack")), session_key=DISCORD_GROUP
-    )
+    decision = resolve(spec(SendRule("deny", channel="slack")), session_key=DISCORD_GROUP)
     assert decision == PolicyDecision("allow", "implicit", None, "no matching rule")
 
 
@@ -98,9 +96,7 @@ def test_unknown_override_means_inherit(override: str) -> None:
 def test_channel_and_chat_type_rule_matches_only_that_combination() -> None:
     policy = spec(SendRule("deny", channel="discord", chat_type="group"))
     denied = resolve(policy, session_key="agent:main:x", channel="discord", chat_type="group")
-    assert denied == PolicyDecision(
-        "deny", "rule", 1, "rule 1: channel=discord, chatType=group"
-    )
+    assert denied == PolicyDecision("deny", "rule", 1, "rule 1: channel=discord, chatType=group")
     allowed = resolve(policy, session_key="agent:main:x", channel="discord", chat_type="channel")
     assert allowed.action == "allow"
     assert allowed.source == "implicit"
@@ -270,17 +266,15 @@ def test_effective_policy_text_for_every_source() -> None:
     assert effective_policy_text(rule_deny) == (
         "⚙️ Send policy: off (rule 1: channel=discord, chatType=group)"
     )
-    assert effective_policy_text(resolve(spec(default="allow"))) == (
-        "⚙️ Send policy: on (default)"
-    )
+    assert effective_policy_text(resolve(spec(default="allow"))) == ("⚙️ Send policy: on (default)")
     assert effective_policy_text(resolve(spec(default="allow"), override="deny")) == (
         "⚙️ Send policy: off (session override)"
     )
     # D4: nothing configured (or no rule matching) is the built-in default
     assert effective_policy_text(resolve(None)) == "⚙️ Send policy: on (default)"
-    assert effective_policy_text(resolve(spec(SendRule("deny", channel="slack")),
-                                         session_key=DISCORD_GROUP)) == (
-        "⚙️ Send policy: on (default)")
+    assert effective_policy_text(
+        resolve(spec(SendRule("deny", channel="slack")), session_key=DISCORD_GROUP)
+    ) == ("⚙️ Send policy: on (default)")
 
 
 # --- value types and from_config -----------------------------------------------------------

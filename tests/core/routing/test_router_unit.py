@@ -18,15 +18,19 @@ async def test_a_message_runs_a_turn_and_the_reply_goes_back_to_its_chat(tmp_pat
         assert entry is not None
         history = await p.store.history(entry.session_id)
         assert [(m.role, m.plain_text()) for m in history] == [
-            ("user", "hello there"), ("assistant", "echo: hello there")]
+            ("user", "hello there"),
+            ("assistant", "echo: hello there"),
+        ]
 
 
 async def test_a_command_is_answered_with_the_command_environment(tmp_path: Path) -> None:
     async with narrow_parts(tmp_path) as p:
         await p.adapter.inject(p.adapter.message("/send off"))
         await p.adapter.inject(p.adapter.message("/send"))
-        assert await p.adapter.wait_sent(2) == ["⚙️ Send policy set to off.",
-                                                "⚙️ Send policy: off (session override)"]
+        assert await p.adapter.wait_sent(2) == [
+            "⚙️ Send policy set to off.",
+            "⚙️ Send policy: off (session override)",
+        ]
         assert p.executor.turns == []  # commands never reach the agent
 
 
@@ -55,7 +59,8 @@ async def test_a_redelivered_message_is_dropped_before_anything(tmp_path: Path) 
 
 async def test_a_non_owner_is_refused_an_owner_command(tmp_path: Path) -> None:
     """A channel without owners: `/new` is refused by the registry, the session untouched."""
-    async with narrow_parts(tmp_path, {"session": {"dmScope": "per-peer"}},
-                            channel="testchat") as p:
+    async with narrow_parts(
+        tmp_path, {"session": {"dmScope": "per-peer"}}, channel="testchat"
+    ) as p:
         await p.adapter.inject(p.adapter.message("/new", chat_id="guest"))
         assert await p.adapter.wait_sent(1) == ["⚙️ /new is owner-only."]

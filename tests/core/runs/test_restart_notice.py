@@ -10,9 +10,9 @@ from tests.fakes.recording_adapter import RecordingAdapter
 from tests.polling import eventually
 
 
-async def test_aborted_chat_gets_one_notice_and_the_flag_clears(make_config: ConfigFactory,
-                                                                fake_model: FakeModelServer
-                                                                ) -> None:
+async def test_aborted_chat_gets_one_notice_and_the_flag_clears(
+    make_config: ConfigFactory, fake_model: FakeModelServer
+) -> None:
     config = make_config()
     first = RecordingAdapter()
     rt = Runtime(config)
@@ -33,12 +33,15 @@ async def test_aborted_chat_gets_one_notice_and_the_flag_clears(make_config: Con
         assert await second.wait_sent(1, timeout=30) == [RESTART_NOTICE]
         deliveries = await rt2.store.list_deliveries(session_key=key)
         assert [(d.kind, d.outcome, d.text) for d in deliveries] == [
-            ("notice", "delivered", RESTART_NOTICE)]
+            ("notice", "delivered", RESTART_NOTICE)
+        ]
         entry = await rt2.store.get_session(key)
         assert entry is not None and entry.aborted_last_run is True
         # nothing acknowledged is lost: both inputs are in the transcript
         assert [m.plain_text() for m in await rt2.store.history(entry.session_id)] == [
-            "in flight", "queued behind it"]
+            "in flight",
+            "queued behind it",
+        ]
         await rt2.stop()
 
         third = RecordingAdapter()  # a second restart: no new notice
@@ -52,6 +55,7 @@ async def test_aborted_chat_gets_one_notice_and_the_flag_clears(make_config: Con
         async def cleared() -> bool:
             e = await rt3.store.get_session(key)
             return e is not None and e.aborted_last_run is False
+
         await eventually(cleared, what="abortedLastRun cleared")
         assert third.texts() == ["answered"]
     finally:

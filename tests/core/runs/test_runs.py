@@ -8,8 +8,9 @@ from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.model import FakeModelServer, delay, text
 
 
-async def test_runs_in_one_session_are_serialised_in_order(make_runtime: RuntimeFactory,
-                                                           fake_model: FakeModelServer) -> None:
+async def test_runs_in_one_session_are_serialised_in_order(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     entry = await rt.ensure_session("agent:main:main")
     fake_model.script(delay(0.2, text("first")), text("second"))
@@ -30,7 +31,8 @@ async def test_runs_in_one_session_are_serialised_in_order(make_runtime: Runtime
 
 
 async def test_wait_timeout_then_wait_again_gets_the_final_status(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     entry = await rt.ensure_session("agent:main:main")
     fake_model.script(delay(0.3, text("late")))
@@ -42,13 +44,15 @@ async def test_wait_timeout_then_wait_again_gets_the_final_status(
     assert stored is not None and stored.status == "ok" and stored.total_tokens == 15
 
 
-async def test_run_timeout_aborts_the_turn(make_runtime: RuntimeFactory,
-                                           fake_model: FakeModelServer) -> None:
+async def test_run_timeout_aborts_the_turn(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     entry = await rt.ensure_session("agent:main:main")
     fake_model.script(delay(5, text("never")))
-    run = await rt.runs.submit(RunRequest(entry.key, "x", rt.context_for(entry),
-                                          timeout_seconds=0.2))
+    run = await rt.runs.submit(
+        RunRequest(entry.key, "x", rt.context_for(entry), timeout_seconds=0.2)
+    )
     out = await rt.runs.wait(run.id, 10)
     assert out.status == "timeout" and "timed out" in (out.error or "")
 
@@ -70,9 +74,9 @@ async def test_no_model_configured_answers_with_instructions(make_config: Config
         await rt.stop()
 
 
-async def test_runs_in_flight_at_a_crash_are_aborted_on_start(make_config: ConfigFactory,
-                                                              fake_model: FakeModelServer
-                                                              ) -> None:
+async def test_runs_in_flight_at_a_crash_are_aborted_on_start(
+    make_config: ConfigFactory, fake_model: FakeModelServer
+) -> None:
     config = make_config()
     rt = Runtime(config)
     await rt.start(probe_models=False)

@@ -16,8 +16,9 @@ async def _texts(rt: Runtime, key: str) -> list[str]:
     return [m.plain_text() for m in await rt.store.history(entry.session_id, limit=200)]
 
 
-async def test_twenty_quick_messages_interleave_everywhere(make_runtime: RuntimeFactory,
-                                                           fake_model: FakeModelServer) -> None:
+async def test_twenty_quick_messages_interleave_everywhere(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     adapter = RecordingAdapter()
     rt = await make_runtime(adapters=[adapter])
     fake_model.script(delay(0.5, text("a00")), *(text(f"a{i:02d}") for i in range(1, 20)))
@@ -38,12 +39,14 @@ async def test_twenty_quick_messages_interleave_everywhere(make_runtime: Runtime
     lines = rt.store.transcript_path(entry.session_id).read_text(encoding="utf-8").splitlines()
     assert ["".join(b["text"] for b in json.loads(line)["content"]) for line in lines] == expected
 
-    history = await rt.tools.invoke(rt, "sessions_history", {"sessionKey": key, "limit": 200},
-                                    rt.context_for(await rt.ensure_session("agent:main:main"),
-                                                   via="http"))
+    history = await rt.tools.invoke(
+        rt,
+        "sessions_history",
+        {"sessionKey": key, "limit": 200},
+        rt.context_for(await rt.ensure_session("agent:main:main"), via="http"),
+    )
     assert [m["content"][0]["text"] for m in history["messages"]] == expected
 
     # the 5th turn's model context: four exchanges, then its own input
-    fifth = [str(m["content"]) for m in fake_model.requests[4]["messages"]
-             if m["role"] != "system"]
+    fifth = [str(m["content"]) for m in fake_model.requests[4]["messages"] if m["role"] != "system"]
     assert fifth == [*expected[:8], "u04"]

@@ -9,10 +9,16 @@ from core.store.cron_store import CronJobRecord
 
 
 def _job(job_id: str, next_run_at: int | None, *, enabled: bool = True) -> CronJobRecord:
-    return CronJobRecord(id=job_id, agent_id="main", spec={"id": job_id, "every": "1m",
-                                                           "message": "m"},
-                         source="api", created_at=1, updated_at=1, enabled=enabled,
-                         next_run_at=next_run_at)
+    return CronJobRecord(
+        id=job_id,
+        agent_id="main",
+        spec={"id": job_id, "every": "1m", "message": "m"},
+        source="api",
+        created_at=1,
+        updated_at=1,
+        enabled=enabled,
+        next_run_at=next_run_at,
+    )
 
 
 async def test_claim_due_claims_each_due_job_once(store: Store) -> None:
@@ -26,8 +32,9 @@ async def test_claim_due_claims_each_due_job_once(store: Store) -> None:
     assert await cs.claim_due(store, 300) == []  # running: never claimed twice
     assert await cs.claim_now(store, "due", 300) is None
     for i in range(25):
-        await cs.finish_firing(store, "due", entry={"n": i}, status="ok", error=None,
-                               next_run_at=1000, remove=False)
+        await cs.finish_firing(
+            store, "due", entry={"n": i}, status="ok", error=None, next_run_at=1000, remove=False
+        )
     rec = await cs.get_job(store, "due")
     assert rec is not None and rec.running_since is None and rec.next_run_at == 1000
     assert rec.runs is not None and [r["n"] for r in rec.runs] == list(range(5, 25))
@@ -35,7 +42,8 @@ async def test_claim_due_claims_each_due_job_once(store: Store) -> None:
     assert manual is not None and manual.running_since == 300
     assert await cs.release_claims(store) == 1
     assert [r.id for r in await cs.claim_due(store, 600)] == ["later"]
-    await cs.finish_firing(store, "later", entry={}, status="ok", error=None,
-                           next_run_at=None, remove=True)
+    await cs.finish_firing(
+        store, "later", entry={}, status="ok", error=None, next_run_at=None, remove=True
+    )
     assert await cs.get_job(store, "later") is None
     assert await cs.delete_job(store, "due") and not await cs.delete_job(store, "due")

@@ -33,14 +33,13 @@ def modes(root: Path) -> dict[str, int]:
 
 def assert_private(root: Path) -> None:
     found = modes(root)
-    wrong = {p: oct(m) for p, m in found.items()
-             if m != (0o700 if (root / p).is_dir() else 0o600)}
+    wrong = {p: oct(m) for p, m in found.items() if m != (0o700 if (root / p).is_dir() else 0o600)}
     assert not wrong, wrong
 
 
 async def test_in_process_runtime_keeps_its_state_private(
-        umask_022: None, make_runtime: RuntimeFactory, fake_model: FakeModelServer,
-        tmp_path: Path) -> None:
+    umask_022: None, make_runtime: RuntimeFactory, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     state = tmp_path / "state"
     state.mkdir(mode=0o755)
     (state / "transcripts").mkdir(mode=0o755)
@@ -52,18 +51,21 @@ async def test_in_process_runtime_keeps_its_state_private(
     assert (await rt.runs.wait(run.id, 10)).status == "ok"
     found = modes(state)
     assert {"crosstalk.db", "crosstalk.db-wal", f"transcripts/{entry.session_id}.jsonl"} <= set(
-        found)
+        found
+    )
     assert_private(state)
 
 
 async def test_gateway_process_keeps_its_state_private(
-        umask_022: None, fake_model: FakeModelServer, tmp_path: Path) -> None:
+    umask_022: None, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
     state = tmp_path / "state"
     config = write_config(tmp_path / "crosstalk.yaml", state, fake_model)
     fake_model.script(text("hi"))
     async with GatewayProcess(config) as gw:
-        status, _ = await gw.request("POST", "/v1/chat/completions",
-                                     {"messages": [{"role": "user", "content": "hello"}]})
+        status, _ = await gw.request(
+            "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hello"}]}
+        )
         assert status == 200
         assert any(p.endswith(".jsonl") for p in modes(state))
         assert_private(state)

@@ -29,8 +29,14 @@ CLAIMS = (Claim("telegram", "default", "update:7"), Claim("telegram", "default",
 
 
 def _run(key: str) -> RunRecord:
-    return RunRecord(id=str(uuid.uuid4()), session_key=key, status="queued", lane="main",
-                     deliver=True, created_at=now_ms())
+    return RunRecord(
+        id=str(uuid.uuid4()),
+        session_key=key,
+        status="queued",
+        lane="main",
+        deliver=True,
+        created_at=now_ms(),
+    )
 
 
 async def _users(store: Store, session_id: str) -> list[str]:
@@ -43,11 +49,13 @@ async def test_claim_is_stored_with_the_message_and_refused_again(store: Store) 
     await enqueue_claimed(store, entry, msg, _run(entry.key), CLAIMS)
     assert await is_known(store, CLAIMS[1:])  # either identity is enough
     with pytest.raises(DuplicateInbound):
-        await enqueue_claimed(store, entry, TranscriptMessage.text("user", "hi", now_ms()),
-                              _run(entry.key), CLAIMS)
+        await enqueue_claimed(
+            store, entry, TranscriptMessage.text("user", "hi", now_ms()), _run(entry.key), CLAIMS
+        )
     with pytest.raises(DuplicateInbound):
-        await append_claimed(store, entry, TranscriptMessage.text("user", "hi", now_ms()),
-                             CLAIMS[:1])
+        await append_claimed(
+            store, entry, TranscriptMessage.text("user", "hi", now_ms()), CLAIMS[:1]
+        )
     with pytest.raises(DuplicateInbound):
         await claim_only(store, CLAIMS[1:])
     assert await _users(store, entry.session_id) == ["hi"]
@@ -67,8 +75,9 @@ async def test_two_processes_racing_store_one_message(store: Store, tmp_path: ob
 
         async def take(s: Store) -> bool:
             try:
-                await enqueue_claimed(s, entry, TranscriptMessage.text("user", "x", now_ms()),
-                                      _run(entry.key), claims)
+                await enqueue_claimed(
+                    s, entry, TranscriptMessage.text("user", "x", now_ms()), _run(entry.key), claims
+                )
             except DuplicateInbound:
                 return False
             return True
@@ -92,8 +101,15 @@ async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) ->
     """D166: found by channel account and platform message id, never another channel's."""
     ids = []
     for account in ("default", None):
-        rec = DeliveryRecord(kind="reply", outcome="pending", text="a\nb", created_at=now_ms(),
-                             channel="whatsapp", to="4915100000001", account_id=account)
+        rec = DeliveryRecord(
+            kind="reply",
+            outcome="pending",
+            text="a\nb",
+            created_at=now_ms(),
+            channel="whatsapp",
+            to="4915100000001",
+            account_id=account,
+        )
         did = await open_delivery(store, rec, ["a", "b"])
         await mark_chunk(store, did, 0, "sent", message_id=f"wamid.{did}.0")
         await mark_chunk(store, did, 1, "sent", message_id=f"wamid.{did}.1")
@@ -102,14 +118,15 @@ async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) ->
     first, second = ids
     assert await fail_sent_chunk(store, "signal", "default", f"wamid.{first}.1", "x") is None
     assert await fail_sent_chunk(store, "whatsapp", "work", f"wamid.{first}.1", "x") is None
-    assert await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{first}.1",
-                                 "too late") == first
+    assert (
+        await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{first}.1", "too late") == first
+    )
     # a delivery whose target named no account went to the default account
-    assert await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{second}.0",
-                                 "gone") == second
+    assert (
+        await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{second}.0", "gone") == second
+    )
     chunks = await chunks_of(store, ids)
-    assert [(c.state, c.reason) for c in chunks[first]] == [("sent", None),
-                                                           ("failed", "too late")]
+    assert [(c.state, c.reason) for c in chunks[first]] == [("sent", None), ("failed", "too late")]
     assert [c.state for c in chunks[second]] == ["failed", "sent"]
     rows = {d.id: d for d in await store.list_deliveries(outcome="failed")}
     assert rows[first].reason == "too late" and rows[second].reason == "gone"

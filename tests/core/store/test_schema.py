@@ -26,8 +26,9 @@ async def test_new_database_is_created_at_head_and_matches_the_models(store: Sto
     assert await store.read(schema_revision) == head_revision()
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql",
-                                                             marks=pytest.mark.postgres)])
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
 async def test_migrations_build_the_same_schema(backend: str, tmp_path: Path) -> None:
     async def check(url: str) -> None:
         await upgrade(url)

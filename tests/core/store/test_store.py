@@ -19,8 +19,9 @@ from core.store import (
 
 
 async def _session(store: Store, key: str, **kw: object) -> None:
-    await store.ensure_session(key, agent_id=key.split(":")[1], kind=str(kw.pop("kind", "other")),
-                               **kw)
+    await store.ensure_session(
+        key, agent_id=key.split(":")[1], kind=str(kw.pop("kind", "other")), **kw
+    )
 
 
 async def test_ensure_session_is_idempotent_and_keeps_session_id(store: Store) -> None:
@@ -66,9 +67,14 @@ async def test_transcript_roundtrip_jsonl_mirror_and_tool_filter(store: Store) -
     t = now_ms()
     msgs = [
         TranscriptMessage.text("user", "hi", t),
-        TranscriptMessage(role="toolResult", content=[{"type": "text", "text": "{}"}],
-                          timestamp=t, tool_call_id="c1", tool_name="sessions_list",
-                          is_error=False),
+        TranscriptMessage(
+            role="toolResult",
+            content=[{"type": "text", "text": "{}"}],
+            timestamp=t,
+            tool_call_id="c1",
+            tool_name="sessions_list",
+            is_error=False,
+        ),
         TranscriptMessage.text("assistant", "hello", t),
     ]
     ids = await store.append_messages(entry, msgs)
@@ -89,10 +95,13 @@ async def test_recent_messages_is_per_session_and_skips_tool_results(store: Stor
     b = await store.ensure_session("agent:main:b", agent_id="main", kind="other")
     t = now_ms()
     await store.append_messages(a, [TranscriptMessage.text("user", f"a{i}", t) for i in range(5)])
-    await store.append_messages(b, [
-        TranscriptMessage.text("user", "b0", t),
-        TranscriptMessage(role="toolResult", content=[], timestamp=t, tool_call_id="x"),
-    ])
+    await store.append_messages(
+        b,
+        [
+            TranscriptMessage.text("user", "b0", t),
+            TranscriptMessage(role="toolResult", content=[], timestamp=t, tool_call_id="x"),
+        ],
+    )
     got = await store.recent_messages([a.session_id, b.session_id], 2)
     assert [m.plain_text() for m in got[a.session_id]] == ["a3", "a4"]
     assert [m.plain_text() for m in got[b.session_id]] == ["b0"]
@@ -117,10 +126,26 @@ async def test_update_unknown_session_raises(store: Store) -> None:
 async def test_runs_persist_and_inflight_are_aborted(store: Store) -> None:
     await _session(store, "agent:main:main")
     t = now_ms()
-    await store.create_run(RunRecord(id="r1", session_key="agent:main:main", status="running",
-                                     lane="main", deliver=True, created_at=t))
-    await store.create_run(RunRecord(id="r2", session_key="agent:main:main", status="ok",
-                                     lane="main", deliver=True, created_at=t + 1))
+    await store.create_run(
+        RunRecord(
+            id="r1",
+            session_key="agent:main:main",
+            status="running",
+            lane="main",
+            deliver=True,
+            created_at=t,
+        )
+    )
+    await store.create_run(
+        RunRecord(
+            id="r2",
+            session_key="agent:main:main",
+            status="ok",
+            lane="main",
+            deliver=True,
+            created_at=t + 1,
+        )
+    )
     aborted = await store.abort_inflight_runs("gateway restarted")
     assert [r.id for r in aborted] == ["r1"]
     r1 = await store.get_run("r1")
@@ -131,9 +156,16 @@ async def test_runs_persist_and_inflight_are_aborted(store: Store) -> None:
 
 async def test_deliveries_newest_first_with_filters(store: Store) -> None:
     for i, outcome in enumerate(["delivered", "suppressed_by_policy", "failed"]):
-        await store.record_delivery(DeliveryRecord(
-            kind="reply", outcome=outcome, text=f"t{i}", created_at=now_ms(),
-            session_key="agent:main:main", reason="rule 1" if i == 1 else None))
+        await store.record_delivery(
+            DeliveryRecord(
+                kind="reply",
+                outcome=outcome,
+                text=f"t{i}",
+                created_at=now_ms(),
+                session_key="agent:main:main",
+                reason="rule 1" if i == 1 else None,
+            )
+        )
     rows = await store.list_deliveries()
     assert [r.text for r in rows] == ["t2", "t1", "t0"]
     rows = await store.list_deliveries(outcome="suppressed_by_policy")
@@ -150,8 +182,7 @@ async def test_delete_session_renames_transcript(store: Store) -> None:
     assert len(leftovers) == 1
 
 
-async def test_rows_written_before_d12_with_lone_surrogates_read_cleaned(tmp_path: Path
-                                                                         ) -> None:
+async def test_rows_written_before_d12_with_lone_surrogates_read_cleaned(tmp_path: Path) -> None:
     """A session bricked by an older version (a lone surrogate in a stored row) reads again."""
     from sqlalchemy import insert
 
@@ -161,9 +192,18 @@ async def test_rows_written_before_d12_with_lone_surrogates_read_cleaned(tmp_pat
     await s.open()
     try:
         entry = await s.ensure_session("agent:main:old", agent_id="main", kind="other")
-        await s.write(lambda c: c.execute(insert(MessageRow.__table__).values(  # type: ignore[attr-defined]
-            session_key=entry.key, session_id=entry.session_id, role="user",
-            content=[{"type": "text", "text": "bad \ud800"}], timestamp=1, seq=1)))
+        await s.write(
+            lambda c: c.execute(
+                insert(MessageRow.__table__).values(  # type: ignore[attr-defined]
+                    session_key=entry.key,
+                    session_id=entry.session_id,
+                    role="user",
+                    content=[{"type": "text", "text": "bad \ud800"}],
+                    timestamp=1,
+                    seq=1,
+                )
+            )
+        )
         (msg,) = await s.history(entry.session_id)
         assert msg.plain_text() == "bad \ufffd"
         json.dumps(msg.to_wire(), ensure_ascii=False).encode("utf-8")

@@ -11,8 +11,10 @@ from core.store import Store, TranscriptMessage
 
 def lines(store: Store, session_id: str) -> list[str]:
     path = store.transcript_path(session_id)
-    return [json.loads(line)["content"][0]["text"]
-            for line in path.read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)["content"][0]["text"]
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
 
 
 async def test_failed_append_keeps_the_rows_and_the_file_heals(store: Store) -> None:
@@ -30,14 +32,16 @@ async def test_failed_append_keeps_the_rows_and_the_file_heals(store: Store) -> 
 
 
 async def test_a_file_behind_its_rows_is_rebuilt_by_the_next_process(
-        store: Store, tmp_path: Path) -> None:
+    store: Store, tmp_path: Path
+) -> None:
     entry = await store.ensure_session("agent:main:m", agent_id="main", kind="other")
-    await store.append_messages(entry, [TranscriptMessage.text("user", "one", 1),
-                                        TranscriptMessage.text("assistant", "two", 2)])
+    await store.append_messages(
+        entry,
+        [TranscriptMessage.text("user", "one", 1), TranscriptMessage.text("assistant", "two", 2)],
+    )
     path = store.transcript_path(entry.session_id)
     # a crash between the commit and the append: the file misses the last line
-    path.write_text(path.read_text(encoding="utf-8").splitlines(keepends=True)[0],
-                    encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
     restarted = Store(store.url, store.state_dir)
     await restarted.open()
     try:

@@ -13,8 +13,7 @@ def _texts(msgs: list[TranscriptMessage]) -> list[str]:
 
 
 async def _append(store: Store, entry: SessionEntry, *texts: str) -> None:
-    await store.append_messages(entry, [TranscriptMessage.text("user", t, now_ms())
-                                        for t in texts])
+    await store.append_messages(entry, [TranscriptMessage.text("user", t, now_ms()) for t in texts])
 
 
 async def test_context_tail_equals_history_as_the_session_grows(store: Store) -> None:
@@ -24,8 +23,14 @@ async def test_context_tail_equals_history_as_the_session_grows(store: Store) ->
         await _append(store, entry, f"a{i}", f"b{i}", f"c{i}")
         expected = await store.history(entry.session_id, limit=7, placed_only=True)
         assert _texts(await store.context_tail(entry.session_id, 7)) == _texts(expected)
-    waiting = RunRecord(id="r-wait", session_key=entry.key, status="queued", lane="main",
-                        deliver=False, created_at=now_ms())
+    waiting = RunRecord(
+        id="r-wait",
+        session_key=entry.key,
+        status="queued",
+        lane="main",
+        deliver=False,
+        created_at=now_ms(),
+    )
     await store.enqueue_message(entry, TranscriptMessage.text("user", "later", now_ms()), waiting)
     assert "later" not in _texts(await store.context_tail(entry.session_id, 7))  # not placed
     await store.start_run(waiting, entry)
@@ -51,14 +56,25 @@ async def test_context_tail_sees_rows_written_by_another_process(tmp_path: Path)
 
 async def test_run_end_commits_reply_session_fields_and_meta_together(store: Store) -> None:
     entry = await store.ensure_session("agent:main:main", agent_id="main", kind="main")
-    run = RunRecord(id="r1", session_key=entry.key, status="queued", lane="main",
-                    deliver=False, created_at=now_ms())
+    run = RunRecord(
+        id="r1",
+        session_key=entry.key,
+        status="queued",
+        lane="main",
+        deliver=False,
+        created_at=now_ms(),
+    )
     await store.enqueue_message(entry, TranscriptMessage.text("user", "hi", now_ms()), run)
     await store.start_run(run, entry)
     reply = TranscriptMessage.text("assistant", "hello", now_ms(), run_id=run.id)
-    await store.finish_run(run, TurnWrite(entry, [reply], {"total_tokens": 12},
-                                          run_meta={"model": "m/x"}),
-                           status="ok", ended_at=now_ms(), input_tokens=10, output_tokens=2)
+    await store.finish_run(
+        run,
+        TurnWrite(entry, [reply], {"total_tokens": 12}, run_meta={"model": "m/x"}),
+        status="ok",
+        ended_at=now_ms(),
+        input_tokens=10,
+        output_tokens=2,
+    )
     got = await store.get_run("r1")
     assert got is not None and got.status == "ok" and got.meta == {"model": "m/x"}
     assert got.input_tokens == 10

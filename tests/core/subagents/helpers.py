@@ -44,8 +44,9 @@ class RecordingAdapter(BaseRecordingAdapter):
         await super().say(text, chat_id=chat_id, sender=sender)
 
 
-async def record_state(rt: Runtime, run_id: str, states: tuple[str, ...],
-                       timeout: float = 10.0) -> SubagentRecord:
+async def record_state(
+    rt: Runtime, run_id: str, states: tuple[str, ...], timeout: float = 10.0
+) -> SubagentRecord:
     """Wait until the record's announce state is one of `states`."""
     found: list[SubagentRecord] = []
 
@@ -67,8 +68,7 @@ async def transcript(rt: Runtime, key: str) -> list[TranscriptMessage]:
 
 
 def is_child(req: RequestJSON) -> bool:
-    return "# Subagent Context" in system_text(req) and \
-        last_user_text(req) != ANNOUNCE_USER_MESSAGE
+    return "# Subagent Context" in system_text(req) and last_user_text(req) != ANNOUNCE_USER_MESSAGE
 
 
 def is_announce_step(req: RequestJSON) -> bool:
@@ -93,7 +93,8 @@ class Script:
     spawn_args: dict[str, Any] = field(default_factory=lambda: {"task": "research things"})
     child: Reply | ReplyFn = field(default_factory=lambda: text("result text"))
     announce: Reply | ReplyFn = field(
-        default_factory=lambda: text("Result: found 3 things\nNotes: - check X"))
+        default_factory=lambda: text("Result: found 3 things\nNotes: - check X")
+    )
     requester_text: str = "spawned"
     child_gate: asyncio.Event | None = None
 

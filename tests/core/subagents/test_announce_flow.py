@@ -32,12 +32,16 @@ from tests.fakes.model import FakeModelServer, delay, error, system_text, text
 STATS = re.compile(
     r"^Stats: runtime (\d+s|n/a) • tokens (\S+) \(in \S+ / out \S+\) • "
     r"sessionKey (agent:main:subagent:[0-9a-f-]{36}) • sessionId ([0-9a-f-]{36}) • "
-    r"transcript (\S+\.jsonl)$")
+    r"transcript (\S+\.jsonl)$"
+)
 
 
-async def spawn_via_chat(rt_factory: RuntimeFactory, fake_model: FakeModelServer,
-                         script: Script, extra: dict[str, Any] | None = None
-                         ) -> tuple[Runtime, RecordingAdapter]:
+async def spawn_via_chat(
+    rt_factory: RuntimeFactory,
+    fake_model: FakeModelServer,
+    script: Script,
+    extra: dict[str, Any] | None = None,
+) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter()
     fake_model.set_responder(script)
     rt = await rt_factory({**OWNER_CONFIG, **(extra or {})}, adapters=[adapter])
@@ -53,7 +57,8 @@ async def only_record(rt: Runtime) -> SubagentRecord:
 
 
 async def test_announce_is_posted_to_the_requester_chat_and_transcript(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(spawn_args={"task": "research things", "label": "my-task"})
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(target, posted)] = await adapter.wait_for("Status:")
@@ -74,14 +79,14 @@ async def test_announce_is_posted_to_the_requester_chat_and_transcript(
     assert announced[0].role == "assistant"
     assert announced[0].meta is not None and announced[0].meta["delivery"] == "delivered"
     rows = [d for d in await rt.store.list_deliveries() if d.kind == "announce"]
-    assert [(d.outcome, d.session_key, d.to) for d in rows] == [
-        ("delivered", REQUESTER, CHAT)]
+    assert [(d.outcome, d.session_key, d.to) for d in rows] == [("delivered", REQUESTER, CHAT)]
     done = await record_state(rt, rec.run_id, ("done",))
     assert done.outcome == "ok" and done.reply == "result text" and done.announced_at
 
 
 async def test_child_run_gets_the_subagent_prompt_lane_and_no_delivery(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(spawn_args={"task": "  look   into\nit ", "label": "probe"})
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     await adapter.wait_for("Status:")
@@ -89,11 +94,13 @@ async def test_child_run_gets_the_subagent_prompt_lane_and_no_delivery(
     child_reqs = [r for r in fake_model.requests if is_child(r)]
     assert len(child_reqs) == 1
     system = system_text(child_reqs[0])
-    extra = system[system.index("# Subagent Context"):]
+    extra = system[system.index("# Subagent Context") :]
     assert "- You were created to handle: look into it" in extra
-    assert extra.endswith(f"- Label: probe\n- Requester session: {REQUESTER}.\n"
-                          f"- Requester channel: telegram.\n"
-                          f"- Your session: {rec.child_key}.")
+    assert extra.endswith(
+        f"- Label: probe\n- Requester session: {REQUESTER}.\n"
+        f"- Requester channel: telegram.\n"
+        f"- Your session: {rec.child_key}."
+    )
     run = await rt.store.get_run(rec.run_id)
     assert run is not None and run.meta is not None
     assert run.lane == "subagent" and run.deliver is False and run.meta["hops"] == 1
@@ -103,8 +110,9 @@ async def test_child_run_gets_the_subagent_prompt_lane_and_no_delivery(
     assert not any("result text" == t for _, t in adapter.sent)
 
 
-async def test_announce_skip_posts_nothing(make_runtime: RuntimeFactory,
-                                           fake_model: FakeModelServer) -> None:
+async def test_announce_skip_posts_nothing(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(announce=text("  ANNOUNCE_SKIP \n"))
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     rec = await only_record(rt)
@@ -115,8 +123,9 @@ async def test_announce_skip_posts_nothing(make_runtime: RuntimeFactory,
     assert not [m for m in msgs if m.meta and m.meta.get("announce")]
 
 
-async def test_announce_skip_is_exact(make_runtime: RuntimeFactory,
-                                      fake_model: FakeModelServer) -> None:
+async def test_announce_skip_is_exact(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(announce=text("ANNOUNCE_SKIP."))
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:")
@@ -124,31 +133,40 @@ async def test_announce_skip_is_exact(make_runtime: RuntimeFactory,
 
 
 async def test_failed_child_is_announced_with_error_status(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    script = Script(child=error(500, "boom"),
-                    announce=text("**Result:** nothing, the model failed\n- **Notes:** none"))
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    script = Script(
+        child=error(500, "boom"),
+        announce=text("**Result:** nothing, the model failed\n- **Notes:** none"),
+    )
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:")
     lines = posted.split("\n")
     assert lines[:5] == ["Status: error", "", "Result:", "nothing, the model failed", ""]
     # D12: the provider's error body stays in the log; the chat sees the public text
     assert lines[5] == "Notes:" and lines[6] == (
-        "- Error: ⚠️ The model provider failed (HTTP 500). Details are in the gateway log.")
+        "- Error: ⚠️ The model provider failed (HTTP 500). Details are in the gateway log."
+    )
     assert lines[7] == ""
 
 
 async def test_status_comes_from_the_outcome_not_the_model(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(child=error(500, "kaput"), announce=text("Status: success\nResult: all fine"))
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:")
     assert posted.startswith("Status: error\n\nResult:\nall fine\n")
 
 
-async def test_run_timeout_gives_timeout_status(make_runtime: RuntimeFactory,
-                                                fake_model: FakeModelServer) -> None:
-    script = Script(spawn_args={"task": "slow", "runTimeoutSeconds": 1.7, "timeoutSeconds": 30},
-                    child=delay(30, text("too late")), announce=text("Result: partial"))
+async def test_run_timeout_gives_timeout_status(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    script = Script(
+        spawn_args={"task": "slow", "runTimeoutSeconds": 1.7, "timeoutSeconds": 30},
+        child=delay(30, text("too late")),
+        announce=text("Result: partial"),
+    )
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:", timeout=15)
     assert posted.startswith("Status: timeout\n\nResult:\npartial\n\nNotes:\n- Error: ")
@@ -157,26 +175,33 @@ async def test_run_timeout_gives_timeout_status(make_runtime: RuntimeFactory,
     assert rec.outcome == "timeout"
 
 
-async def test_legacy_timeout_seconds_bounds_the_run(make_runtime: RuntimeFactory,
-                                                     fake_model: FakeModelServer) -> None:
-    script = Script(spawn_args={"task": "slow", "timeoutSeconds": 1},
-                    child=delay(30, text("too late")), announce=text("Result: partial"))
+async def test_legacy_timeout_seconds_bounds_the_run(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    script = Script(
+        spawn_args={"task": "slow", "timeoutSeconds": 1},
+        child=delay(30, text("too late")),
+        announce=text("Result: partial"),
+    )
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:", timeout=15)
     assert posted.startswith("Status: timeout\n")
 
 
 async def test_failed_announce_step_falls_back_to_the_child_reply(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(child=text("the child's own answer"), announce=error(500, "step broke"))
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     [(_, posted)] = await adapter.wait_for("Status:")
-    assert posted.startswith("Status: success\n\nResult:\nthe child's own answer\n\n"
-                             "Notes:\n- (none)\n\nStats: ")
+    assert posted.startswith(
+        "Status: success\n\nResult:\nthe child's own answer\n\nNotes:\n- (none)\n\nStats: "
+    )
 
 
 async def test_announce_goes_to_the_origin_frozen_at_spawn(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
     script = Script(child_gate=gate)
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
@@ -191,7 +216,8 @@ async def test_announce_goes_to_the_origin_frozen_at_spawn(
 
 
 async def test_cleanup_delete_removes_the_child_after_the_announce(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(spawn_args={"task": "x", "cleanup": "delete"})
     rt, adapter = await spawn_via_chat(make_runtime, fake_model, script)
     rec = await only_record(rt)
@@ -211,8 +237,9 @@ async def test_cleanup_delete_removes_the_child_after_the_announce(
     assert await get_subagent_run(rt.store, rec.run_id) is None
 
 
-async def test_cleanup_other_values_keep(make_runtime: RuntimeFactory,
-                                         fake_model: FakeModelServer) -> None:
+async def test_cleanup_other_values_keep(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     script = Script(spawn_args={"task": "x", "cleanup": "purge"})
     rt, _ = await spawn_via_chat(make_runtime, fake_model, script)
     rec = await only_record(rt)
@@ -227,13 +254,22 @@ async def _true(value: bool) -> bool:
 
 
 async def test_stats_use_the_child_usage_and_configured_cost(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    priced = {"models": {"providers": {"fake": {"models": [
-        {"id": "fake-model", "cost": {"input": 3, "output": 15}}]}}}}
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    priced = {
+        "models": {
+            "providers": {
+                "fake": {"models": [{"id": "fake-model", "cost": {"input": 3, "output": 15}}]}
+            }
+        }
+    }
     script = Script(child=text("result text", prompt_tokens=12, completion_tokens=516))
     _, adapter = await spawn_via_chat(make_runtime, fake_model, script, priced)
     [(_, posted)] = await adapter.wait_for("Status:")
     stats = posted.rsplit("\n\n", 1)[1]
     # (12 × 3 + 516 × 15) / 1e6 = 0.007776
-    assert re.match(r"Stats: runtime \d+s • tokens 528 \(in 12 / out 516\) • est \$0\.0078 • "
-                    r"sessionKey agent:main:subagent:", stats), stats
+    assert re.match(
+        r"Stats: runtime \d+s • tokens 528 \(in 12 / out 516\) • est \$0\.0078 • "
+        r"sessionKey agent:main:subagent:",
+        stats,
+    ), stats

@@ -26,8 +26,7 @@ from tests.fakes.model import FakeModelServer, Reply, RequestJSON, delay, text
 
 
 @asynccontextmanager
-async def running(config: CrosstalkConfig, adapter: RecordingAdapter
-                  ) -> AsyncIterator[Runtime]:
+async def running(config: CrosstalkConfig, adapter: RecordingAdapter) -> AsyncIterator[Runtime]:
     rt = Runtime(config)
     await rt.start(adapters=[adapter], probe_models=False)
     try:
@@ -41,7 +40,8 @@ async def announce_rows(rt: Runtime) -> list[str]:
 
 
 async def test_pending_announce_is_delivered_once_after_a_restart(
-        make_config: Callable[..., CrosstalkConfig], fake_model: FakeModelServer) -> None:
+    make_config: Callable[..., CrosstalkConfig], fake_model: FakeModelServer
+) -> None:
     config = make_config(OWNER_CONFIG)
     first_step = asyncio.Event()
     steps = 0
@@ -82,7 +82,8 @@ async def test_pending_announce_is_delivered_once_after_a_restart(
 
 
 async def test_child_interrupted_by_a_restart_is_announced_as_error(
-        make_config: Callable[..., CrosstalkConfig], fake_model: FakeModelServer) -> None:
+    make_config: Callable[..., CrosstalkConfig], fake_model: FakeModelServer
+) -> None:
     config = make_config(OWNER_CONFIG)
     child_started = asyncio.Event()
 
@@ -104,7 +105,8 @@ async def test_child_interrupted_by_a_restart_is_announced_as_error(
 
 
 async def test_sweeper_archives_finished_children_only(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
     children = 0
 
@@ -151,7 +153,8 @@ async def test_sweeper_archives_finished_children_only(
 
 
 async def test_max_concurrent_queues_subagent_runs(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
 
     async def child(_req: RequestJSON) -> Reply:
@@ -175,7 +178,8 @@ async def test_max_concurrent_queues_subagent_runs(
 
 
 async def test_stop_in_the_requester_chat_stops_its_subagents(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
 
     async def child(_req: RequestJSON) -> Reply:
@@ -184,9 +188,10 @@ async def test_stop_in_the_requester_chat_stops_its_subagents(
 
     fake_model.set_responder(Script(child=child))
     adapter = RecordingAdapter()
-    rt = await make_runtime({**OWNER_CONFIG,
-                             "agents": {"defaults": {"subagents": {"maxConcurrent": 1}}}},
-                            adapters=[adapter])
+    rt = await make_runtime(
+        {**OWNER_CONFIG, "agents": {"defaults": {"subagents": {"maxConcurrent": 1}}}},
+        adapters=[adapter],
+    )
     # one running and one waiting for the lane: both count
     outs = [await spawn_tool(rt, label=f"s{i}") for i in (1, 2)]
     await fake_model.wait_for_requests(1)
@@ -208,7 +213,8 @@ async def test_stop_in_the_requester_chat_stops_its_subagents(
 
 
 async def test_stop_with_one_subagent_uses_the_singular(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
 
     async def child(_req: RequestJSON) -> Reply:

@@ -25,10 +25,22 @@ from core.store.subagent_store import (
 )
 
 
-def record(run_id: str, *, requester: str = "agent:main:main", created: int = 1_000,
-           task: str = "do it", **kw: Any) -> SubagentRecord:
-    return SubagentRecord(run_id=run_id, child_key=f"agent:main:subagent:{run_id}",
-                          requester_key=requester, task=task, created_at=created, **kw)
+def record(
+    run_id: str,
+    *,
+    requester: str = "agent:main:main",
+    created: int = 1_000,
+    task: str = "do it",
+    **kw: Any,
+) -> SubagentRecord:
+    return SubagentRecord(
+        run_id=run_id,
+        child_key=f"agent:main:subagent:{run_id}",
+        requester_key=requester,
+        task=task,
+        created_at=created,
+        **kw,
+    )
 
 
 async def tables(store: Store) -> set[str]:
@@ -45,10 +57,15 @@ async def test_migration_creates_the_table_and_downgrades(store: Store) -> None:
 
 
 async def test_roundtrip_with_origin_and_long_text(store: Store) -> None:
-    origin = DeliveryContext(channel="slack", to="channel:C0AbC", account_id="acct",
-                             thread_id="1700000000.1")
-    rec = record("r1", requester_origin=SubagentRecord.origin_json(origin),
-                 label="a label longer than sixty-four characters " * 3, task="t" * 10_000)
+    origin = DeliveryContext(
+        channel="slack", to="channel:C0AbC", account_id="acct", thread_id="1700000000.1"
+    )
+    rec = record(
+        "r1",
+        requester_origin=SubagentRecord.origin_json(origin),
+        label="a label longer than sixty-four characters " * 3,
+        task="t" * 10_000,
+    )
     await insert_subagent_run(store, rec)
     got = await get_subagent_run(store, "r1")
     assert got == rec
@@ -58,8 +75,9 @@ async def test_roundtrip_with_origin_and_long_text(store: Store) -> None:
 
 async def test_announce_claim_is_exclusive(store: Store) -> None:
     await insert_subagent_run(store, record("r1"))
-    claims = await asyncio.gather(*(
-        transition_announce(store, "r1", ("pending",), "running") for _ in range(5)))
+    claims = await asyncio.gather(
+        *(transition_announce(store, "r1", ("pending",), "running") for _ in range(5))
+    )
     assert claims.count(True) == 1
     assert await release_stale_claims(store) == 1
     got = await get_subagent_run(store, "r1")
@@ -73,14 +91,22 @@ async def test_announce_claim_is_exclusive(store: Store) -> None:
 
 async def test_lists_and_archive_due(store: Store) -> None:
     await insert_subagent_run(store, record("a", created=1, archive_at=100))
-    await insert_subagent_run(store, record("b", created=2, archive_at=100,
-                                            requester="agent:main:other"))
+    await insert_subagent_run(
+        store, record("b", created=2, archive_at=100, requester="agent:main:other")
+    )
     await insert_subagent_run(store, record("c", created=3, archive_at=10_000))
     await insert_subagent_run(store, record("d", created=4, archive_at=None))
-    assert [r.run_id for r in await list_subagent_runs(store, requester_key="agent:main:main")
-            ] == ["a", "c", "d"]
+    assert [r.run_id for r in await list_subagent_runs(store, requester_key="agent:main:main")] == [
+        "a",
+        "c",
+        "d",
+    ]
     assert [r.run_id for r in await list_subagent_runs(store, unfinished=True)] == [
-        "a", "b", "c", "d"]
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
     # due only when finished and announced
     assert await due_for_archive(store, 200) == []
     await update_subagent_run(store, "a", outcome="ok", announce_state="done")
@@ -88,8 +114,10 @@ async def test_lists_and_archive_due(store: Store) -> None:
     await update_subagent_run(store, "d", outcome="error", announce_state="skipped")
     assert [r.run_id for r in await due_for_archive(store, 200)] == ["a"]
     assert [r.run_id for r in await list_subagent_runs(store, unfinished=True)] == ["c"]
-    assert [r.run_id for r in await list_subagent_runs(
-        store, announce_states=("pending",))] == ["b", "c"]
+    assert [r.run_id for r in await list_subagent_runs(store, announce_states=("pending",))] == [
+        "b",
+        "c",
+    ]
     await delete_subagent_run(store, "a")
     assert await get_subagent_run(store, "a") is None
     with pytest.raises(ValueError, match="unknown subagent run fields"):

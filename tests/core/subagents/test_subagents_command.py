@@ -30,8 +30,9 @@ async def command(adapter: RecordingAdapter, line: str, sender: str = "owner-1")
     return adapter.sent[-1][1]
 
 
-async def setup(make_runtime: RuntimeFactory, fake_model: FakeModelServer
-                ) -> tuple[Runtime, RecordingAdapter, asyncio.Event, list[dict[str, Any]]]:
+async def setup(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> tuple[Runtime, RecordingAdapter, asyncio.Event, list[dict[str, Any]]]:
     """Two sub-agents of the owner's main session: `first` finished, `second` running."""
     gate = asyncio.Event()
 
@@ -55,8 +56,10 @@ async def test_non_owner_is_refused(make_runtime: RuntimeFactory) -> None:
     adapter = RecordingAdapter()
     open_dms = {"channels": {"telegram": {"dmPolicy": "open"}}}  # admit "stranger" (D11)
     await make_runtime(deep_merge(OWNER_CONFIG, open_dms), adapters=[adapter])
-    assert await command(adapter, "/subagents list", sender="stranger") == \
-        "⚙️ /subagents is owner-only."
+    assert (
+        await command(adapter, "/subagents list", sender="stranger")
+        == "⚙️ /subagents is owner-only."
+    )
 
 
 async def test_list_with_none(make_runtime: RuntimeFactory) -> None:
@@ -67,14 +70,14 @@ async def test_list_with_none(make_runtime: RuntimeFactory) -> None:
     assert await command(adapter, "/subagents help") == HELP
 
 
-async def test_list_info_log_stop_send(make_runtime: RuntimeFactory,
-                                       fake_model: FakeModelServer) -> None:
+async def test_list_info_log_stop_send(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt, adapter, gate, (first, second) = await setup(make_runtime, fake_model)
     listing = (await command(adapter, "/subagents list")).split("\n")
     assert listing[0] == "🧭 Subagents (2):"
     assert re.fullmatch(rf"1\. first — success · \d+s · run {first['runId'][:8]}", listing[1])
-    assert re.fullmatch(rf"2\. second — running · \d+s · run {second['runId'][:8]}",
-                        listing[2])
+    assert re.fullmatch(rf"2\. second — running · \d+s · run {second['runId'][:8]}", listing[2])
 
     info = (await command(adapter, "/subagents info 1")).split("\n")
     assert info[0] == "ℹ️ Subagent first"
@@ -82,13 +85,18 @@ async def test_list_info_log_stop_send(make_runtime: RuntimeFactory,
     assert f"Run: {first['runId']}" in info and f"Session: {first['childSessionKey']}" in info
     assert "Cleanup: keep" in info and "Announce: done" in info
     assert (await command(adapter, f"/subagents info {second['runId'][:6]}")).startswith(
-        "ℹ️ Subagent second\nStatus: running")
+        "ℹ️ Subagent second\nStatus: running"
+    )
     assert (await command(adapter, f"/subagents info {first['childSessionKey']}")).startswith(
-        "ℹ️ Subagent first")
+        "ℹ️ Subagent first"
+    )
 
     log = (await command(adapter, "/subagents log 1 2")).split("\n")
-    assert log == ["🧾 Log of first (last 2):", "user: Sub-agent announce step.",
-                   "assistant: Result: found 3 things Notes: - check X"]
+    assert log == [
+        "🧾 Log of first (last 2):",
+        "user: Sub-agent announce step.",
+        "assistant: Result: found 3 things Notes: - check X",
+    ]
     log = (await command(adapter, "/subagents log first-not-an-id")).split("\n")
     assert log == ["Unknown subagent id: first-not-an-id"]
     full = (await command(adapter, "/subagents log 1 tools")).split("\n")
@@ -107,8 +115,7 @@ async def test_list_info_log_stop_send(make_runtime: RuntimeFactory,
     assert await command(adapter, "/subagents stop all") == "⚙️ No running sub-agents."
 
     reply = await command(adapter, "/subagents send 1 what did you find?")
-    assert reply == f"✅ Sent to first (run {reply.split('(run ')[1][:8]}). " \
-                    "See /subagents log 1."
+    assert reply == f"✅ Sent to first (run {reply.split('(run ')[1][:8]}). See /subagents log 1."
 
     async def answered() -> bool:
         msgs = await transcript(rt, first["childSessionKey"])
@@ -120,25 +127,34 @@ async def test_list_info_log_stop_send(make_runtime: RuntimeFactory,
     gate.set()
 
 
-async def test_target_errors(make_runtime: RuntimeFactory, fake_model: FakeModelServer
-                             ) -> None:
+async def test_target_errors(make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
     _, adapter, gate, _ = await setup(make_runtime, fake_model)
     assert await command(adapter, "/subagents info") == "Missing subagent id."
     assert await command(adapter, "/subagents info 3") == "Invalid subagent index: 3"
     assert await command(adapter, "/subagents info 0") == "Invalid subagent index: 0"
     assert await command(adapter, "/subagents log zzz") == "Unknown subagent id: zzz"
-    assert await command(adapter, "/subagents info agent:main:subagent:nope") == \
-        "Unknown subagent session: agent:main:subagent:nope"
-    assert await command(adapter, "/subagents send 1") == \
-        "⚙️ Usage: /subagents send <id|#> <message>"
+    assert (
+        await command(adapter, "/subagents info agent:main:subagent:nope")
+        == "Unknown subagent session: agent:main:subagent:nope"
+    )
+    assert (
+        await command(adapter, "/subagents send 1") == "⚙️ Usage: /subagents send <id|#> <message>"
+    )
     assert await command(adapter, "/subagents bogus") == HELP
     gate.set()
 
 
 def test_resolve_target_prefixes() -> None:
-    recs = [SubagentRecord(run_id=rid, child_key=f"agent:main:subagent:{rid}",
-                           requester_key=REQUESTER, task="t", created_at=i)
-            for i, rid in enumerate(("abc123", "abd456", "ffff"))]
+    recs = [
+        SubagentRecord(
+            run_id=rid,
+            child_key=f"agent:main:subagent:{rid}",
+            requester_key=REQUESTER,
+            task="t",
+            created_at=i,
+        )
+        for i, rid in enumerate(("abc123", "abd456", "ffff"))
+    ]
     assert resolve_target(recs, "ab") == "Ambiguous run id prefix: ab"
     assert resolve_target(recs, "abc") is recs[0]
     assert resolve_target(recs, "LAST") is recs[2]
@@ -151,9 +167,16 @@ def test_resolve_target_prefixes() -> None:
 def test_resolve_target_run_id_prefix_made_of_digits() -> None:
     """The flake of test_list_info_log_stop_send: `/subagents info <6 hex>` whose prefix
     happened to be all digits was read as a list index ("Invalid subagent index")."""
-    recs = [SubagentRecord(run_id=rid, child_key=f"agent:main:subagent:{rid}",
-                           requester_key=REQUESTER, task="t", created_at=i)
-            for i, rid in enumerate(("0a1b2c", "123456ab-cdef", "3333aa"))]
+    recs = [
+        SubagentRecord(
+            run_id=rid,
+            child_key=f"agent:main:subagent:{rid}",
+            requester_key=REQUESTER,
+            task="t",
+            created_at=i,
+        )
+        for i, rid in enumerate(("0a1b2c", "123456ab-cdef", "3333aa"))
+    ]
     assert resolve_target(recs, "123456") is recs[1]
     assert resolve_target(recs, "2") is recs[1]  # a list index still wins
     assert resolve_target(recs, "4") == "Invalid subagent index: 4"

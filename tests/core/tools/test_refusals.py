@@ -27,8 +27,9 @@ class NoArgs(BaseModel):
 
 def registry_with(handler: Any, **spec: Any) -> ToolRegistry:
     registry = ToolRegistry()
-    registry.register(ToolSpec(name="deploy", description="x", args_model=NoArgs,
-                               handler=handler, **spec))
+    registry.register(
+        ToolSpec(name="deploy", description="x", args_model=NoArgs, handler=handler, **spec)
+    )
     return registry
 
 
@@ -42,8 +43,10 @@ async def test_owner_tool_is_refused_for_a_non_owner_without_running() -> None:
     registry = registry_with(handler, permission=OWNER)
     guest = ToolContext(session_key="agent:main:telegram:dm:guest", agent_id="main")
     out = await registry.invoke(RT, "deploy", {}, guest)
-    assert out == {"status": "forbidden",
-                   "error": "deploy is not allowed for this caller (needs owner)"}
+    assert out == {
+        "status": "forbidden",
+        "error": "deploy is not allowed for this caller (needs owner)",
+    }
     assert calls == []
     owner = ToolContext(session_key="agent:main:main", agent_id="main", owner=True)
     assert await registry.invoke(RT, "deploy", {}, owner) == {"status": "ok"}
@@ -60,10 +63,15 @@ async def test_a_raised_refusal_becomes_the_documented_payload() -> None:
             raise refusal.with_run_id("r1") from None
 
     registry = registry_with(handler)
-    out = await registry.invoke(RT, "deploy", {},
-                                ToolContext(session_key="agent:main:main", agent_id="main"))
-    assert list(out.items()) == [("runId", "r1"), ("status", "error"),
-                                 ("error", "No session found: x"), ("sessionKey", "x")]
+    out = await registry.invoke(
+        RT, "deploy", {}, ToolContext(session_key="agent:main:main", agent_id="main")
+    )
+    assert list(out.items()) == [
+        ("runId", "r1"),
+        ("status", "error"),
+        ("error", "No session found: x"),
+        ("sessionKey", "x"),
+    ]
 
 
 def test_refusal_sits_under_the_one_error_root() -> None:

@@ -19,14 +19,17 @@ from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call, tool_results
 
 OWNER = "owner-1"
-CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER], "dmPolicy": "open"}},
-                          "session": {"dmScope": "per-channel-peer"}}
+CONFIG: dict[str, Any] = {
+    "channels": {"telegram": {"owners": [OWNER], "dmPolicy": "open"}},
+    "session": {"dmScope": "per-channel-peer"},
+}
 OWNER_KEY = "agent:main:telegram:dm:owner-1"
 GUEST_KEY = "agent:main:telegram:dm:guest"
 
 
-async def ctx(rt: Runtime, key: str, *, owner: bool = False, sandboxed: bool = False,
-              route: str | None = None) -> ToolContext:
+async def ctx(
+    rt: Runtime, key: str, *, owner: bool = False, sandboxed: bool = False, route: str | None = None
+) -> ToolContext:
     await rt.ensure_session(key)
     if route is not None:
         await rt.store.update_session(key, last_channel="telegram", last_to=route)
@@ -40,12 +43,14 @@ async def cron(rt: Runtime, c: ToolContext, **args: Any) -> dict[str, Any]:
 
 
 async def test_agent_sets_a_reminder_that_fires_into_the_same_chat(
-        clocked_runtime: ClockedRuntime, clock: ManualClock,
-        fake_model: FakeModelServer) -> None:
+    clocked_runtime: ClockedRuntime, clock: ManualClock, fake_model: FakeModelServer
+) -> None:
     fake_model.script(
-        tool_call("cron", {"action": "add", "at": "2026-11-23T09:00:00Z",
-                           "message": "Time to stand up!"}),
-        text("Reminder set for 09:00."))
+        tool_call(
+            "cron", {"action": "add", "at": "2026-11-23T09:00:00Z", "message": "Time to stand up!"}
+        ),
+        text("Reminder set for 09:00."),
+    )
     rt, chat = await clocked_runtime(CONFIG, channel="telegram")
     await chat.say("remind me at 9 to stand up", chat_id=OWNER, sender=OWNER)
     await chat.wait_for("Reminder set")
@@ -58,12 +63,13 @@ async def test_agent_sets_a_reminder_that_fires_into_the_same_chat(
     assert await rt.cron.tick() == []
     clock.advance(minutes=1)
     await asyncio.gather(*await rt.cron.tick())
-    (target, said), = chat.sent[1:]
+    ((target, said),) = chat.sent[1:]
     assert said == "echo: Time to stand up!" and target.to == OWNER
     assert await rt.cron.jobs() == []  # one-shot removed
     main = await ctx(rt, "agent:main:main")
-    listed = await rt.tools.invoke(rt, "sessions_list", {"kinds": ["cron"]},
-                                   replace(main, via="http"))
+    listed = await rt.tools.invoke(
+        rt, "sessions_list", {"kinds": ["cron"]}, replace(main, via="http")
+    )
     assert [(r["kind"], r["channel"]) for r in listed["sessions"]] == [("cron", "internal")]
 
 
@@ -85,8 +91,9 @@ async def test_jobs_belong_to_their_session(clocked_runtime: ClockedRuntime) -> 
 
 
 async def test_defaults_and_refusals(clocked_runtime: ClockedRuntime) -> None:
-    rt, _ = await clocked_runtime({**CONFIG, "cron": {"maxJobsPerSession": 2,
-                                                      "agentAddsPerMinute": 2}})
+    rt, _ = await clocked_runtime(
+        {**CONFIG, "cron": {"maxJobsPerSession": 2, "agentAddsPerMinute": 2}}
+    )
     routeless = await ctx(rt, "agent:main:main")
     job = (await cron(rt, routeless, action="add", every="10m", message="tick"))["job"]
     assert job["deliver"] == "none" and job["id"].startswith("reminder-")
@@ -98,23 +105,32 @@ async def test_defaults_and_refusals(clocked_runtime: ClockedRuntime) -> None:
         await cron(rt, routeless, action="add", every="1m")
     sandboxed = await ctx(rt, GUEST_KEY, sandboxed=True, route="guest")
     with pytest.raises(ToolError, match="only to their own chat"):
-        await cron(rt, sandboxed, action="add", every="1m", message="x",
-                   deliver={"channel": "telegram", "to": "someone-else"})
+        await cron(
+            rt,
+            sandboxed,
+            action="add",
+            every="1m",
+            message="x",
+            deliver={"channel": "telegram", "to": "someone-else"},
+        )
     await cron(rt, routeless, action="add", every="1m", message="second")
     with pytest.raises(ToolError, match="at most 2 jobs per session"):
         await cron(rt, routeless, action="add", every="1m", message="third")
     other = await ctx(rt, "agent:main:other")
     await cron(rt, other, action="add", every="1m", message="a")
-    await cron(rt, other, action="remove", id=(await cron(rt, other, action="list"))["jobs"][0]
-               ["id"])
+    await cron(
+        rt, other, action="remove", id=(await cron(rt, other, action="list"))["jobs"][0]["id"]
+    )
     await cron(rt, other, action="add", every="1m", message="b")
     with pytest.raises(ToolError, match="rate limited"):
         await cron(rt, other, action="add", every="1m", message="c")
 
 
 async def test_cron_chat_command_is_owner_only(clocked_runtime: ClockedRuntime) -> None:
-    rt, chat = await clocked_runtime({**CONFIG, "cron": {"jobs": [
-        {"id": "cfg", "every": "1h", "message": "x"}]}}, channel="telegram")
+    rt, chat = await clocked_runtime(
+        {**CONFIG, "cron": {"jobs": [{"id": "cfg", "every": "1h", "message": "x"}]}},
+        channel="telegram",
+    )
     guest = await ctx(rt, GUEST_KEY, route="guest")
     await cron(rt, guest, action="add", id="g1", at="2026-12-01T09:00:00+01:00", message="y")
     await chat.say("/cron list", chat_id="guest", sender="guest")
@@ -128,7 +144,8 @@ async def test_cron_chat_command_is_owner_only(clocked_runtime: ClockedRuntime) 
     assert sent[1].splitlines() == [
         "⚙️ Cron jobs:",
         "cfg: every 1h — next 2026-11-23T09:00:00+00:00, last never",
-        "g1: at 2026-12-01T09:00:00+01:00 — next 2026-12-01T08:00:00+00:00, last never"]
+        "g1: at 2026-12-01T09:00:00+01:00 — next 2026-12-01T08:00:00+00:00, last never",
+    ]
     assert sent[2] == "⚙️ Removed cron job g1."
     assert sent[3] == "⚙️ cron job not found: g1."
     assert sent[4].startswith("⚙️ cron job cfg is defined in the config file")

@@ -15,43 +15,71 @@ async def agents(rt: Runtime, key: str = "agent:main:main") -> dict[str, Any]:
 
 async def test_default_config_lists_only_the_requester(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
-    assert await agents(rt) == {"requester": "main", "allowAny": False,
-                                "agents": [{"id": "main", "configured": False}]}
+    assert await agents(rt) == {
+        "requester": "main",
+        "allowAny": False,
+        "agents": [{"id": "main", "configured": False}],
+    }
 
 
 async def test_allow_agents_with_names(make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({"agents": {"list": [
-        {"id": "main", "name": " Main ", "subagents": {"allowAgents": ["Research"]}},
-        {"id": "research", "name": "Research"},
-        {"id": "coder"},
-    ]}})
-    assert await agents(rt) == {"requester": "main", "allowAny": False, "agents": [
-        {"id": "main", "name": "Main", "configured": True},
-        {"id": "research", "name": "Research", "configured": True},
-    ]}
+    rt = await make_runtime(
+        {
+            "agents": {
+                "list": [
+                    {"id": "main", "name": " Main ", "subagents": {"allowAgents": ["Research"]}},
+                    {"id": "research", "name": "Research"},
+                    {"id": "coder"},
+                ]
+            }
+        }
+    )
+    assert await agents(rt) == {
+        "requester": "main",
+        "allowAny": False,
+        "agents": [
+            {"id": "main", "name": "Main", "configured": True},
+            {"id": "research", "name": "Research", "configured": True},
+        ],
+    }
 
 
 async def test_wildcard_allows_every_configured_agent(make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({"agents": {"list": [
-        {"id": "research"}, {"id": "main", "subagents": {"allowAgents": [" * "]}},
-        {"id": "coder"},
-    ]}})
+    rt = await make_runtime(
+        {
+            "agents": {
+                "list": [
+                    {"id": "research"},
+                    {"id": "main", "subagents": {"allowAgents": [" * "]}},
+                    {"id": "coder"},
+                ]
+            }
+        }
+    )
     out = await agents(rt)
     assert out["allowAny"] is True
     assert [a["id"] for a in out["agents"]] == ["main", "coder", "research"]
 
 
 async def test_unconfigured_allowed_agent(make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({"agents": {"list": [
-        {"id": "main", "subagents": {"allowAgents": ["research", "  "]}}]}})
+    rt = await make_runtime(
+        {"agents": {"list": [{"id": "main", "subagents": {"allowAgents": ["research", "  "]}}]}}
+    )
     out = await agents(rt)
-    assert out["agents"] == [{"id": "main", "configured": True},
-                             {"id": "research", "configured": False}]
+    assert out["agents"] == [
+        {"id": "main", "configured": True},
+        {"id": "research", "configured": False},
+    ]
 
 
 async def test_requester_is_the_calling_agent(make_runtime: RuntimeFactory) -> None:
-    rt = await make_runtime({"agents": {"list": [
-        {"id": "main"}, {"id": "ops", "subagents": {"allowAgents": ["main"]}}]}})
+    rt = await make_runtime(
+        {
+            "agents": {
+                "list": [{"id": "main"}, {"id": "ops", "subagents": {"allowAgents": ["main"]}}]
+            }
+        }
+    )
     out = await agents(rt, "agent:ops:discord:group:dev")
     assert out["requester"] == "ops"
     assert [a["id"] for a in out["agents"]] == ["ops", "main"]

@@ -22,8 +22,7 @@ async def ctx_for(rt: Runtime, key: str = MAIN, *, sandboxed: bool = False) -> T
     return replace(rt.context_for(entry), sandboxed=sandboxed)
 
 
-async def call(rt: Runtime, tool: str, args: dict[str, Any], ctx: ToolContext
-               ) -> dict[str, Any]:
+async def call(rt: Runtime, tool: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return await rt.tools.invoke(rt, tool, args, ctx)
 
 
@@ -40,20 +39,27 @@ async def say(rt: Runtime, key: str, *messages: TranscriptMessage) -> None:
 
 
 def tool_result(text: str = "{}") -> TranscriptMessage:
-    return TranscriptMessage(role="toolResult", content=[{"type": "text", "text": text}],
-                             timestamp=now_ms(), tool_call_id="c1", tool_name="x")
+    return TranscriptMessage(
+        role="toolResult",
+        content=[{"type": "text", "text": text}],
+        timestamp=now_ms(),
+        tool_call_id="c1",
+        tool_name="x",
+    )
 
 
 async def test_rows_kinds_channels_and_order(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
     ctx = await ctx_for(rt)
-    await rt.store.update_session(MAIN, updated_at=5000, last_channel="whatsapp",
-                                  last_to="+1555", last_account_id="work")
+    await rt.store.update_session(
+        MAIN, updated_at=5000, last_channel="whatsapp", last_to="+1555", last_account_id="work"
+    )
     await add(rt, "agent:main:cron:job-1", updated=4000, last_channel="telegram")
     await add(rt, "agent:main:hook:x", updated=3000)
     await add(rt, "agent:main:node-1", updated=2900)
-    await add(rt, "agent:main:discord:group:dev", updated=2000, channel="discord",
-              chat_type="group")
+    await add(
+        rt, "agent:main:discord:group:dev", updated=2000, channel="discord", chat_type="group"
+    )
     await add(rt, "agent:main:slack:channel:c1", updated=1000)
     await add(rt, "agent:main:subagent:abc", updated=500)
     await add(rt, "unknown", updated=9999)
@@ -72,7 +78,10 @@ async def test_rows_kinds_channels_and_order(make_runtime: RuntimeFactory) -> No
     main = rows[0]
     assert main["deliveryContext"] == {"channel": "whatsapp", "to": "+1555", "accountId": "work"}
     assert (main["lastChannel"], main["lastTo"], main["lastAccountId"]) == (
-        "whatsapp", "+1555", "work")
+        "whatsapp",
+        "+1555",
+        "work",
+    )
     entry = await rt.store.get_session(MAIN)
     assert entry is not None
     assert main["transcriptPath"] == str(rt.store.transcript_path(entry.session_id))
@@ -139,15 +148,18 @@ async def test_global_scope_lists_main_and_hides_reserved(make_runtime: RuntimeF
     assert history == {"sessionKey": "main", "messages": []}
 
 
-@pytest.mark.parametrize(("a2a", "visible"), [
-    ({}, {"main"}),
-    ({"enabled": True, "allow": ["main", "oth*"]}, {"main", "agent:other:main"}),
-    ({"enabled": True, "allow": ["main"]}, {"main"}),
-    ({"enabled": True}, {"main", "agent:other:main"}),
-])
-async def test_cross_agent_rows_follow_agent_to_agent(make_runtime: RuntimeFactory,
-                                                      a2a: dict[str, Any],
-                                                      visible: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("a2a", "visible"),
+    [
+        ({}, {"main"}),
+        ({"enabled": True, "allow": ["main", "oth*"]}, {"main", "agent:other:main"}),
+        ({"enabled": True, "allow": ["main"]}, {"main"}),
+        ({"enabled": True}, {"main", "agent:other:main"}),
+    ],
+)
+async def test_cross_agent_rows_follow_agent_to_agent(
+    make_runtime: RuntimeFactory, a2a: dict[str, Any], visible: set[str]
+) -> None:
     rt = await make_runtime({"tools": {"agentToAgent": a2a}})
     ctx = await ctx_for(rt)
     await add(rt, "agent:other:main")
@@ -166,8 +178,10 @@ async def test_sandboxed_requester_sees_only_its_children(make_runtime: RuntimeF
     assert kid == {"sessionKey": "agent:main:subagent:kid", "messages": []}
     for raw in ("agent:main:discord:group:dev", "main"):
         out = await call(rt, "sessions_history", {"sessionKey": raw}, ctx)
-        assert out == {"status": "forbidden",
-                       "error": f"Session not visible from this sandboxed agent session: {raw}"}
+        assert out == {
+            "status": "forbidden",
+            "error": f"Session not visible from this sandboxed agent session: {raw}",
+        }
     dev = await rt.store.get_session("agent:main:discord:group:dev")
     assert dev is not None
     out = await call(rt, "sessions_history", {"sessionKey": dev.session_id}, ctx)
@@ -180,8 +194,7 @@ async def test_sandboxed_requester_sees_only_its_children(make_runtime: RuntimeF
     assert (await call(rt, "sessions_list", {}, child_ctx))["count"] == 3
 
 
-async def test_history_by_key_session_id_and_label_like_keys(make_runtime: RuntimeFactory
-                                                            ) -> None:
+async def test_history_by_key_session_id_and_label_like_keys(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime({"session": {"mainKey": " Primary "}})
     ctx = await ctx_for(rt, "agent:main:primary")
     await say(rt, "agent:main:primary", TranscriptMessage.text("user", "hello", now_ms()))
@@ -195,10 +208,13 @@ async def test_history_by_key_session_id_and_label_like_keys(make_runtime: Runti
     await add(rt, "agent:main:test-labeled-session")
     out = await call(rt, "sessions_history", {"sessionKey": "test-labeled-session"}, ctx)
     assert out["sessionKey"] == "agent:main:test-labeled-session"
-    missing = await call(rt, "sessions_history",
-                         {"sessionKey": "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"}, ctx)
-    assert missing == {"status": "error",
-                       "error": "No session found: aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"}
+    missing = await call(
+        rt, "sessions_history", {"sessionKey": "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"}, ctx
+    )
+    assert missing == {
+        "status": "error",
+        "error": "No session found: aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa",
+    }
     for bad in ({}, {"sessionKey": "   "}):
         with pytest.raises(ToolInputError, match=r"^sessionKey required$"):
             await call(rt, "sessions_history", bad, ctx)
@@ -213,8 +229,12 @@ async def test_history_tools_filter_before_limit_and_clamps(make_runtime: Runtim
     out = await call(rt, "sessions_history", {"sessionKey": "main", "includeTools": True}, ctx)
     assert [m["role"] for m in out["messages"]] == ["toolResult", "assistant"]
     assert out["messages"][0]["toolCallId"] == "c1" and out["messages"][0]["isError"] is False
-    await say(rt, MAIN, *[TranscriptMessage.text("user", f"m{i}", now_ms()) for i in range(300)],
-              tool_result())
+    await say(
+        rt,
+        MAIN,
+        *[TranscriptMessage.text("user", f"m{i}", now_ms()) for i in range(300)],
+        tool_result(),
+    )
     assert len((await call(rt, "sessions_history", {"sessionKey": "main"}, ctx))["messages"]) == 50
     out = await call(rt, "sessions_history", {"sessionKey": "main", "limit": 5000}, ctx)
     assert len(out["messages"]) == 200  # D3: clamped, not an error
@@ -226,8 +246,7 @@ async def test_history_is_capped_at_256_kib(make_runtime: RuntimeFactory) -> Non
     rt = await make_runtime()
     ctx = await ctx_for(rt)
     big = "x" * 10_000
-    await say(rt, MAIN, *[TranscriptMessage.text("user", f"{i}{big}", now_ms())
-                          for i in range(40)])
+    await say(rt, MAIN, *[TranscriptMessage.text("user", f"{i}{big}", now_ms()) for i in range(40)])
     out = await call(rt, "sessions_history", {"sessionKey": "main"}, ctx)
     import json
 
@@ -240,11 +259,17 @@ async def test_cross_agent_history_texts(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
     ctx = await ctx_for(rt)
     out = await call(rt, "sessions_history", {"sessionKey": "agent:other:main"}, ctx)
-    assert out == {"status": "forbidden", "error": (
-        "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to allow "
-        "cross-agent access.")}
+    assert out == {
+        "status": "forbidden",
+        "error": (
+            "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to allow "
+            "cross-agent access."
+        ),
+    }
     rt.config.tools.agent_to_agent.enabled = True
     rt.config.tools.agent_to_agent.allow = ["main"]
     out = await call(rt, "sessions_history", {"sessionKey": "agent:other:main"}, ctx)
-    assert out == {"status": "forbidden",
-                   "error": "Agent-to-agent history denied by tools.agentToAgent.allow."}
+    assert out == {
+        "status": "forbidden",
+        "error": "Agent-to-agent history denied by tools.agentToAgent.allow.",
+    }

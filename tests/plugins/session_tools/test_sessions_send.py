@@ -61,14 +61,20 @@ async def requester(rt: Runtime, key: str = REQ, **fields: Any) -> Any:
     """A requester session with a chat route, and its tool context."""
     if "discord:group" in key:
         chat = key.rsplit(":", 1)[1]
-        fields = {"channel": "discord", "chat_type": "group", "last_channel": "discord",
-                  "last_to": f"channel:{chat}", **fields}
+        fields = {
+            "channel": "discord",
+            "chat_type": "group",
+            "last_channel": "discord",
+            "last_to": f"channel:{chat}",
+            **fields,
+        }
     entry = await rt.ensure_session(key, **fields)
     return rt.context_for(entry)
 
 
-async def send(rt: Runtime, args: dict[str, Any], key: str = REQ, **ctx_changes: Any
-               ) -> dict[str, Any]:
+async def send(
+    rt: Runtime, args: dict[str, Any], key: str = REQ, **ctx_changes: Any
+) -> dict[str, Any]:
     ctx = await requester(rt, key)
     if ctx_changes:
         ctx = dataclasses.replace(ctx, **ctx_changes)
@@ -80,8 +86,7 @@ async def runs_in(rt: Runtime, key: str) -> list[TranscriptMessage]:
     entry = await rt.store.get_session(key)
     if entry is None:
         return []
-    return [m for m in await rt.store.history(entry.session_id)
-            if m.role == "user" and m.run_id]
+    return [m for m in await rt.store.history(entry.session_id) if m.role == "user" and m.run_id]
 
 
 async def a2a_done(rt: Runtime, timeout: float = 20.0) -> None:
@@ -100,7 +105,8 @@ def assert_uuid(value: object) -> None:
 
 
 async def test_message_required_is_thrown_before_anything_else(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     for args in ({"sessionKey": "main"}, {"sessionKey": "main", "label": "x", "message": "  "}):
         with pytest.raises(ToolInputError, match=r"^message required$"):
@@ -116,7 +122,8 @@ async def test_message_required_is_thrown_before_anything_else(
 
 
 async def test_key_and_label_together_is_refused_with_a_run_id(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     await rt.ensure_session(TARGET)
     await rt.store.set_label(TARGET, "worker")
@@ -132,15 +139,21 @@ async def test_key_and_label_together_is_refused_with_a_run_id(
 
 
 async def test_cross_agent_send_refused_before_any_lookup(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     out = await send(rt, {"sessionKey": OTHER, "message": "hi"}, key=MAIN)
-    assert out == {"runId": out["runId"], "status": "forbidden", "sessionKey": OTHER,
-                   "error": "Agent-to-agent messaging is disabled. Set "
-                            "tools.agentToAgent.enabled=true to allow cross-agent sends."}
+    assert out == {
+        "runId": out["runId"],
+        "status": "forbidden",
+        "sessionKey": OTHER,
+        "error": "Agent-to-agent messaging is disabled. Set "
+        "tools.agentToAgent.enabled=true to allow cross-agent sends.",
+    }
     out = await send(rt, {"label": "x", "agentId": "Other", "message": "hi"}, key=MAIN)
     assert out["status"] == "forbidden" and out["error"].startswith(
-        "Agent-to-agent messaging is disabled.")
+        "Agent-to-agent messaging is disabled."
+    )
     assert "sessionKey" not in out
     assert await rt.store.get_session(OTHER) is None and fake_model.requests == []
 
@@ -151,18 +164,20 @@ async def test_cross_agent_send_refused_before_any_lookup(
 
 
 async def test_cross_agent_send_allowed_by_policy(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({"tools": {"agentToAgent": {"enabled": True,
-                                                         "allow": ["main", "oth*"]}}, **NO_A2A})
-    out = await send(rt, {"sessionKey": OTHER, "message": "ping", "timeoutSeconds": 10},
-                     key=MAIN)
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {"tools": {"agentToAgent": {"enabled": True, "allow": ["main", "oth*"]}}, **NO_A2A}
+    )
+    out = await send(rt, {"sessionKey": OTHER, "message": "ping", "timeoutSeconds": 10}, key=MAIN)
     assert out["status"] == "ok" and out["reply"] == "echo: ping"
     assert out["sessionKey"] == OTHER
     await a2a_done(rt)
 
 
 async def test_sandboxed_requester_reaches_only_its_children(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime({"agents": {"defaults": {"sandbox": {"mode": "all"}}}, **NO_A2A})
     child = "agent:main:subagent:0c4f3c2e-8d0b-4a43-9d43-1d6d3f3f9d7b"
     await rt.ensure_session(child, spawned_by=MAIN, label="kid")
@@ -201,9 +216,11 @@ async def test_send_by_label(make_runtime: RuntimeFactory, fake_model: FakeModel
         await rt.ensure_session(key, label="worker")
     out = await send(rt, {"label": "worker", "message": "job"})
     assert out["status"] == "error"
-    assert out["error"] == "Multiple sessions found with label: worker (agent:main:w2, " \
-        "agent:main:w1)" or out["error"] == "Multiple sessions found with label: worker " \
-        "(agent:main:w1, agent:main:w2)"
+    assert (
+        out["error"] == "Multiple sessions found with label: worker (agent:main:w2, agent:main:w1)"
+        or out["error"]
+        == "Multiple sessions found with label: worker (agent:main:w1, agent:main:w2)"
+    )
     await a2a_done(rt)
 
 
@@ -211,12 +228,17 @@ async def test_send_by_label(make_runtime: RuntimeFactory, fake_model: FakeModel
 
 
 async def test_fire_and_forget_returns_accepted_with_the_run_id(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime(NO_A2A)
     for timeout in (0, -5, 0.9):
         out = await send(rt, {"sessionKey": "main", "message": "note", "timeoutSeconds": timeout})
-        assert out == {"runId": out["runId"], "status": "accepted", "sessionKey": "main",
-                       "delivery": {"status": "pending", "mode": "announce"}}
+        assert out == {
+            "runId": out["runId"],
+            "status": "accepted",
+            "sessionKey": "main",
+            "delivery": {"status": "pending", "mode": "announce"},
+        }
         run = await rt.store.get_run(out["runId"])
         assert run is not None and run.session_key == MAIN and run.lane == "nested"
         assert not run.deliver
@@ -225,18 +247,26 @@ async def test_fire_and_forget_returns_accepted_with_the_run_id(
 
 
 async def test_ok_carries_the_reply_and_the_message_context(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime(NO_A2A)
     fake_model.set_responder(lambda req: text("done") if session_of(req) == MAIN else None)
     # A non-numeric timeout means the default wait (30 s), not an error.
     out = await send(rt, {"sessionKey": "main", "message": "do it", "timeoutSeconds": "soon"})
-    assert out == {"runId": out["runId"], "status": "ok", "reply": "done", "sessionKey": "main",
-                   "delivery": {"status": "pending", "mode": "announce"}}
+    assert out == {
+        "runId": out["runId"],
+        "status": "ok",
+        "reply": "done",
+        "sessionKey": "main",
+        "delivery": {"status": "pending", "mode": "announce"},
+    }
     prompt = system_text(fake_model.requests[0])
-    assert ("Agent-to-agent message context:\n"
-            f"Agent 1 (requester) session: {REQ}.\n"
-            "Agent 1 (requester) channel: discord.\n"
-            "Agent 2 (target) session: main.") in prompt
+    assert (
+        "Agent-to-agent message context:\n"
+        f"Agent 1 (requester) session: {REQ}.\n"
+        "Agent 1 (requester) channel: discord.\n"
+        "Agent 2 (target) session: main."
+    ) in prompt
     assert last_user_text(fake_model.requests[0]) == "do it"
     run = await rt.store.get_run(out["runId"])
     assert run is not None and run.meta is not None and run.meta["hops"] == 1
@@ -244,10 +274,12 @@ async def test_ok_carries_the_reply_and_the_message_context(
 
 
 async def test_requester_without_channel_has_no_channel_line(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime(NO_A2A)
-    out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5}, key=MAIN,
-                     via="http")
+    out = await send(
+        rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5}, key=MAIN, via="http"
+    )
     assert out["status"] == "ok"
     prompt = system_text(fake_model.requests[0])
     assert f"Agent 1 (requester) session: {MAIN}." in prompt
@@ -255,8 +287,9 @@ async def test_requester_without_channel_has_no_channel_line(
     await a2a_done(rt)
 
 
-async def test_reply_strips_thinking(make_runtime: RuntimeFactory,
-                                     fake_model: FakeModelServer) -> None:
+async def test_reply_strips_thinking(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime(NO_A2A)
     fake_model.script(text("Hi <think>secret</think>there"))
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5})
@@ -276,7 +309,8 @@ def test_reply_extraction_rules() -> None:
 
 
 async def test_slow_target_times_out_and_the_run_still_finishes(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     fake_model.script(delay(1.5, text("late")))
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 1.9})
@@ -287,21 +321,24 @@ async def test_slow_target_times_out_and_the_run_still_finishes(
     assert len(fake_model.requests) == 1
 
 
-async def test_failed_target_run_is_an_error(make_runtime: RuntimeFactory,
-                                             fake_model: FakeModelServer) -> None:
+async def test_failed_target_run_is_an_error(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     fake_model.script(error(400, "boom"))
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5})
     # D12: the provider's body ("boom") stays in the log, callers get the public text
     assert out["status"] == "error" and out["error"] == (
-        "⚠️ The model provider failed (HTTP 400). Details are in the gateway log.")
+        "⚠️ The model provider failed (HTTP 400). Details are in the gateway log."
+    )
     assert out["sessionKey"] == TARGET and "reply" not in out
     await a2a_done(rt)
     assert len(fake_model.requests) == 1
 
 
-async def test_send_policy_deny_blocks_the_run(make_runtime: RuntimeFactory,
-                                               fake_model: FakeModelServer) -> None:
+async def test_send_policy_deny_blocks_the_run(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     await rt.ensure_session(TARGET, send_policy="deny")
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5})
@@ -316,7 +353,8 @@ async def test_send_policy_deny_blocks_the_run(make_runtime: RuntimeFactory,
 
 
 async def test_seventh_send_in_a_minute_is_rate_limited(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime(NO_A2A)
     for i in range(6):
         out = await send(rt, {"sessionKey": TARGET, "message": f"m{i}", "timeoutSeconds": 0})
@@ -328,33 +366,45 @@ async def test_seventh_send_in_a_minute_is_rate_limited(
     inputs = [m.plain_text() for m in await runs_in(rt, TARGET)]
     assert [t for t in inputs if t.startswith("m")] == [f"m{i}" for i in range(6)]
     # Another source session has its own budget.
-    out = await send(rt, {"sessionKey": TARGET, "message": "from main", "timeoutSeconds": 0},
-                     key=MAIN)
+    out = await send(
+        rt, {"sessionKey": TARGET, "message": "from main", "timeoutSeconds": 0}, key=MAIN
+    )
     assert out["status"] == "accepted"
     await a2a_done(rt)
 
 
 async def test_hop_budget_stops_a_three_agent_loop(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({
-        "agents": {"list": [{"id": "a"}, {"id": "b"}, {"id": "c"}]},
-        "tools": {"agentToAgent": {"enabled": True}, "sessions": {"hopBudget": 3}},
-        **NO_A2A,
-    })
-    nxt = {"agent:a:main": "agent:b:main", "agent:b:main": "agent:c:main",
-           "agent:c:main": "agent:a:main"}
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {
+            "agents": {"list": [{"id": "a"}, {"id": "b"}, {"id": "c"}]},
+            "tools": {"agentToAgent": {"enabled": True}, "sessions": {"hopBudget": 3}},
+            **NO_A2A,
+        }
+    )
+    nxt = {
+        "agent:a:main": "agent:b:main",
+        "agent:b:main": "agent:c:main",
+        "agent:c:main": "agent:a:main",
+    }
 
     def responder(req: RequestJSON) -> Any:
         if is_announce(req):
             return text("ANNOUNCE_SKIP")
         if last_message(req).get("role") == "tool":
             return text("relayed")
-        return tool_call("sessions_send", {"sessionKey": nxt[session_of(req)],
-                                           "message": "pass it on", "timeoutSeconds": 0})
+        return tool_call(
+            "sessions_send",
+            {"sessionKey": nxt[session_of(req)], "message": "pass it on", "timeoutSeconds": 0},
+        )
 
     fake_model.set_responder(responder)
-    out = await send(rt, {"sessionKey": "agent:b:main", "message": "start",
-                          "timeoutSeconds": 0}, key="agent:a:main")
+    out = await send(
+        rt,
+        {"sessionKey": "agent:b:main", "message": "start", "timeoutSeconds": 0},
+        key="agent:a:main",
+    )
     assert out["status"] == "accepted"
 
     def refused() -> list[dict[str, Any]]:
@@ -371,10 +421,15 @@ async def test_hop_budget_stops_a_three_agent_loop(
             await fake_model.wait_for_requests(len(fake_model.requests) + 1, timeout=20)
     assert refused()[0]["error"].startswith("hop budget exhausted")
     # Hops 1..3 ran (b, c, a); the fourth send was refused and started nothing.
-    primaries = [session_of(r) for r in fake_model.requests
-                 if "Agent-to-agent message context:" in system_text(r)
-                 and last_message(r).get("role") == "user"]
+    primaries = [
+        session_of(r)
+        for r in fake_model.requests
+        if "Agent-to-agent message context:" in system_text(r)
+        and last_message(r).get("role") == "user"
+    ]
     assert primaries == ["agent:b:main", "agent:c:main", "agent:a:main"]
     await a2a_done(rt)
     assert [m.plain_text() for m in await runs_in(rt, "agent:b:main")] == [
-        "start", "Agent-to-agent announce step."]
+        "start",
+        "Agent-to-agent announce step.",
+    ]

@@ -42,8 +42,9 @@ async def ctx_for(rt: Runtime, key: str = "agent:main:main", **fields: Any) -> T
     return dataclasses.replace(rt.context_for(entry, origin=ORIGIN), **fields)
 
 
-async def spawn(rt: Runtime, args: dict[str, Any], ctx: ToolContext | None = None
-                ) -> dict[str, Any]:
+async def spawn(
+    rt: Runtime, args: dict[str, Any], ctx: ToolContext | None = None
+) -> dict[str, Any]:
     return await rt.tools.invoke(rt, "sessions_spawn", args, ctx or await ctx_for(rt))
 
 
@@ -56,7 +57,8 @@ def child_requests(fake: FakeModelServer) -> list[RequestJSON]:
 
 
 async def test_default_spawn_is_accepted_with_only_three_keys(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     out = await spawn(rt, {"task": "do thing"})
     assert set(out) == {"status", "childSessionKey", "runId"}
@@ -80,7 +82,8 @@ async def test_task_is_required(make_runtime: RuntimeFactory) -> None:
 
 
 async def test_task_required_reaches_the_model_as_an_error_payload(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     fake_model.script(tool_call("sessions_spawn", {"label": "x"}), text("ok"))
     rt = await make_runtime()
     ctx = await ctx_for(rt)
@@ -90,46 +93,64 @@ async def test_task_required_reaches_the_model_as_an_error_payload(
     assert result == {"status": "error", "tool": "sessions_spawn", "error": "task required"}
 
 
-@pytest.mark.parametrize("key", ["agent:main:SubAgent:xyz", "agent:main:subagent:abc",
-                                 "subagent:abc"])
-async def test_subagent_requester_is_forbidden(make_runtime: RuntimeFactory,
-                                               fake_model: FakeModelServer, key: str) -> None:
+@pytest.mark.parametrize(
+    "key", ["agent:main:SubAgent:xyz", "agent:main:subagent:abc", "subagent:abc"]
+)
+async def test_subagent_requester_is_forbidden(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer, key: str
+) -> None:
     rt = await make_runtime()
     ctx = ToolContext(session_key=key, agent_id="main", origin=ORIGIN)
     out = await spawn(rt, {"task": "x"}, ctx)
-    assert out == {"status": "forbidden",
-                   "error": "sessions_spawn is not allowed from sub-agent sessions"}
+    assert out == {
+        "status": "forbidden",
+        "error": "sessions_spawn is not allowed from sub-agent sessions",
+    }
     assert await subagent_sessions(rt) == [] and fake_model.requests == []
 
 
-@pytest.mark.parametrize(("allow", "agent_id", "suffix"), [
-    (None, "beta", "(allowed: none)"),
-    (["alpha"], "beta", "(allowed: alpha)"),
-    (["alpha", " gamma "], "beta", "(allowed: alpha, gamma)"),
-])
+@pytest.mark.parametrize(
+    ("allow", "agent_id", "suffix"),
+    [
+        (None, "beta", "(allowed: none)"),
+        (["alpha"], "beta", "(allowed: alpha)"),
+        (["alpha", " gamma "], "beta", "(allowed: alpha, gamma)"),
+    ],
+)
 async def test_agent_not_in_allow_agents_is_forbidden(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer, allow: list[str] | None,
-        agent_id: str, suffix: str) -> None:
+    make_runtime: RuntimeFactory,
+    fake_model: FakeModelServer,
+    allow: list[str] | None,
+    agent_id: str,
+    suffix: str,
+) -> None:
     main: dict[str, Any] = {"id": "main"}
     if allow is not None:
         main["subagents"] = {"allowAgents": allow}
     rt = await make_runtime({"agents": {"list": [main]}})
     out = await spawn(rt, {"task": "x", "agentId": agent_id})
-    assert out == {"status": "forbidden",
-                   "error": f"agentId is not allowed for sessions_spawn {suffix}"}
+    assert out == {
+        "status": "forbidden",
+        "error": f"agentId is not allowed for sessions_spawn {suffix}",
+    }
     assert await subagent_sessions(rt) == [] and fake_model.requests == []
 
 
-@pytest.mark.parametrize(("allow", "agent_id", "prefix"), [
-    (["beta"], "beta", "agent:beta:subagent:"),
-    (["Research"], "RESEARCH", "agent:research:subagent:"),
-    (["*"], "My Agent!", "agent:my-agent:subagent:"),
-])
-async def test_allowed_cross_agent_spawn(make_runtime: RuntimeFactory, allow: list[str],
-                                         agent_id: str, prefix: str) -> None:
+@pytest.mark.parametrize(
+    ("allow", "agent_id", "prefix"),
+    [
+        (["beta"], "beta", "agent:beta:subagent:"),
+        (["Research"], "RESEARCH", "agent:research:subagent:"),
+        (["*"], "My Agent!", "agent:my-agent:subagent:"),
+    ],
+)
+async def test_allowed_cross_agent_spawn(
+    make_runtime: RuntimeFactory, allow: list[str], agent_id: str, prefix: str
+) -> None:
     # tools.agentToAgent stays disabled: it is not consulted for spawning
-    rt = await make_runtime({"agents": {"list": [{"id": "main",
-                                                  "subagents": {"allowAgents": allow}}]}})
+    rt = await make_runtime(
+        {"agents": {"list": [{"id": "main", "subagents": {"allowAgents": allow}}]}}
+    )
     out = await spawn(rt, {"task": "x", "agentId": agent_id})
     assert out["status"] == "accepted" and out["childSessionKey"].startswith(prefix)
 
@@ -143,7 +164,8 @@ async def test_same_agent_needs_no_allowlist(make_runtime: RuntimeFactory) -> No
 
 
 async def test_unknown_model_is_an_error_and_starts_nothing(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     for model in ("bad-model", "nope/model", " claude-haiku-4-5 "):
         out = await spawn(rt, {"task": "x", "model": model})
@@ -152,16 +174,19 @@ async def test_unknown_model_is_an_error_and_starts_nothing(
 
 
 async def test_unknown_configured_default_model_is_an_error(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
-    rt = await make_runtime({"agents": {"defaults": {"subagents": {
-        "model": "minimax/MiniMax-M2.1"}}}})
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    rt = await make_runtime(
+        {"agents": {"defaults": {"subagents": {"model": "minimax/MiniMax-M2.1"}}}}
+    )
     out = await spawn(rt, {"task": "x"})
     assert out == {"status": "error", "error": "invalid model: minimax/MiniMax-M2.1"}
     assert fake_model.requests == []
 
 
 async def test_explicit_model_is_applied_before_the_run(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime()
     out = await spawn(rt, {"task": "x", "model": "fake/small-model"})
     assert out["modelApplied"] is True and "warning" not in out
@@ -171,20 +196,47 @@ async def test_explicit_model_is_applied_before_the_run(
     assert entry is not None and entry.model == "fake/small-model"
 
 
-@pytest.mark.parametrize(("extra", "requester", "expected"), [
-    ({"agents": {"defaults": {"subagents": {"model": "fake/sub-default"}}}},
-     "agent:main:main", "sub-default"),
-    ({"agents": {"defaults": {"subagents": {"model": "fake/sub-default"}},
-                 "list": [{"id": "main"},
-                          {"id": "research", "subagents": {"model": "fake/research-sub"}}]}},
-     "agent:research:main", "research-sub"),
-    ({"agents": {"defaults": {"subagents": {"model": {"primary": "fake/a-b",
-                                                      "fallbacks": ["fake/c"]}}}}},
-     "agent:main:main", "a-b"),
-])
+@pytest.mark.parametrize(
+    ("extra", "requester", "expected"),
+    [
+        (
+            {"agents": {"defaults": {"subagents": {"model": "fake/sub-default"}}}},
+            "agent:main:main",
+            "sub-default",
+        ),
+        (
+            {
+                "agents": {
+                    "defaults": {"subagents": {"model": "fake/sub-default"}},
+                    "list": [
+                        {"id": "main"},
+                        {"id": "research", "subagents": {"model": "fake/research-sub"}},
+                    ],
+                }
+            },
+            "agent:research:main",
+            "research-sub",
+        ),
+        (
+            {
+                "agents": {
+                    "defaults": {
+                        "subagents": {"model": {"primary": "fake/a-b", "fallbacks": ["fake/c"]}}
+                    }
+                }
+            },
+            "agent:main:main",
+            "a-b",
+        ),
+    ],
+)
 async def test_configured_subagent_model_precedence(
-        make_runtime: RuntimeFactory, fake_model: FakeModelServer, extra: dict[str, Any],
-        requester: str, expected: str) -> None:
+    make_runtime: RuntimeFactory,
+    fake_model: FakeModelServer,
+    extra: dict[str, Any],
+    requester: str,
+    expected: str,
+) -> None:
     rt = await make_runtime(extra)
     ctx = await ctx_for(rt, requester, agent_id=requester.split(":")[1])
     out = await spawn(rt, {"task": "x"}, ctx)
@@ -193,8 +245,7 @@ async def test_configured_subagent_model_precedence(
     assert req["model"] == expected
 
 
-async def test_thinking_levels(make_runtime: RuntimeFactory,
-                               fake_model: FakeModelServer) -> None:
+async def test_thinking_levels(make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
     rt = await make_runtime()
     out = await spawn(rt, {"task": "x", "thinking": "UltraThink"})
     assert out["status"] == "accepted"
@@ -203,13 +254,17 @@ async def test_thinking_levels(make_runtime: RuntimeFactory,
     before = await subagent_sessions(rt)
     for bad in ("banana", "xhigh"):
         out = await spawn(rt, {"task": "x", "thinking": bad})
-        assert out == {"status": "error", "error": f'Invalid thinking level "{bad}". Use one '
-                                                   'of: off, minimal, low, medium, high.'}
+        assert out == {
+            "status": "error",
+            "error": f'Invalid thinking level "{bad}". Use one '
+            "of: off, minimal, low, medium, high.",
+        }
     assert await subagent_sessions(rt) == before
 
 
-async def test_hop_budget_is_enforced(make_runtime: RuntimeFactory,
-                                      fake_model: FakeModelServer) -> None:
+async def test_hop_budget_is_enforced(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime({"tools": {"sessions": {"hopBudget": 2}}})
     ctx = await ctx_for(rt, hops=2)
     out = await spawn(rt, {"task": "x"}, ctx)
@@ -222,8 +277,9 @@ async def test_hop_budget_is_enforced(make_runtime: RuntimeFactory,
     assert run.meta["traceId"] == ctx.trace_id or run.meta["traceId"]
 
 
-async def test_send_policy_deny_blocks_the_spawn(make_runtime: RuntimeFactory,
-                                                 fake_model: FakeModelServer) -> None:
+async def test_send_policy_deny_blocks_the_spawn(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     rt = await make_runtime({"session": {"sendPolicy": {"default": "deny"}}})
     out = await spawn(rt, {"task": "x"})
     assert out["status"] == "error" and out["error"] == "send blocked by session policy"
@@ -232,7 +288,8 @@ async def test_send_policy_deny_blocks_the_spawn(make_runtime: RuntimeFactory,
 
 
 async def test_spawned_child_is_listed_for_its_sandboxed_parent(
-        make_runtime: RuntimeFactory) -> None:
+    make_runtime: RuntimeFactory,
+) -> None:
     rt = await make_runtime({"agents": {"defaults": {"sandbox": {"mode": "all"}}}})
     ctx = await ctx_for(rt)
     assert ctx.sandboxed
@@ -247,14 +304,20 @@ async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFact
     rt = await make_runtime()
     child = rt.keys.subagent_key("main")
     names = rt.tool_names_for(child, "main")
-    for denied in ("sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
-                   "agents_list"):
+    for denied in (
+        "sessions_list",
+        "sessions_history",
+        "sessions_send",
+        "sessions_spawn",
+        "agents_list",
+    ):
         assert denied not in names
     assert "sessions_spawn" in rt.tool_names_for("agent:main:main", "main")
 
 
-async def test_spawn_does_not_wait_for_the_child(make_runtime: RuntimeFactory,
-                                                 fake_model: FakeModelServer) -> None:
+async def test_spawn_does_not_wait_for_the_child(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
     gate = asyncio.Event()
 
     async def responder(req: RequestJSON) -> Any:

@@ -14,22 +14,21 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0003'
-down_revision = '0002'
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('seq', sa.BigInteger(), nullable=True))
+    with op.batch_alter_table("messages", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("seq", sa.BigInteger(), nullable=True))
     op.execute("UPDATE messages SET seq = id")
-    with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.create_index('ix_messages_session_seq', ['session_id', 'seq', 'id'],
-                              unique=False)
+    with op.batch_alter_table("messages", schema=None) as batch_op:
+        batch_op.create_index("ix_messages_session_seq", ["session_id", "seq", "id"], unique=False)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.drop_index('ix_messages_session_seq')
-        batch_op.drop_column('seq')
+    with op.batch_alter_table("messages", schema=None) as batch_op:
+        batch_op.drop_index("ix_messages_session_seq")
+        batch_op.drop_column("seq")

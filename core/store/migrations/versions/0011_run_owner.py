@@ -11,23 +11,23 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = '0011'
-down_revision = '0009'
+revision = "0011"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('owner', sqlmodel.sql.sqltypes.AutoString(length=64),
-                                      nullable=True))
-        batch_op.create_index('ix_runs_owner', ['owner', 'status'], unique=False)
-        batch_op.create_index('ix_runs_session_status', ['session_key', 'status'],
-                              unique=False)
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column("owner", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True)
+        )
+        batch_op.create_index("ix_runs_owner", ["owner", "status"], unique=False)
+        batch_op.create_index("ix_runs_session_status", ["session_key", "status"], unique=False)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('runs', schema=None) as batch_op:
-        batch_op.drop_index('ix_runs_session_status')
-        batch_op.drop_index('ix_runs_owner')
-        batch_op.drop_column('owner')
+    with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_index("ix_runs_session_status")
+        batch_op.drop_index("ix_runs_owner")
+        batch_op.drop_column("owner")

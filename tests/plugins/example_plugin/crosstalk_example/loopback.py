@@ -26,8 +26,9 @@ class LoopbackAdapter(ChannelAdapter):
     channel = "loopback"
     text_limit = 2000
 
-    def __init__(self, config: LoopbackConfig, account_id: str = "default",
-                 env: ChannelEnv | None = None) -> None:
+    def __init__(
+        self, config: LoopbackConfig, account_id: str = "default", env: ChannelEnv | None = None
+    ) -> None:
         self.config = config
         self.account_id = account_id
         self._sink: InboundSink | None = None
@@ -44,8 +45,9 @@ class LoopbackAdapter(ChannelAdapter):
         self._sink = None
 
     def status(self) -> AdapterStatus:
-        return AdapterStatus(self.channel, self.account_id,
-                             "connected" if self._sink else "stopped")
+        return AdapterStatus(
+            self.channel, self.account_id, "connected" if self._sink else "stopped"
+        )
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         self.sent.append({"to": target.to, "text": text})
@@ -55,18 +57,28 @@ class LoopbackAdapter(ChannelAdapter):
         if not request_authorized(request):
             return web.json_response({"error": "unauthorized"}, status=401)
         body = await request.json()
-        if not isinstance(body, dict) or not isinstance(body.get("from"), str) \
-                or not isinstance(body.get("text"), str):
-            return web.json_response({"error": "body must be {from: str, text: str}"},
-                                     status=400)
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("from"), str)
+            or not isinstance(body.get("text"), str)
+        ):
+            return web.json_response({"error": "body must be {from: str, text: str}"}, status=400)
         if self._sink is None:
             return web.json_response({"error": "channel not started"}, status=503)
         sender = body["from"]
-        await self._sink(InboundMessage(
-            channel=self.channel, account_id=self.account_id, chat_type="direct",
-            chat_id=sender, sender_id=sender, text=body["text"],
-            reply_to=DeliveryContext(channel=self.channel, to=sender,
-                                     account_id=self.account_id)))
+        await self._sink(
+            InboundMessage(
+                channel=self.channel,
+                account_id=self.account_id,
+                chat_type="direct",
+                chat_id=sender,
+                sender_id=sender,
+                text=body["text"],
+                reply_to=DeliveryContext(
+                    channel=self.channel, to=sender, account_id=self.account_id
+                ),
+            )
+        )
         return web.json_response({"ok": True}, status=202)
 
     async def _outbox(self, request: web.Request) -> web.Response:

@@ -37,9 +37,20 @@ async def weather(env: ToolEnv, ctx: ToolContext, args: WeatherArgs) -> dict[str
 
 
 def register(ctx: PluginContext) -> None:
-    ctx.register_command(CommandSpec(
-        name="shout", description="Shout a line back (owner-only)", handler=shout,
-        permission=OWNER, usage="/shout TEXT"))
-    ctx.register_tool(ToolSpec(
-        name="example_weather", description="Today's forecast for a city.",
-        args_model=WeatherArgs, handler=weather))
+    ctx.register_command(
+        CommandSpec(
+            name="shout",
+            description="Shout a line back (owner-only)",
+            handler=shout,
+            permission=OWNER,
+            usage="/shout TEXT",
+        )
+    )
+    ctx.register_tool(
+        ToolSpec(
+            name="example_weather",
+            description="Today's forecast for a city.",
+            args_model=WeatherArgs,
+            handler=weather,
+        )
+    )
