@@ -1,6 +1,6 @@
-"""The adapter interface, re-exported from :mod:`core.channels.protocol` (D37: core owns it)."""
+"""The adapter interface, re-exported from :mod:`core.model.channel` (D37: core owns it)."""
 
-from core.channels.protocol import (
+from core.model.channel import (
     AdapterState,
     AdapterStatus,
     ChannelAdapter,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.channels.protocol import ChannelAdapter
-from core.channels.registry import ChannelEnv
-from core.channels.registry import build_adapters as _build
 from core.config import CrosstalkConfig
+from core.config.channel_registry import ChannelEnv
+from core.config.channel_registry import build_adapters as _build
+from core.model.channel import ChannelAdapter
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv

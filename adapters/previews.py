@@ -3,7 +3,7 @@
 The first partial text of a run is posted as a new message; later ones edit it; the final
 reply's first chunk is the last edit (so the chat ends with exactly the reply, not a preview
 plus a copy of it). Platforms differ only in how to post and edit, which each adapter supplies.
-Pacing (at most about one edit a second) is decided by core.outbound.live, not here.
+Pacing (at most about one edit a second) is decided by core.engine.outbound.live, not here.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import logging
 from collections import OrderedDict
 
 from adapters.base import ChannelAdapter, SendReceipt
-from core.delivery_context import DeliveryContext
-from core.errors import DeliveryError, RateLimited
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import DeliveryError, RateLimited
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ named by a string and imported only when its channel is configured."""
 
 from __future__ import annotations
 
-from core.channels.registry import ChannelSpec
+from core.config.channel_registry import ChannelSpec
 from core.config.schema_channels import DiscordConfig, SlackConfig, TelegramConfig, WebchatConfig
 
 WEBCHAT = ChannelSpec(

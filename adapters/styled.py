@@ -5,7 +5,7 @@ WhatsApp marks styles inline (``*bold*``, ``_italic_``, ``~strike~``, `` `code` 
 units). Both are the same walk over the markdown the agent wrote, so it is written once: headings
 become bold lines, links ``text (url)`` (neither platform has link markup, and a bare URL is
 linked by the apps), lists and quotes keep their plain-text shape, tables become monospaced
-blocks (``core.outbound.markdown``), and raw HTML stays visible text.
+blocks (``core.model.markdown``), and raw HTML stays visible text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Literal
 
 from markdown_it.token import Token
 
-from core.outbound.markdown import parser, tables_to_code
+from core.model.markdown import parser, tables_to_code
 
 Style = Literal["BOLD", "ITALIC", "STRIKETHROUGH", "MONOSPACE"]
 

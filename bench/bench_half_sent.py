@@ -15,7 +15,7 @@ import time
 import aiohttp
 
 from core.config import validate_config
-from core.gateway.server import start_gateway
+from core.edge.http.server import start_gateway
 
 HEAD = (
     b"POST /tools/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

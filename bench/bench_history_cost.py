@@ -13,8 +13,8 @@ import asyncio
 import time
 from typing import Any
 
-from core.agent import transcript
-from core.agent.turn import HISTORY_LIMIT
+from core.features.agent import transcript
+from core.features.agent.turn import HISTORY_LIMIT
 from core.store import TranscriptMessage
 
 

@@ -83,7 +83,7 @@ async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> 
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "core.cli.main",
+        "core.edge.cli.main",
         "gateway",
         env=env,
         stdout=asyncio.subprocess.PIPE,

@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bench.common import summary, temp_config
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
 from core.runtime import Runtime
 
 

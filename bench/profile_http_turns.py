@@ -64,7 +64,7 @@ class ProfiledGateway(GatewayProcess):
 
 
 def _child(out: str, argv: list[str]) -> int:
-    from core.cli.main import main
+    from core.edge.cli.main import main
 
     prof = cProfile.Profile()
     collections_ = [0, 0, 0]
@@ -106,14 +106,14 @@ def _package(filename: str) -> str:
 
 HOT_SPOTS = {
     "openai SDK request-body transform": r"_transform.py:\d+\(async_maybe_transform\)",
-    "openai chat body, plain walk (D40)": r"core/agent/openai_fast.py:\d+\(transform\)",
+    "openai chat body, plain walk (D40)": r"core/features/agent/openai_fast.py:\d+\(transform\)",
     "store writes (one commit each)": r"core/store/store.py:\d+\(write\)",
     "store reads": r"core/store/store.py:\d+\(read\)",
     "pydantic-ai request preparation (tool schemas)": (
         r"pydantic_ai/models/__init__.py:\d+\(prepare_request\)"
     ),
     "HTTP to the model (httpx send)": r"httpx2?/_client.py:\d+\(send\)",
-    "metrics (self time)": r"core/observability/",
+    "metrics (self time)": r"core/engine/observability/",
 }
 
 

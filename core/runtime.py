@@ -1,6 +1,6 @@
 """The runtime: every long-lived part of a gateway, wired once.
 
-Built from a validated config; started and stopped by the gateway process (core.gateway.server)
+Built from a validated config; started and stopped by the gateway process (core.edge.http.server)
 or by tests. Channel SDKs are imported only for channels that are configured.
 """
 
@@ -11,36 +11,36 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from core.access.admission import Admission
-from core.agent.models import ModelResolver, warm_up_imports
-from core.background import BackgroundTasks
-from core.commands.context import CommandServices
-from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
-from core.cron.service import CronService
-from core.delivery_context import DeliveryContext
-from core.errors import LifecycleError
-from core.extension.discovery import load_plugins
-from core.keys import KeyModel
-from core.observability.metrics import Metrics
-from core.outbound.channels import ChannelRegistry
-from core.outbound.gate import OutboundGate
-from core.outbound.live import LiveFeedback
-from core.outbound.reports import LedgerReports
-from core.policy.send_policy import SendPolicySpec
-from core.runs import Lanes, RunManager, RunRequest
-from core.services import CoreServices
+from core.engine.background import BackgroundTasks
+from core.engine.observability.metrics import Metrics
+from core.engine.outbound.channels import ChannelRegistry
+from core.engine.outbound.gate import OutboundGate
+from core.engine.outbound.live import LiveFeedback
+from core.engine.outbound.reports import LedgerReports
+from core.engine.runs import Lanes, RunManager, RunRequest
+from core.features.access.admission import Admission
+from core.features.agent.models import ModelResolver, warm_up_imports
+from core.features.commands.context import CommandServices
+from core.features.commands.registry import CommandRegistry
+from core.features.cron.service import CronService
+from core.features.extension.discovery import load_plugins
+from core.features.services import CoreServices
+from core.features.subagents.registry import SubagentRegistry
+from core.features.tools.availability import tool_names_for
+from core.features.tools.env import ToolServices
+from core.features.tools.registry import ToolRegistry
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import LifecycleError
+from core.model.keys import KeyModel
+from core.model.send_limits import SendRateLimiter
+from core.model.send_policy import SendPolicySpec
+from core.model.tool_context import ToolContext
 from core.store import RunRecord, SessionEntry, Store, now_ms
-from core.subagents.registry import SubagentRegistry
-from core.tools.availability import tool_names_for
-from core.tools.context import ToolContext
-from core.tools.env import ToolServices
-from core.tools.limits import SendRateLimiter
-from core.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from core.channels.protocol import ChannelAdapter
-    from core.routing.router import Router
+    from core.features.inbound.router import Router
+    from core.model.channel import ChannelAdapter
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +71,13 @@ class Runtime:
         self.live = LiveFeedback(self.gate, config)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
-        from core.mcp.client import McpClients
+        from core.features.mcp.client import McpClients
 
         self.mcp = McpClients(config)
         self.send_limiter = SendRateLimiter(config.tools.sessions.send_rate_per_minute)
         self.commands = CommandRegistry()
         self.background = BackgroundTasks("runtime")
-        from core.agent.turn import PydanticAITurnExecutor
+        from core.features.agent.turn import PydanticAITurnExecutor
 
         lanes = Lanes({"subagent": config.agents.defaults.subagents.max_concurrent})
         self.runs = RunManager(self.store, PydanticAITurnExecutor(self), lanes)
@@ -103,7 +103,7 @@ class Runtime:
             pairing=self.access.pairing,
             commands=self.commands,
         )
-        from core.routing.router import Router
+        from core.features.inbound.router import Router
 
         self.router: Router = Router(
             self.services,
@@ -115,8 +115,8 @@ class Runtime:
         self.metrics = Metrics()
         self.gate.metrics = self.access.metrics = self.runs.metrics = self.metrics
         self.metrics.watch(self.runs.load, self.channels.statuses)
-        from core.channels.supervisor import SoleProcessLease
-        from core.cluster.node import ClusterNode
+        from core.engine.channels.supervisor import SoleProcessLease
+        from core.engine.cluster.node import ClusterNode
 
         self.cluster = ClusterNode(self)  # D27: owner of this process's runs, session FIFO
         self.process = self.cluster.identity
@@ -128,7 +128,7 @@ class Runtime:
         if not self.cluster.alone:  # D29: the send rate counts across processes
             from functools import partial
 
-            from core.cluster.rate import check_send_rate
+            from core.engine.cluster.rate import check_send_rate
 
             self.send_limiter.counter = partial(check_send_rate, self.store, self.send_limiter)
         self.channel_lease = (
@@ -181,10 +181,10 @@ class Runtime:
         await self.subagents.start()  # after the adapters: resumed announces need their chats
         await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
         if aborted:  # after the adapters too: the chats hear that their turn was lost
-            from core.runs.restart_notice import notify_aborted_chats
+            from core.engine.runs.restart_notice import notify_aborted_chats
 
             self.spawn(notify_aborted_chats(self.gate, aborted))
-        from core import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
+        from core.engine import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
         self.spawn(watchdog.run(self, started_ms))
         self.cluster.start()

@@ -59,7 +59,7 @@ class GatewayProcess:
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "core.cli.main",
+            "core.edge.cli.main",
             "--config",
             str(self.config),
             "gateway",

@@ -14,25 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.access.admission import Admission
-from core.agent.models import ModelResolver
-from core.background import BackgroundTasks
-from core.commands.context import CommandServices
-from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig, validate_config
-from core.cron.service import CronService
-from core.extension.context import PluginContext
-from core.outbound.channels import ChannelRegistry
-from core.outbound.gate import OutboundGate
-from core.routing.router import Router
-from core.runs import Lanes, RunManager, RunRequest
-from core.runs.manager import DeltaSink, TurnResult
-from core.services import CoreServices
+from core.engine.background import BackgroundTasks
+from core.engine.outbound.channels import ChannelRegistry
+from core.engine.outbound.gate import OutboundGate
+from core.engine.runs import Lanes, RunManager, RunRequest
+from core.engine.runs.manager import DeltaSink, TurnResult
+from core.features.access.admission import Admission
+from core.features.agent.models import ModelResolver
+from core.features.commands.context import CommandServices
+from core.features.commands.registry import CommandRegistry
+from core.features.cron.service import CronService
+from core.features.extension.context import PluginContext
+from core.features.inbound.router import Router
+from core.features.services import CoreServices
+from core.features.subagents.registry import SubagentRegistry
+from core.features.tools.env import ToolServices
+from core.features.tools.registry import ToolRegistry
+from core.model.send_limits import SendRateLimiter
 from core.store import RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
-from core.subagents.registry import SubagentRegistry
-from core.tools.env import ToolServices
-from core.tools.limits import SendRateLimiter
-from core.tools.registry import ToolRegistry
 from plugins import chat_commands, cron_tools, session_tools
 from tests.conftest import deep_merge
 from tests.fakes.recording_adapter import RecordingAdapter
@@ -82,7 +82,7 @@ async def narrow_parts(
     )
     store = Store(f"sqlite+aiosqlite:///{tmp_path}/unit.db", tmp_path)
     s = config.session
-    from core.keys import KeyModel
+    from core.model.keys import KeyModel
 
     keys = KeyModel(
         main_key=s.main_key,

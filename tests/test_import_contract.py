@@ -11,7 +11,7 @@ from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "core"
 
-# D37/D38: the adapter protocol lives in core/channels and adapters are built through the
+# D37/D38: the adapter protocol lives in core/engine/channels and adapters are built through the
 # channel registry (entry points), so no core module imports `adapters`.
 KNOWN_ADAPTER_IMPORTS: set[tuple[str, str]] = set()
 
@@ -56,19 +56,19 @@ def test_the_scan_sees_lazy_imports(tmp_path: Path) -> None:
 # ---- the runtime is imported only by the composition roots (D30) -------------------------------
 
 ROOT = CORE.parent
-COMPOSITION_ROOTS = {"core/runtime.py", "core/gateway/server.py"}
-"""And everything under core/cli/: the process entry points that build a runtime."""
+COMPOSITION_ROOTS = {"core/runtime.py", "core/edge/http/server.py"}
+"""And everything under core/edge/cli/: the process entry points that build a runtime."""
 
 KNOWN_RUNTIME_IMPORTS = {
     # The HTTP edge: aiohttp handlers read the runtime from the app (appkeys.RUNTIME) that the
     # gateway server (a composition root) builds; a narrower gateway environment is future work.
-    "core/gateway/appkeys.py",
-    "core/gateway/channel_stats.py",
-    "core/gateway/http_hooks.py",
-    "core/gateway/idempotency.py",
-    "core/gateway/openai_run.py",
-    "core/gateway/openai_target.py",
-    "core/mcp/server.py",
+    "core/edge/http/appkeys.py",
+    "core/edge/http/channel_stats.py",
+    "core/edge/http/http_hooks.py",
+    "core/edge/http/idempotency.py",
+    "core/edge/http/openai_run.py",
+    "core/edge/http/openai_target.py",
+    "core/edge/mcp/server.py",
 }
 
 
@@ -82,9 +82,9 @@ def runtime_importers() -> set[str]:
 
 
 def test_only_composition_roots_import_the_runtime() -> None:
-    """Features get narrow environments (core.services, ToolEnv, CommandEnv, TurnEnv), even for
-    type hints: a TYPE_CHECKING import of core.runtime is a new importer too."""
-    importers = {m for m in runtime_importers() if not m.startswith("core/cli/")}
+    """Features get narrow environments (core.features.services, ToolEnv, CommandEnv, TurnEnv),
+    even for type hints: a TYPE_CHECKING import of core.runtime is a new importer too."""
+    importers = {m for m in runtime_importers() if not m.startswith("core/edge/cli/")}
     assert importers - COMPOSITION_ROOTS - KNOWN_RUNTIME_IMPORTS == set(), (
         "only the composition roots may import core.runtime"
     )

@@ -30,13 +30,13 @@ from adapters.base import (
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
-from core.attachments import Attachment
-from core.channels.registry import ChannelEnv
-from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
+from core.config.channel_registry import ChannelEnv
 from core.config.schema_channels import DiscordAccountConfig
-from core.delivery_context import DeliveryContext
-from core.errors import (
+from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
+from core.model.attachments import Attachment
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,
@@ -229,7 +229,7 @@ class DiscordAdapter(EditablePreviews):
             enable_debug_events=True,
         )  # on_socket_raw_receive: last receive time
 
-    # The Connection the supervisor drives (core.channels.supervisor). A closed
+    # The Connection the supervisor drives (core.engine.channels.supervisor). A closed
     # discord.Client cannot be reopened, so each connection logs a fresh one in.
 
     async def prepare(self) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import discord
 
-from core.attachments import Attachment, kind_of_mime
-from core.delivery_context import DeliveryContext
-from core.inbound import ChatType, InboundMessage
+from core.model.attachments import Attachment, kind_of_mime
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import ChatType, InboundMessage
 
 CHANNEL = "discord"
 # Ordinary user posts; joins, pins, boosts and other system messages never reach the agent.

@@ -23,7 +23,7 @@ from adapters.signal.normalize import CHANNEL, to_inbound
 from adapters.signal.rpc import SignalRpc, target_params
 from adapters.signal.spec import SignalAccountConfig
 from adapters.styled import styled_text
-from core.channels.api import (
+from core.api.channels import (
     AdapterState,
     AdapterStatus,
     Attachment,
@@ -38,7 +38,7 @@ from core.channels.api import (
     InboundSink,
     SendReceipt,
 )
-from core.outbound.markdown import split_markdown, utf16_units
+from core.model.markdown import split_markdown, utf16_units
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class SignalAdapter(ChannelAdapter):
         if self._sup is not None:
             await self._sup.restart(reason)
 
-    # The Connection the supervisor drives (core.channels.supervisor).
+    # The Connection the supervisor drives (core.engine.channels.supervisor).
 
     async def prepare(self) -> None:
         assert self._rpc is not None

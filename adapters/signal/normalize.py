@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.channels.api import (
+from core.api.channels import (
     Attachment,
     ChatType,
     DeliveryContext,

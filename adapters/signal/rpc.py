@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from core.channels.api import (
+from core.api.channels import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,

@@ -1,6 +1,6 @@
 """The ``signal`` channel's registry entry (D38, D77): its config model and adapter.
 
-Loaded while the config is validated, so it imports only ``core.channels.api``. An account is
+Loaded while the config is validated, so it imports only ``core.api.channels``. An account is
 one Signal number registered (or linked) in a signal-cli daemon started with ``--http``.
 """
 
@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
-from core.channels.api import (
+from core.api.channels import (
     AccountConfig,
     ChannelCommon,
     ChannelSpec,

@@ -45,14 +45,14 @@ from adapters.slack.normalize import (
 )
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
-from core.attachments import Attachment
-from core.channels.registry import ChannelEnv
-from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import secret_value
+from core.config.channel_registry import ChannelEnv
 from core.config.schema_channels import SlackAccountConfig
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable
-from core.inbound import ChatType
+from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
+from core.model.attachments import Attachment
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable
+from core.model.inbound import ChatType
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ class SlackAdapter(EditablePreviews):
         app.event("app_mention")(on_event)
         return app
 
-    # The Connection the supervisor drives (core.channels.supervisor).
+    # The Connection the supervisor drives (core.engine.channels.supervisor).
 
     async def prepare(self) -> None:
         """auth.test once (raises _AuthRejected on a bad bot token): what sending needs."""

@@ -15,16 +15,16 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from core.attachments import Attachment, kind_of_mime
-from core.delivery_context import DeliveryContext
-from core.errors import (
+from core.model.attachments import Attachment, kind_of_mime
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
 )
-from core.inbound import ChatType, InboundMessage
+from core.model.inbound import ChatType, InboundMessage
 
 CHANNEL = "slack"
 

@@ -3,7 +3,7 @@
 Slack reads ``&``, ``<`` and ``>`` as control characters (links, ``<!channel>`` broadcasts,
 ``<@U…>`` mentions), so every one of them in model or user text — prose, inline code and code
 blocks alike — is escaped: nothing the model writes can ping a channel or forge a link. Tables
-become monospaced blocks (core.outbound.markdown); headings are bold lines.
+become monospaced blocks (core.model.markdown); headings are bold lines.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from markdown_it.token import Token
 from slackify_markdown.slackify import SlackifyMarkdown
 
-from core.outbound.markdown import split_markdown, tables_to_code
+from core.model.markdown import split_markdown, tables_to_code
 
 TEXT_LIMIT = 4000  # Slack truncates past 40k, but advises keeping `text` under 4k
 

@@ -27,14 +27,14 @@ from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
-from core.attachments import Attachment
-from core.channels.registry import ChannelEnv
-from core.channels.supervisor import Backoff, ConnectionSupervisor
 from core.config import TelegramAccountConfig, secret_value
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable
-from core.outbound.chunking import split_text
-from core.outbound.markdown import split_markdown, utf16_units
+from core.config.channel_registry import ChannelEnv
+from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
+from core.model.attachments import Attachment
+from core.model.chunking import split_text
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable
+from core.model.markdown import split_markdown, utf16_units
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class TelegramAdapter(EditablePreviews):
         app.add_handler(TypeHandler(Update, self._on_update))
         return app
 
-    # The Connection the supervisor drives (core.channels.supervisor).
+    # The Connection the supervisor drives (core.engine.channels.supervisor).
 
     async def prepare(self) -> None:
         """getMe and PTB's start: what sending needs. Idempotent, so a retry resumes."""

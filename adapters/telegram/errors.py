@@ -15,7 +15,7 @@ from telegram.error import (
     TelegramError,
 )
 
-from core.errors import (
+from core.model.errors import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,

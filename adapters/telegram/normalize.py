@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from telegram import Message, MessageEntity
 
-from core.attachments import Attachment, AttachmentKind, kind_of_mime
-from core.delivery_context import DeliveryContext
-from core.inbound import ChatType, InboundMessage
+from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import ChatType, InboundMessage
 
 CHANNEL = "telegram"
 _GROUP_TYPES = frozenset({"group", "supergroup"})

@@ -4,7 +4,7 @@ Entities rather than ``parse_mode`` strings: the text goes out exactly as the us
 it and the formatting travels beside it, so no character of model or user text can be taken
 as markup. Raw HTML in the markdown is kept as literal text (telegramify drops it, which
 would silently lose what the model wrote). Headings render as bold, tables as ``pre`` blocks
-(via core.outbound.markdown), and chunks are measured in UTF-16 code units like Telegram does.
+(via core.model.markdown), and chunks are measured in UTF-16 code units like Telegram does.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from telegramify_markdown import MessageEntity, RenderConfig, split_entities, utf16_len
 from telegramify_markdown.converter import STANDARD_OPTIONS, EventWalker, _parse
 
-from core.outbound.markdown import split_markdown, tables_to_code, utf16_units
+from core.model.markdown import split_markdown, tables_to_code, utf16_units
 
 TEXT_LIMIT = 4096
 

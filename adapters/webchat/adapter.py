@@ -17,16 +17,16 @@ from aiohttp import WSMsgType, web
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
-from core.attachments import text_with_placeholders
-from core.channels.registry import ChannelEnv
 from core.config import WebchatConfig
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable
-from core.gateway.appkeys import SECRET
-from core.gateway.auth import is_authorized
-from core.inbound import InboundMessage
+from core.config.channel_registry import ChannelEnv
+from core.edge.http.appkeys import SECRET
+from core.edge.http.auth import is_authorized
+from core.model.attachments import text_with_placeholders
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable
+from core.model.inbound import InboundMessage
+from core.model.text import clean_text
 from core.store import TranscriptMessage, now_ms
-from core.text import clean_text
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from core.agent.models import ModelResolver
-from core.cluster.events import EventBus
-from core.commands.registry import CommandRegistry
 from core.config import CrosstalkConfig
-from core.keys import KeyModel
-from core.services import SessionStore
+from core.engine.cluster.events import EventBus
+from core.features.agent.models import ModelResolver
+from core.features.commands.registry import CommandRegistry
+from core.features.services import SessionStore
+from core.model.keys import KeyModel
 
 
 class ClusterBus(Protocol):

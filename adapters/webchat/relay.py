@@ -13,7 +13,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core.cluster.events import EventBus, PgEventBus
+from core.engine.cluster.events import EventBus, PgEventBus
 
 if TYPE_CHECKING:
     from adapters.webchat.adapter import WebchatAdapter

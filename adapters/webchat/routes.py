@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from core.gateway.appkeys import SECRET
-from core.gateway.auth import is_authorized
+from core.edge.http.appkeys import SECRET
+from core.edge.http.auth import is_authorized
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv

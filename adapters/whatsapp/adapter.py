@@ -36,7 +36,7 @@ from adapters.whatsapp.graph import (
 )
 from adapters.whatsapp.spec import CHANNEL, WEBHOOK_PATH, WhatsAppAccountConfig
 from adapters.whatsapp.webhook import contact_names, mount, signature_valid, to_inbound
-from core.channels.api import (
+from core.api.channels import (
     AdapterState,
     AdapterStatus,
     Attachment,
@@ -52,7 +52,7 @@ from core.channels.api import (
     SendReceipt,
     secret_value,
 )
-from core.outbound.markdown import split_markdown
+from core.model.markdown import split_markdown
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class WhatsAppAdapter(ChannelAdapter):
         if graph is not None:
             await graph.close()
 
-    # The Connection the supervisor drives (core.channels.supervisor).
+    # The Connection the supervisor drives (core.engine.channels.supervisor).
 
     async def prepare(self) -> None:
         """The phone number's profile: proves the token and the phone number id."""

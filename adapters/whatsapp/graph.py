@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from core.channels.api import (
+from core.api.channels import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,

@@ -1,6 +1,6 @@
 """The ``whatsapp`` channel's registry entry (D38, D77): its config model and adapter.
 
-Loaded while the config is validated, so it imports only ``core.channels.api``. The section
+Loaded while the config is validated, so it imports only ``core.api.channels``. The section
 holds the default account at top level and more under ``accounts`` (each its own phone number),
 with D11's access fields inherited as on every platform.
 """
@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field, SecretStr, field_validator
 
-from core.channels.api import (
+from core.api.channels import (
     AccountConfig,
     ChannelCommon,
     ChannelSpec,

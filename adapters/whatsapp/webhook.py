@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from core.channels.api import (
+from core.api.channels import (
     Attachment,
     AttachmentKind,
     DeliveryContext,

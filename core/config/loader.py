@@ -19,7 +19,7 @@ from pydantic import SecretStr, ValidationError
 from core.config.checks import alias_cycle
 from core.config.schema import CrosstalkConfig
 from core.config.schema_base import SYNTHETIC_LOC_TAGS
-from core.errors import CrosstalkError
+from core.model.errors import CrosstalkError
 
 if TYPE_CHECKING:
     import yaml

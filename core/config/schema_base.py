@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from core.keys import normalize_account_id, normalize_agent_id
+from core.model.keys import normalize_account_id, normalize_agent_id
 
 __all__ = [
     "SYNTHETIC_LOC_TAGS",
@@ -60,7 +60,7 @@ def secret_value(value: SecretStr | None) -> str | None:
     return None if value is None else value.get_secret_value()
 
 
-# --- ids (normalised by the one key module, core.keys) -------------------------------------
+# --- ids (normalised by the one key module, core.model.keys) -------------------------------------
 
 
 def _coerce_id(value: Any) -> Any:

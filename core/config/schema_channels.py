@@ -291,7 +291,7 @@ def with_installed_channels(base: type[ChannelsConfig]) -> type[ChannelsConfig]:
     channel's own config model; any other name stays an unknown key."""
     from pydantic import create_model
 
-    from core.channels.registry import installed_channels
+    from core.config.channel_registry import installed_channels
 
     fields: dict[str, Any] = {
         name: (spec.config_model | None, None)

@@ -44,7 +44,7 @@ class DeliverTarget(ConfigModel):
     @field_validator("channel")
     @classmethod
     def _channel(cls, value: str) -> str:
-        from core.delivery_context import normalize_channel
+        from core.model.delivery_context import normalize_channel
 
         out = normalize_channel(value)
         if not out:
@@ -90,13 +90,13 @@ class CronJobConfig(ConfigModel):
     @field_validator("agent_id")
     @classmethod
     def _agent(cls, value: str | None) -> str | None:
-        from core.keys import normalize_agent_id
+        from core.model.keys import normalize_agent_id
 
         return normalize_agent_id(value) if value and value.strip() else None
 
     @model_validator(mode="after")
     def _schedule(self) -> CronJobConfig:
-        from core.cron.schedule import Schedule
+        from core.model.cron_schedule import Schedule
 
         Schedule.of(schedule=self.schedule, every=self.every, at=self.at, tz=self.tz)
         return self
@@ -171,7 +171,7 @@ class HookMappingConfig(ConfigModel):
     @field_validator("agent_id")
     @classmethod
     def _agent(cls, value: str | None) -> str | None:
-        from core.keys import normalize_agent_id
+        from core.model.keys import normalize_agent_id
 
         return normalize_agent_id(value) if value and value.strip() else None
 
@@ -180,7 +180,7 @@ class HookMappingConfig(ConfigModel):
     def _template(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        from core.hooks.template import compile_template
+        from core.model.hook_template import compile_template
 
         compile_template(value)  # a syntax error is a config error, not a 500 per request
         return value

@@ -1,6 +1,6 @@
 """Persistence: one store API over SQLite or PostgreSQL (see store.py)."""
 
-from core.store.entries import (
+from core.model.records import (
     FINAL_RUN_STATUSES,
     DeliveryRecord,
     RunRecord,

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from core.errors import CrosstalkError
-from core.store.entries import DeliveryRecord, RunRecord, SessionEntry, TranscriptMessage
+from core.model.errors import CrosstalkError
+from core.model.records import DeliveryRecord, RunRecord, SessionEntry, TranscriptMessage
 from core.store.ledger_tables import DeliveryChunkRow, InboundIdentityRow
 from core.store.store import Store, now_ms
 from core.store.tables import DeliveryRow, RunRow

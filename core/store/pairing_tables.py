@@ -1,6 +1,7 @@
 """Tables of DM pairing (D11): pending/denied requests and approved senders.
 
-Kept in their own module (imported by core.store.tables) because only core.access uses them.
+Kept in their own module (imported by core.store.tables) because only core.features.access uses
+them.
 """
 
 from __future__ import annotations

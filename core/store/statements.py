@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, func, insert, select, update
 
-from core.store.entries import SessionEntry
+from core.model.records import SessionEntry
 from core.store.tables import MessageRow, RunRow, SessionRow
 
 S = SessionRow.__table__  # type: ignore[attr-defined]

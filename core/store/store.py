@@ -23,7 +23,17 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from core.errors import CrosstalkError
+from core.model.errors import CrosstalkError
+from core.model.records import (
+    SESSION_FIELDS,
+    DeliveryRecord,
+    RunRecord,
+    SessionEntry,
+    SessionQuery,
+    TranscriptMessage,
+    TurnWrite,
+)
+from core.model.text import clean_json, clean_text
 from core.store import statements as st
 from core.store.engine import (
     create_and_stamp,
@@ -35,19 +45,9 @@ from core.store.engine import (
     sqlite_path,
     upgrade,
 )
-from core.store.entries import (
-    SESSION_FIELDS,
-    DeliveryRecord,
-    RunRecord,
-    SessionEntry,
-    SessionQuery,
-    TranscriptMessage,
-    TurnWrite,
-)
 from core.store.files import open_private, private_dir, private_file, tighten_tree
 from core.store.tables import DeliveryRow, MessageRow, RunRow, SessionRow
 from core.store.tail_cache import TailCache
-from core.text import clean_json, clean_text
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Store functions for the persisted sub-agent registry (table `subagent_runs`, R4.8).
 
-Kept beside the main store API rather than inside it: only core.subagents uses these. The
+Kept beside the main store API rather than inside it: only core.features.subagents uses these. The
 announce guard is a conditional UPDATE, so "announce exactly once" holds across completion
 paths and across a restart.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import and_, delete, insert, or_, select, update
 
-from core.delivery_context import DeliveryContext, normalize_delivery_context
+from core.model.delivery_context import DeliveryContext, normalize_delivery_context
 from core.store.store import Store
 from core.store.tables import SubagentRunRow
 

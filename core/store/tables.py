@@ -1,7 +1,7 @@
 """The tables behind the store API (sessions, messages, runs, deliveries, sub-agent runs).
 
 The classes describe the schema (and feed Alembic); the hot paths query them through SQLAlchemy
-Core and hand out the light value types of :mod:`core.store.entries`, because building ORM
+Core and hand out the light value types of :mod:`core.model.records`, because building ORM
 objects per row would cost more than the whole `sessions_list` budget.
 """
 
@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 
 
 class SessionRow(SQLModel, table=True):
-    """One chat session bucket; `key` is the canonical session key (core.keys)."""
+    """One chat session bucket; `key` is the canonical session key (core.model.keys)."""
 
     __tablename__ = "sessions"
     __table_args__ = (

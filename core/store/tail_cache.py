@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, select
 
-from core.store.entries import TranscriptMessage
+from core.model.records import TranscriptMessage
 from core.store.statements import HISTORY, MSG_COLS, WAITING, M
 
 NEWER = (

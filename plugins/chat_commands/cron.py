@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.commands.registry import CommandInvocation, CommandSpec
-from core.cron.clock import iso
-from core.cron.service import CronError
-from core.extension.permission import OWNER
+from core.features.commands.registry import CommandInvocation, CommandSpec
+from core.features.cron.clock import iso
+from core.features.cron.service import CronError
+from core.model.permission import OWNER
 
 USAGE = "⚙️ Usage: /cron list | /cron rm ID"
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from core.commands.parse import (
+from core.features.commands.parse import (
     SEND_USAGE,
     ParsedCommand,
     is_send_command,
     parse_send_mode,
     send_set_text,
 )
-from core.commands.registry import CommandInvocation, CommandSpec
-from core.extension.permission import OWNER
-from core.policy.send_policy import effective_policy_text
+from core.features.commands.registry import CommandInvocation, CommandSpec
+from core.model.permission import OWNER
+from core.model.send_policy import effective_policy_text
 
 _OVERRIDE = {"allow": "allow", "deny": "deny", "inherit": None}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from core.commands.registry import CommandInvocation, CommandSpec
-from core.extension.permission import OWNER
-from core.policy.send_policy import effective_policy_text
+from core.features.commands.registry import CommandInvocation, CommandSpec
+from core.model.permission import OWNER
+from core.model.send_policy import effective_policy_text
 from plugins.chat_commands.usage import usage_lines
 
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import time
 
-from core.commands.registry import CommandInvocation, CommandSpec
-from core.errors import SendBlocked
-from core.extension.permission import OWNER
-from core.keys import agent_id_of
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
+from core.features.commands.registry import CommandInvocation, CommandSpec
+from core.features.subagents.announce import format_duration, status_word
+from core.features.subagents.prompts import subagent_system_prompt
+from core.model.errors import SendBlocked
+from core.model.keys import agent_id_of
+from core.model.permission import OWNER
+from core.model.tool_context import ToolContext
 from core.store import TranscriptMessage, now_ms
 from core.store.subagent_store import SubagentRecord
-from core.subagents.announce import format_duration, status_word
-from core.subagents.prompts import subagent_system_prompt
-from core.tools.context import ToolContext
 
 NONE_TEXT = "🧭 Subagents: none for this session."
 MISSING_ID = "Missing subagent id."

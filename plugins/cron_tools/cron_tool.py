@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from core.config.schema_cron import CronJobConfig
-from core.cron.service import CronError
-from core.cron.turns import deliver_target, target_wire
-from core.errors import ToolError, ToolInputError
-from core.outbound.gate import session_target
-from core.tools.args import ToolArgs
-from core.tools.context import ToolContext
-from core.tools.registry import ToolSpec
-from core.tools.results import ToolResult
-from core.validation import validation_message
+from core.engine.outbound.gate import session_target
+from core.features.cron.service import CronError
+from core.features.cron.turns import deliver_target, target_wire
+from core.features.tools.args import ToolArgs
+from core.features.tools.registry import ToolSpec
+from core.features.tools.results import ToolResult
+from core.model.errors import ToolError, ToolInputError
+from core.model.tool_context import ToolContext
+from core.model.validation import validation_message
 from plugins.cron_tools.results import CronJobResult, CronListResult, CronRemoveResult
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 
 class CronArgs(ToolArgs):

@@ -14,16 +14,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.delivery_context import DeliveryContext
-from core.errors import SendBlocked
-from core.outbound.gate import Outbound, session_target
-from core.runs import RunRequest
-from core.tools.context import ToolContext
+from core.engine.outbound.gate import Outbound, session_target
+from core.engine.runs import RunRequest
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import SendBlocked
+from core.model.tool_context import ToolContext
 from plugins.session_tools.announce_target import resolve_announce_target
 from plugins.session_tools.reply_text import latest_assistant_reply
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 log = logging.getLogger(__name__)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.keys import agent_id_of, normalize_agent_id
-from core.tools.args import ToolArgs
-from core.tools.context import ToolContext
-from core.tools.registry import ToolSpec
+from core.features.tools.args import ToolArgs
+from core.features.tools.registry import ToolSpec
+from core.model.keys import agent_id_of, normalize_agent_id
+from core.model.tool_context import ToolContext
 from plugins.session_tools.results import AgentRow, AgentsListResult
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 
 class AgentsListArgs(ToolArgs):

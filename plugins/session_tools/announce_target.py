@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.delivery_context import DeliveryContext
-from core.keys import parse_announce_target
-from core.outbound.gate import session_target
+from core.engine.outbound.gate import session_target
+from core.model.delivery_context import DeliveryContext
+from core.model.keys import parse_announce_target
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 PREFER_SESSION_LOOKUP = frozenset({"whatsapp"})
 """Channels whose key-derived target is only a fallback (the reference's WhatsApp plugin)."""

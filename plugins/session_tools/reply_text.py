@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.store import TranscriptMessage
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 HISTORY_WINDOW = 200
 

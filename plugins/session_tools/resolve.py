@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.errors import ToolRefused
-from core.keys import (
+from core.model.errors import ToolRefused
+from core.model.keys import (
     InvalidSessionKey,
     is_key_shaped,
     is_uuid,
@@ -17,7 +17,7 @@ from core.keys import (
 from plugins.session_tools.visibility import Visibility
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,14 @@
 """The session tools' results, dumped to the documented camelCase shapes (D33).
 
 Shapes: /work/shared/spec/session-tools.md and D2–D4; a row is
-:class:`core.tools.results.SessionRow`.
+:class:`core.features.tools.results.SessionRow`.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from core.tools.results import Json, ToolResult
+from core.features.tools.results import Json, ToolResult
 
 
 class SessionsListResult(ToolResult):

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.features.tools.args import ToolArgs, floor_clamp
+from core.features.tools.registry import ToolSpec
+from core.features.tools.rows import RowBuilder
+from core.model.tool_context import ToolContext
 from core.store import SessionQuery, now_ms
-from core.tools.args import ToolArgs, floor_clamp
-from core.tools.context import ToolContext
-from core.tools.registry import ToolSpec
-from core.tools.rows import RowBuilder
 from plugins.session_tools.results import SessionsListResult
 from plugins.session_tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 KINDS = ("main", "group", "cron", "hook", "node", "other")
 DEFAULT_LIMIT, MAX_LIMIT, MAX_MESSAGES = 50, 200, 20

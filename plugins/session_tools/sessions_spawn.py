@@ -4,7 +4,7 @@ Checks run in the reference order (R4.2) and nothing is started before all of th
 sub-agent caller is refused, the target agent must be allowed by `subagents.allowAgents` (the
 agent-to-agent policy is not consulted), the hop budget (D8) must allow one more hop, the model
 must be known (D7) and the thinking level valid. The run is then registered so its result is
-announced back to the requester's chat (core.subagents).
+announced back to the requester's chat (core.features.subagents).
 """
 
 from __future__ import annotations
@@ -14,21 +14,21 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core.config import primary_model
-from core.errors import SendBlocked, ToolRefused
-from core.keys import is_subagent_key, normalize_agent_id
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
+from core.features.subagents.prompts import subagent_system_prompt
+from core.features.subagents.sweeper import archive_at
+from core.features.tools.args import ToolArgs, floor_clamp, required_text
+from core.features.tools.registry import ToolSpec
+from core.model.errors import SendBlocked, ToolRefused
+from core.model.keys import is_subagent_key, normalize_agent_id
+from core.model.send_limits import hop_error
+from core.model.tool_context import ToolContext
 from core.store import StoreError, now_ms
 from core.store.subagent_store import SubagentRecord
-from core.subagents.prompts import subagent_system_prompt
-from core.subagents.sweeper import archive_at
-from core.tools.args import ToolArgs, floor_clamp, required_text
-from core.tools.context import ToolContext
-from core.tools.limits import hop_error
-from core.tools.registry import ToolSpec
 from plugins.session_tools.results import SessionsSpawnResult
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 FROM_SUBAGENT = "sessions_spawn is not allowed from sub-agent sessions"
 LABEL_MAX = 64

@@ -6,11 +6,11 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.keys import is_subagent_key
-from core.tools.context import ToolContext
+from core.model.keys import is_subagent_key
+from core.model.tool_context import ToolContext
 
 if TYPE_CHECKING:
-    from core.tools.env import ToolEnv
+    from core.features.tools.env import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from adapters.telegram import TelegramAdapter, build
+from core.model.records import SessionQuery
 from core.runtime import Runtime
-from core.store.entries import SessionQuery
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
 from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
 from tests.adapters.test_telegram import telegram_config

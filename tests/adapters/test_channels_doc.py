@@ -13,7 +13,7 @@ import pytest
 import yaml
 from aiohttp.test_utils import TestServer
 
-from core.gateway.server import build_app
+from core.edge.http.server import build_app
 from tests.adapters.conformance.drivers_whatsapp import registry_build
 from tests.conftest import RuntimeFactory
 from tests.fakes.signal import FakeSignal

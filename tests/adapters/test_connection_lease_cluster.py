@@ -64,7 +64,7 @@ async def channels_status_cli(gw: GatewayProcess) -> str:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "core.cli.main",
+        "core.edge.cli.main",
         "channels",
         "status",
         "--url",

@@ -12,11 +12,11 @@ import pytest
 from adapters.discord import DiscordAdapter
 from adapters.slack import SlackAdapter
 from adapters.telegram import build as build_telegram
-from core.channels.protocol import ChannelAdapter
-from core.cluster import Leases
 from core.config.schema_channels import DiscordAccountConfig, SlackAccountConfig
-from core.delivery_context import DeliveryContext
-from core.inbound import InboundMessage
+from core.engine.cluster import Leases
+from core.model.channel import ChannelAdapter
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import InboundMessage
 from core.store import Store
 from tests.conftest import RuntimeFactory
 from tests.fakes.discord import FakeDiscord

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.discord import DiscordAdapter, build
+from core.model.records import SessionQuery
 from core.runtime import Runtime
-from core.store.entries import SessionQuery
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, text

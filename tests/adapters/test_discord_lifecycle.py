@@ -12,9 +12,9 @@ import pytest
 from adapters.discord import DiscordAdapter
 from adapters.discord.normalize import parse_to
 from core.config.schema_channels import DiscordAccountConfig
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
-from core.inbound import InboundMessage
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
+from core.model.inbound import InboundMessage
 from tests.fakes.discord import FakeDiscord
 
 

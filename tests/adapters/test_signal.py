@@ -15,10 +15,10 @@ import pytest
 
 from adapters.signal.adapter import SignalAdapter
 from adapters.signal.spec import SignalAccountConfig
-from core.channels.registry import ChannelEnv
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
-from core.inbound import InboundMessage
+from core.config.channel_registry import ChannelEnv
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
+from core.model.inbound import InboundMessage
 from tests.fakes.signal import FakeSignal
 from tests.polling import eventually
 

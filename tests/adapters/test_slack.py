@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.slack import SlackAdapter, build
+from core.model.records import SessionQuery
 from core.runtime import Runtime
-from core.store.entries import SessionQuery
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.model import FakeModelServer, text
 from tests.fakes.slack import FakeSlack

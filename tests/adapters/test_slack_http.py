@@ -11,9 +11,9 @@ from aiohttp import web
 
 from adapters.slack import SlackAdapter
 from core.config.schema_channels import SlackAccountConfig
-from core.delivery_context import DeliveryContext
-from core.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
-from core.inbound import InboundMessage
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
+from core.model.inbound import InboundMessage
 from tests.fakes.slack import FakeSlack
 
 

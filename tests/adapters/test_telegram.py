@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.telegram import TelegramAdapter, build
-from core.errors import ChannelUnavailable
+from core.model.errors import ChannelUnavailable
 from core.runtime import Runtime
 from core.store import SessionEntry
 from tests.conftest import RuntimeFactory

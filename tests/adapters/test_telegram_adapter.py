@@ -16,14 +16,14 @@ from telegram import Update
 from adapters.telegram import TelegramAdapter
 from adapters.telegram.normalize import normalize_message
 from core.config import TelegramAccountConfig
-from core.delivery_context import DeliveryContext
-from core.errors import (
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import (
     ChannelUnavailable,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
 )
-from core.inbound import InboundMessage
+from core.model.inbound import InboundMessage
 from tests.fakes.telegram import FakeTelegram
 from tests.polling import eventually
 

@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from adapters.webchat import WebchatAdapter
-from core.gateway.server import build_app
+from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.polling import user_texts

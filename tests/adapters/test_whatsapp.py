@@ -15,12 +15,12 @@ from aiohttp.test_utils import TestServer
 
 from adapters.whatsapp.adapter import WhatsAppAdapter
 from adapters.whatsapp.spec import WhatsAppAccountConfig
-from core.errors import ChannelUnavailable, TargetForbidden
-from core.gateway.server import build_app
-from core.inbound import InboundMessage
-from core.outbound.gate import Outbound
+from core.edge.http.server import build_app
+from core.engine.outbound.gate import Outbound
+from core.model.errors import ChannelUnavailable, TargetForbidden
+from core.model.inbound import InboundMessage
+from core.model.records import SessionQuery
 from core.runtime import Runtime
-from core.store.entries import SessionQuery
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.whatsapp import FakeWhatsApp
@@ -263,7 +263,7 @@ async def test_graph_131047_is_a_failed_delivery(fake_whatsapp: FakeWhatsApp) ->
     adapter = WhatsAppAdapter(account(fake_whatsapp))
     await adapter.start(Inbox())
     try:
-        from core.delivery_context import DeliveryContext
+        from core.model.delivery_context import DeliveryContext
 
         with pytest.raises(TargetForbidden) as info:
             await adapter.send_text(DeliveryContext(channel="whatsapp", to=ANN), "hi")
@@ -280,7 +280,7 @@ async def test_failed_status_closes_the_window(fake_whatsapp: FakeWhatsApp) -> N
     server = await serve(fake_whatsapp, adapter)
     await adapter.start(Inbox())
     try:
-        from core.delivery_context import DeliveryContext
+        from core.model.delivery_context import DeliveryContext
 
         target = DeliveryContext(channel="whatsapp", to=ANN)
         receipt = await adapter.send_text(target, "first contact")  # never wrote: accepted
@@ -303,7 +303,7 @@ async def test_a_later_failed_status_corrects_the_delivery_log(
 ) -> None:
     """A cron or announce to someone this process never heard from: Graph accepts it, then
     reports 131047; the delivery that was `delivered` becomes `failed` with the reason (D166)."""
-    from core.delivery_context import DeliveryContext
+    from core.model.delivery_context import DeliveryContext
 
     rt, adapter = await started_runtime(make_runtime, fake_whatsapp)
     server = await gateway(rt, fake_whatsapp, adapter)
@@ -343,7 +343,7 @@ async def test_typing_marks_the_message_read(fake_whatsapp: FakeWhatsApp) -> Non
     server = await serve(fake_whatsapp, adapter)
     await adapter.start(Inbox())
     try:
-        from core.delivery_context import DeliveryContext
+        from core.model.delivery_context import DeliveryContext
 
         target = DeliveryContext(channel="whatsapp", to=ANN)
         await adapter.send_typing(target)  # nothing received from Ann yet: nothing to show
@@ -446,7 +446,7 @@ async def test_a_500_is_recorded_not_retried(fake_whatsapp: FakeWhatsApp) -> Non
     await adapter.start(Inbox())
     fake_whatsapp.user_message(ANN, "hi", deliver=False)
     try:
-        from core.delivery_context import DeliveryContext
+        from core.model.delivery_context import DeliveryContext
 
         fake_whatsapp.fail_next("sendMessage", 500)
         with pytest.raises(ChannelUnavailable, match="HTTP 500"):

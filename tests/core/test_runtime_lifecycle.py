@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.config import CrosstalkConfig, validate_config
-from core.errors import CrosstalkError, LifecycleError
+from core.model.errors import CrosstalkError, LifecycleError
 from core.runtime import Runtime
 
 

@@ -22,7 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.base import AdapterStatus
 from core.config import load_config
-from core.gateway.server import build_app
+from core.edge.http.server import build_app
 from tests.conftest import RuntimeFactory
 from tests.fakes.recording_adapter import RecordingAdapter
 from tests.gateway_process import free_port

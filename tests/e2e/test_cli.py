@@ -18,7 +18,7 @@ async def crosstalk(*args: str, env: dict[str, str] | None = None) -> tuple[int,
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "core.cli.main",
+        "core.edge.cli.main",
         *args,
         env={**os.environ, **(env or {})},
         stdout=asyncio.subprocess.PIPE,

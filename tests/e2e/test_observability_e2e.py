@@ -39,14 +39,14 @@ async def test_json_logs_and_metrics_of_a_real_gateway(
             return [r for r in records if r["logger"] == logger]
 
         async def failure_logged() -> list[dict[str, object]]:
-            return logged("core.runs.manager")
+            return logged("core.engine.runs.manager")
 
         (failed,) = await eventually(failure_logged, what="the failed run's log line")
         assert failed["level"] == "WARNING" and "provider failed" in str(failed["message"])
         assert failed["sessionKey"] == "agent:main:main"
         assert isinstance(failed["runId"], str) and failed["runId"] in str(failed["message"])
         # the provider's own words stay in the log (D12), on a line of the same turn
-        (detail,) = logged("core.agent.provider_errors")
+        (detail,) = logged("core.features.agent.provider_errors")
         assert "model broke" in str(detail["message"]) and detail["runId"] == failed["runId"]
 
         status, text = await gw.request("GET", "/metrics")

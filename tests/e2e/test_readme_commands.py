@@ -80,7 +80,7 @@ def write_yaml(path: Path, state: Path, port: int, fake: FakeModelServer) -> Pat
 
 def crosstalk_exe() -> list[str]:
     exe = Path(sys.executable).parent / "crosstalk"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "core.cli.main"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "core.edge.cli.main"]
 
 
 async def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:

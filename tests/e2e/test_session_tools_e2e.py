@@ -16,7 +16,7 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from adapters.factory import build_adapters
-from core.gateway.server import build_app
+from core.edge.http.server import build_app
 from tests.conftest import ConfigFactory
 from tests.fakes.model import (
     FakeModelServer,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
-from core.delivery_context import DeliveryContext
-from core.errors import DeliveryError
-from core.inbound import ChatType, InboundMessage
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import DeliveryError
+from core.model.inbound import ChatType, InboundMessage
 
 
 class RecordingAdapter(ChannelAdapter):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.commands.parse import parse_command
-from core.commands.registry import CommandInvocation
-from core.delivery_context import DeliveryContext
-from core.inbound import InboundMessage
+from core.features.commands.parse import parse_command
+from core.features.commands.registry import CommandInvocation
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import InboundMessage
 from tests.narrow import Parts, narrow_parts
 
 MAIN = "agent:main:main"

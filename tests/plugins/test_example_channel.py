@@ -104,7 +104,7 @@ async def _config_check(path: Path, plugin_path: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "core.cli.main",
+        "core.edge.cli.main",
         "--config",
         str(path),
         "config",

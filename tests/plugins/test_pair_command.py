@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.access.pairing import APPROVED_TEXT
+from core.features.access.pairing import APPROVED_TEXT
 from plugins.chat_commands.pair import PAIR_USAGE
 from tests.conftest import RuntimeFactory
 from tests.fakes.recording_adapter import RecordingAdapter

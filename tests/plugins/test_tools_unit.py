@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.delivery_context import DeliveryContext
-from core.tools.context import ToolContext
-from core.tools.results import SessionRow
+from core.features.tools.results import SessionRow
+from core.model.delivery_context import DeliveryContext
+from core.model.tool_context import ToolContext
 from tests.narrow import Parts, narrow_parts
 
 MAIN = "agent:main:main"

@@ -723,7 +723,7 @@ class WebchatDriver(Driver):
         return [WebchatAdapter.for_runtime(rt)]
 
     async def connected(self, rt: Runtime) -> None:
-        from core.gateway.server import build_app
+        from core.edge.http.server import build_app
 
         self._server = TestServer(build_app(rt, self.TOKEN, self.adapters))
         await self._server.start_server()

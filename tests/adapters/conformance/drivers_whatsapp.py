@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from aiohttp.test_utils import TestServer
 
 from adapters.base import ChannelAdapter
-from core.channels.registry import ChannelEnv, installed_channels
+from core.config.channel_registry import ChannelEnv, installed_channels
 from core.runtime import Runtime
 from tests.adapters.conformance.drivers import (
     OWNER,
@@ -45,7 +45,7 @@ class HttpServed(FakeDriver):
     server: TestServer | None = None
 
     async def serve(self, rt: Runtime) -> str:
-        from core.gateway.server import build_app
+        from core.edge.http.server import build_app
 
         self.server = TestServer(build_app(rt, TOKEN, self.adapters))
         await self.server.start_server()

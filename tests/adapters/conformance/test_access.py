@@ -21,10 +21,10 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from core.access.pairing import APPROVED_TEXT, REQUEST_TTL_MS
-from core.gateway.server import build_app
+from core.edge.http.server import build_app
+from core.features.access.pairing import APPROVED_TEXT, REQUEST_TTL_MS
+from core.model.records import SessionQuery
 from core.runtime import Runtime
-from core.store.entries import SessionQuery
 from tests.adapters.conformance.drivers import OWNER, STRANGER, STRANGERS, Driver
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
@@ -92,7 +92,7 @@ async def crosstalk(server: TestServer, *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "core.cli.main",
+        "core.edge.cli.main",
         *args,
         "--url",
         str(server.make_url("")),
@@ -395,7 +395,7 @@ async def test_config_check_warns_about_a_shared_main_session(
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "core.cli.main",
+            "core.edge.cli.main",
             "--config",
             str(path),
             "config",

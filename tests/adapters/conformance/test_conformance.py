@@ -15,9 +15,9 @@ from typing import TypeVar
 
 import pytest
 
+from core.model.records import SessionQuery
 from core.runtime import Runtime
 from core.store import DeliveryRecord, SessionEntry, TranscriptMessage
-from core.store.entries import SessionQuery
 from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, FakeDriver, Reply
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer

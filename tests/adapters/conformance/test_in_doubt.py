@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.base import ChunkRef
-from core.delivery_context import DeliveryContext
-from core.outbound.gate import send_chunk
+from core.engine.outbound.gate import send_chunk
+from core.model.delivery_context import DeliveryContext
 from core.store import DeliveryRecord, now_ms
 from core.store.ledger import chunks_of, mark_chunk, open_delivery
 from tests.adapters.conformance.drivers import Driver

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli.main import main
+from core.edge.cli.main import main
 
 FAKE = "models:\n  providers:\n    fake:\n      baseUrl: http://127.0.0.1:9/v1\n"
 CASES = [

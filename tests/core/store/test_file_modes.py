@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, text
 from tests.gateway_process import GatewayProcess, write_config

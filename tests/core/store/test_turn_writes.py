@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.model.records import TurnWrite
 from core.store import RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
-from core.store.entries import TurnWrite
 
 
 def _texts(msgs: list[TranscriptMessage]) -> list[str]:

@@ -1,3 +1,4 @@
-"""The cron tests' clocked runtime (tests/core/cron/helpers.py) for the cron tool's tests."""
+"""The cron tests' clocked runtime (tests/core/features/cron/helpers.py) for the cron tool's
+tests."""
 
-from tests.core.cron.helpers import clock, clocked_runtime  # noqa: F401
+from tests.core.features.cron.helpers import clock, clocked_runtime  # noqa: F401

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from core.errors import ToolError
+from core.model.errors import ToolError
+from core.model.tool_context import ToolContext
 from core.runtime import Runtime
-from core.tools.context import ToolContext
-from tests.core.cron.helpers import ClockedRuntime
+from tests.core.features.cron.helpers import ClockedRuntime
 from tests.fakes.clock import ManualClock
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call, tool_results

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.delivery_context import DeliveryContext
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
+from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from plugins.session_tools.a2a import message_context
 from plugins.session_tools.announce_target import resolve_announce_target

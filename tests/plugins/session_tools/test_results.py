@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.tools.registry import tool_result
+from core.features.tools.registry import tool_result
 from plugins.session_tools.results import (
     AgentRow,
     AgentsListResult,

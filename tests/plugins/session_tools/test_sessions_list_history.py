@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from core.errors import ToolInputError
+from core.model.errors import ToolInputError
+from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from core.store import TranscriptMessage, now_ms
-from core.tools.context import ToolContext
 from tests.conftest import RuntimeFactory
 
 MAIN = "agent:main:main"

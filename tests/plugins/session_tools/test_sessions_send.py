@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from core.errors import ToolInputError
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
+from core.model.errors import ToolInputError
 from core.runtime import Runtime
 from core.store import TranscriptMessage
 from plugins.session_tools.reply_text import reply_of

@@ -1,7 +1,7 @@
 """`sessions_spawn`: parameters, order of checks and result shapes (R2.4, R4.1–R4.5, D7, D8).
 
 "Nothing started" is asserted on the store (no child session) and on the fake model (no
-request). Announces are covered in tests/core/subagents.
+request). Announces are covered in tests/core/features/subagents.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from core.delivery_context import DeliveryContext
-from core.errors import ToolInputError
-from core.runs import RunRequest
+from core.engine.runs import RunRequest
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import ToolInputError
+from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from core.store import SessionQuery
 from core.store.subagent_store import get_subagent_run
-from core.tools.context import ToolContext
 from tests.conftest import RuntimeFactory
-from tests.core.subagents.helpers import is_child, record_state
+from tests.core.features.subagents.helpers import is_child, record_state
 from tests.fakes.model import (
     FakeModelServer,
     RequestJSON,

@@ -1,6 +1,6 @@
 """The `loopback` channel's registry entry: its config model and where its adapter lives.
 
-Loaded while the config is validated, so it imports only `core.channels.api`; the adapter
+Loaded while the config is validated, so it imports only `core.api.channels`; the adapter
 module is imported when `channels.loopback` is configured.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.channels.api import ChannelSpec, ConfigModel
+from core.api.channels import ChannelSpec, ConfigModel
 
 
 class LoopbackConfig(ConfigModel):

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from core.channels.api import (
+from core.api.channels import (
     AdapterStatus,
     ChannelAdapter,
     ChannelEnv,

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.extension.api import (
+from core.api.plugins import (
     OWNER,
     CommandInvocation,
     CommandSpec,

@@ -1,0 +1,88 @@
+"""What a channel package imports: ``from core.api.channels import ChannelSpec, …`` (D38).
+
+Safe to import from a channel's spec module (loaded while the config is validated): nothing
+here imports a platform SDK or the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.config.channel_registry import ChannelEnv, ChannelSpec
+from core.config.schema_base import ConfigModel, IdList, secret_value
+from core.config.schema_channels import (
+    AccountConfig,
+    ChannelCommon,
+    check_url,
+    iter_accounts,
+    normalize_accounts,
+)
+from core.engine.channels.supervisor import Backoff, Connection, ConnectionSupervisor
+from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
+from core.model.channel import (
+    AdapterState,
+    AdapterStatus,
+    ChannelAdapter,
+    ChannelLease,
+    ChunkRef,
+    HttpMounted,
+    InboundSink,
+    SendReceipt,
+)
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import (
+    ChannelUnavailable,
+    DeliveryError,
+    RateLimited,
+    TargetForbidden,
+    TargetNotFound,
+)
+from core.model.inbound import ChatType, InboundMessage
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+
+def request_authorized(request: web.Request) -> bool:
+    """True when an HTTP request to a mounted route carries the gateway token (D12)."""
+    from core.edge.http.appkeys import SECRET
+    from core.edge.http.auth import is_authorized
+
+    return is_authorized(request, request.app[SECRET])
+
+
+__all__ = [
+    "AccountConfig",
+    "AdapterState",
+    "AdapterStatus",
+    "Attachment",
+    "AttachmentKind",
+    "Backoff",
+    "ChannelAdapter",
+    "ChannelCommon",
+    "ChannelEnv",
+    "ChannelLease",
+    "ChannelSpec",
+    "ChannelUnavailable",
+    "ChatType",
+    "ChunkRef",
+    "ConfigModel",
+    "Connection",
+    "ConnectionSupervisor",
+    "DeliveryContext",
+    "DeliveryError",
+    "HttpMounted",
+    "IdList",
+    "InboundMessage",
+    "InboundSink",
+    "RateLimited",
+    "SendReceipt",
+    "TargetForbidden",
+    "TargetNotFound",
+    "check_url",
+    "iter_accounts",
+    "kind_of_mime",
+    "normalize_accounts",
+    "request_authorized",
+    "secret_value",
+]

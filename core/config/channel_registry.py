@@ -1,0 +1,153 @@
+"""The channel registry (D38): channel name → config model + adapter class, from entry points.
+
+A channel is one package with an entry point in the ``crosstalk.channels`` group whose name is
+the channel's name and whose value is a :class:`ChannelSpec`. The spec's module must import no
+platform SDK (it is loaded when the config is validated); the adapter class is named by a
+``"module:Class"`` string and imported only when the channel is configured. Every adapter is
+built the same way: ``Adapter(config, account_id, env)``. Crosstalk's own channels are entry
+points of the ``crosstalk`` distribution, so core never imports ``adapters``.
+
+A third-party channel belongs to the plugin (``crosstalk.plugins`` entry point) of the same
+distribution: ``plugins.enabled`` / ``plugins.disabled`` add or remove it with the plugin's
+command and tools.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pydantic import BaseModel
+
+    from core.config import CrosstalkConfig
+    from core.model.channel import ChannelAdapter
+
+GROUP = "crosstalk.channels"
+DIST = "crosstalk"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelEnv:
+    """What core hands every adapter at construction."""
+
+    state_dir: Path | None = None
+    runtime: Any = None
+    """The runtime, for the built-in web chat, which serves core's own pages (history,
+    commands); a platform channel never needs it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSpec:
+    """One channel: how its ``channels.<name>`` section is validated and its adapters built."""
+
+    name: str
+    config_model: type[BaseModel]
+    adapter: str | Callable[..., ChannelAdapter]
+    """``"package.module:Class"`` (imported only when configured) or the class itself,
+    called as ``adapter(account_config, account_id, env)``."""
+    accounts: Callable[[Any], list[tuple[str, Any]]] | None = None
+    """The accounts of a section, ``(account id, account config)``; default: the section's
+    ``iter_accounts()`` when it has one, else the section itself as ``default``."""
+    order: int = 100
+    dist: str | None = field(default=None, compare=False)
+    guarded: bool = True
+    """Who may talk is decided by D11 (owners, allowlist, pairing, group policy; D39). Only a
+    channel whose every user already holds the gateway token (the web chat) says False."""
+
+    def adapter_class(self) -> Callable[..., ChannelAdapter]:
+        if not isinstance(self.adapter, str):
+            return self.adapter
+        module, _, attr = self.adapter.partition(":")
+        found: Callable[..., ChannelAdapter] = getattr(importlib.import_module(module), attr)
+        return found
+
+    def account_configs(self, section: Any) -> list[tuple[str, Any]]:
+        if self.accounts is not None:
+            return self.accounts(section)
+        iter_accounts = getattr(section, "iter_accounts", None)
+        return list(iter_accounts()) if callable(iter_accounts) else [("default", section)]
+
+
+class ChannelRegistryError(Exception):
+    """Two channels claim one name, or an entry point is not a ChannelSpec."""
+
+
+@cache
+def installed_channels() -> dict[str, ChannelSpec]:
+    """Every channel installed, by name: Crosstalk's own first, then by name."""
+    found: dict[str, ChannelSpec] = {}
+    for ep in entry_points(group=GROUP):
+        spec = ep.load()
+        if not isinstance(spec, ChannelSpec) or spec.name != ep.name:
+            raise ChannelRegistryError(
+                f"entry point {ep.name!r} ({ep.value}) in {GROUP!r} is "
+                "not a ChannelSpec of that name"
+            )
+        dist = ep.dist.name if ep.dist is not None else None
+        if ep.name in found and found[ep.name].adapter != spec.adapter:
+            raise ChannelRegistryError(f"two channels are named {ep.name!r}")
+        found[ep.name] = replace(spec, dist=dist)
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].dist != DIST, kv[1].order, kv[0])))
+
+
+def _plugin_dists() -> dict[str, str | None]:
+    return {
+        ep.name: (ep.dist.name if ep.dist is not None else None)
+        for ep in entry_points(group="crosstalk.plugins")
+    }
+
+
+def selected_channels(config: CrosstalkConfig) -> list[ChannelSpec]:
+    """Installed channels whose plugin is selected (``plugins.enabled``/``disabled``)."""
+    plugins = _plugin_dists()
+    chosen = {
+        name
+        for name in plugins
+        if (config.plugins.enabled is None or name in config.plugins.enabled)
+        and name not in config.plugins.disabled
+    }
+    out = []
+    for spec in installed_channels().values():
+        owners = {name for name, dist in plugins.items() if dist == spec.dist}
+        if spec.dist == DIST or not owners or owners & chosen:
+            out.append(spec)
+    return out
+
+
+def build_adapters(config: CrosstalkConfig, env: ChannelEnv) -> list[ChannelAdapter]:
+    """One adapter per account of every configured, enabled channel (D38)."""
+    if not any(spec.dist == DIST for spec in installed_channels().values()):
+        raise ChannelRegistryError(
+            f"Crosstalk's own channels are not registered in the {GROUP!r} entry-point group: "
+            "install the package (pip install -e .)"
+        )
+    out: list[ChannelAdapter] = []
+    for spec in selected_channels(config):
+        section = getattr(config.channels, spec.name, None)
+        if section is None or not getattr(section, "enabled", True):
+            continue
+        cls = spec.adapter_class()
+        out.extend(
+            cls(account, account_id, env) for account_id, account in spec.account_configs(section)
+        )
+    return out
+
+
+__all__ = [
+    "GROUP",
+    "ChannelEnv",
+    "ChannelRegistryError",
+    "ChannelSpec",
+    "build_adapters",
+    "installed_channels",
+    "selected_channels",
+]

@@ -1,0 +1,137 @@
+"""Authenticated JSON API: sessions (get/patch = `sessions.patch`) and the delivery log."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, get_args
+from urllib.parse import unquote
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from core.edge.http.appkeys import RUNTIME, SECRET
+from core.edge.http.auth import is_authorized, unauthorized
+from core.edge.http.edge import error_response
+from core.edge.http.http_tools import authorized_model
+from core.engine.outbound.gate import Outcome
+from core.features.tools.rows import session_row
+from core.model.text import clean_text
+from core.store import StoreError
+
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
+
+def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
+    return error_response(status, message, type_)
+
+
+class SessionPatch(BaseModel):
+    """`sessions.patch`: `sendPolicy` null = inherit; only keys present are changed."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    sendPolicy: Literal["allow", "deny"] | None = None
+    label: str | None = None
+    model: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        if not v:
+            raise ValueError("invalid label: empty")
+        if len(v) > 64:
+            raise ValueError("invalid label: too long (max 64)")
+        return v
+
+
+def _key(request: web.Request) -> str:
+    """The path's key, canonical; a blank, separator-only or too long key raises
+    InvalidSessionKey, which the edge answers with 400 (D12)."""
+    rt = request.app[RUNTIME]
+    raw = unquote(request.match_info["key"]).strip()
+    return rt.keys.main_session_key() if raw == "main" else rt.keys.canonical(raw)
+
+
+async def get_session(request: web.Request) -> web.Response:
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    rt = request.app[RUNTIME]
+    entry = await rt.store.get_session(_key(request))
+    if entry is None:
+        return error(404, f"Unknown session: {_key(request)}", "not_found")
+    row = session_row(rt, entry, rt.config.default_agent_id())
+    row["sessionKey"] = entry.key
+    return web.json_response({"ok": True, "entry": row})
+
+
+async def patch_session(request: web.Request) -> web.Response:
+    parsed = await authorized_model(request, SessionPatch, "invalid sessions.patch params: ")
+    if isinstance(parsed, web.Response):
+        return parsed
+    patch, body = parsed
+    rt = request.app[RUNTIME]
+    key = _key(request)
+    if await rt.store.get_session(key) is None:
+        return error(404, f"Unknown session: {key}", "not_found")
+    fields: dict[str, Any] = {}
+    if "sendPolicy" in body:
+        fields["send_policy"] = patch.sendPolicy
+    if "model" in body:
+        if patch.model is not None and not rt.models.is_known(patch.model):
+            return error(400, f"invalid model: {patch.model}")
+        fields["model"] = patch.model
+    try:
+        if "label" in body:
+            await rt.store.set_label(key, patch.label)
+        entry = await rt.store.update_session(key, **fields)
+    except StoreError as exc:
+        if str(exc).startswith("label already in use"):  # another session holds it
+            return error(409, str(exc), "conflict")
+        return error(400, str(exc))
+    row = session_row(rt, entry, rt.config.default_agent_id())
+    return web.json_response({"ok": True, "key": key, "entry": row})
+
+
+async def list_deliveries(request: web.Request) -> web.Response:
+    if not is_authorized(request, request.app[SECRET]):
+        return unauthorized()
+    rt = request.app[RUNTIME]
+    session = clean_text(request.query.get("session", ""))
+    key = None
+    if session:
+        key = rt.keys.main_session_key() if session == "main" else rt.keys.canonical(session)
+    raw_limit = request.query.get("limit", "100")
+    if not re.fullmatch(r"-?[0-9]+", raw_limit):
+        return error(400, "limit must be an integer")
+    digits = raw_limit.lstrip("-").lstrip("0")  # clamped, so huge values need no int()
+    limit = (
+        1
+        if raw_limit.startswith("-")
+        else max(1, min(1000, int(digits[:5] or "0") if len(digits) < 5 else 1000))
+    )
+    outcome = request.query.get("outcome") or None
+    if outcome is not None and outcome not in OUTCOMES:
+        return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
+    rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
+    from core.store.ledger import chunks_of  # D16: each chunk's state and platform message id
+
+    chunks = await chunks_of(rt.store, [r.id for r in rows if r.id is not None])
+    return web.json_response(
+        {
+            "ok": True,
+            "deliveries": [
+                {**r.to_wire(), "chunks": [c.to_wire() for c in chunks.get(r.id or 0, [])]}
+                for r in rows
+            ],
+        }
+    )
+
+
+def routes() -> list[web.RouteDef]:
+    return [
+        web.get("/api/sessions/{key:.+}", get_session),
+        web.patch("/api/sessions/{key:.+}", patch_session),
+        web.get("/api/deliveries", list_deliveries),
+    ]

@@ -1,0 +1,225 @@
+"""OpenAI-compatible `POST /v1/responses` (plain and streaming), for Responses-only clients.
+
+Same turn rules as chat completions (D14): `model` picks the agent, the session header (else
+`user`) the session; `instructions` and system/developer input items become the run's extra
+system prompt; the last user input item is the new message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr
+
+from core.edge.http.appkeys import RUNTIME
+from core.edge.http.http_tools import authorized_model
+from core.edge.http.openai_errors import openai_error
+from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
+from core.edge.http.openai_target import resolve_target
+from core.engine.runs.manager import RunOutcome
+
+
+class ResponsesRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: StrictStr | None = None
+    input: StrictStr | list[dict[str, Any]]
+    instructions: StrictStr | None = None
+    stream: StrictBool = False
+    user: StrictStr | None = None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(p.get("text", ""))
+        for p in content
+        if isinstance(p, dict) and p.get("type") in ("input_text", "text", "output_text")
+    )
+
+
+def split_input(req: ResponsesRequest) -> tuple[str, str]:
+    """(new user text, extra system prompt) of a request."""
+    system = [req.instructions.strip()] if req.instructions and req.instructions.strip() else []
+    if isinstance(req.input, str):
+        return req.input.strip(), "\n\n".join(system)
+    user = ""
+    for item in req.input:
+        if item.get("type", "message") != "message":
+            continue
+        text = _content_text(item.get("content")).strip()
+        if item.get("role") in ("system", "developer") and text:
+            system.append(text)
+        elif item.get("role") == "user" and text:
+            user = text
+    return user, "\n\n".join(system)
+
+
+class _Response:
+    """Builds the `response` object and its stream events, numbered in order."""
+
+    def __init__(self, model: str, instructions: str | None) -> None:
+        self.id = f"resp_{uuid.uuid4().hex}"
+        self.msg_id = f"msg_{uuid.uuid4().hex}"
+        self.model, self.instructions = model, instructions
+        self.created_at = int(time.time())
+        self.seq = 0
+
+    def message(self, text: str, status: str) -> dict[str, Any]:
+        content = [{"type": "output_text", "text": text, "annotations": []}]
+        return {
+            "type": "message",
+            "id": self.msg_id,
+            "status": status,
+            "role": "assistant",
+            "content": content,
+        }
+
+    def body(
+        self,
+        status: str,
+        output: list[dict[str, Any]],
+        usage: Usage | None = None,
+        error: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "model": self.model,
+            "output": output,
+            "error": error,
+            "incomplete_details": None,
+            "instructions": self.instructions,
+            "metadata": {},
+            "parallel_tool_calls": False,
+            "tool_choice": "auto",
+            "tools": [],
+            "temperature": None,
+            "top_p": None,
+            "usage": None
+            if usage is None
+            else {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "total_tokens": usage.total_tokens,
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+
+    def event(self, type_: str, **fields: Any) -> bytes:
+        data = {"type": type_, "sequence_number": self.seq, **fields}
+        self.seq += 1
+        return f"event: {type_}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def _failure(outcome: RunOutcome) -> dict[str, str]:
+    return {"code": "server_error", "message": failure_message(outcome)}
+
+
+async def create_response(request: web.Request) -> web.StreamResponse:
+    parsed = await authorized_model(request, ResponsesRequest)
+    if isinstance(parsed, web.Response):
+        return parsed
+    req, _ = parsed
+    rt = request.app[RUNTIME]
+    text, system = split_input(req)
+    if not text:
+        return openai_error(400, "input must contain a user message with text")
+    target = resolve_target(rt, request, req.model, req.user)
+    if isinstance(target, web.Response):
+        return target
+    turn = await start_turn(rt, target, text, system, stream=req.stream)
+    if isinstance(turn, web.Response):
+        return turn
+    r = _Response(target.model_name, req.instructions)
+    if not req.stream:
+        outcome = await turn.outcome()
+        if outcome.status != "ok":
+            return failure_response(outcome)
+        return web.json_response(
+            r.body("completed", [r.message(outcome.reply or "", "completed")], await turn.usage())
+        )
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await resp.prepare(request)
+    await resp.write(r.event("response.created", response=r.body("in_progress", [])))
+    await resp.write(r.event("response.in_progress", response=r.body("in_progress", [])))
+    await resp.write(
+        r.event(
+            "response.output_item.added",
+            output_index=0,
+            item={**r.message("", "in_progress"), "content": []},
+        )
+    )
+    part = {"type": "output_text", "text": "", "annotations": []}
+    await resp.write(
+        r.event(
+            "response.content_part.added",
+            item_id=r.msg_id,
+            output_index=0,
+            content_index=0,
+            part=part,
+        )
+    )
+    sent = ""
+    async for piece in turn.pieces():
+        sent += piece
+        await resp.write(
+            r.event(
+                "response.output_text.delta",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+            )
+        )
+    outcome = await turn.outcome()
+    if outcome.status == "ok":
+        await resp.write(
+            r.event(
+                "response.output_text.done",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                text=sent,
+                logprobs=[],
+            )
+        )
+        await resp.write(
+            r.event(
+                "response.content_part.done",
+                item_id=r.msg_id,
+                output_index=0,
+                content_index=0,
+                part={**part, "text": sent},
+            )
+        )
+        done = r.message(sent, "completed")
+        await resp.write(r.event("response.output_item.done", output_index=0, item=done))
+        await resp.write(
+            r.event("response.completed", response=r.body("completed", [done], await turn.usage()))
+        )
+    else:
+        await resp.write(
+            r.event(
+                "response.failed",
+                response=r.body(
+                    "failed",
+                    [r.message(sent, "incomplete")] if sent else [],
+                    error=_failure(outcome),
+                ),
+            )
+        )
+    await resp.write_eof()
+    return resp

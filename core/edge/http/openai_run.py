@@ -1,0 +1,129 @@
+"""One agent turn for the OpenAI-compatible routes: start it, stream its text, read its usage.
+
+Shared by `/v1/chat/completions` and `/v1/responses`, so both run turns the same way: the
+request's new user text becomes the turn's input, its system/developer text the run's extra
+system prompt, and the session transcript is the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from core.edge.http.openai_errors import openai_error
+from core.edge.http.openai_target import Target
+from core.engine.runs import RunRequest
+from core.engine.runs.manager import RunOutcome
+from core.model.errors import SEND_BLOCKED, SendBlocked
+from core.store.ledger import Claim
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class Turn:
+    rt: Runtime
+    run_id: str
+    deltas: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
+    final: RunOutcome | None = None
+
+    async def outcome(self) -> RunOutcome:
+        if self.final is None:
+            self.final = await self.rt.runs.wait(self.run_id, None)
+        return self.final
+
+    async def pieces(self) -> AsyncIterator[str]:
+        """New text as it streams, then whatever the final reply adds; ends with the run."""
+        sent = ""
+        waiter = asyncio.ensure_future(self.outcome())
+        try:
+            while True:
+                getter = asyncio.ensure_future(self.deltas.get())
+                done, _ = await asyncio.wait({waiter, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    break
+                text = getter.result()
+                if text.startswith(sent) and len(text) > len(sent):
+                    yield text[len(sent) :]
+                    sent = text
+            final = waiter.result()
+            if (
+                final.status == "ok"
+                and (reply := final.reply or "").startswith(sent)
+                and len(reply) > len(sent)
+            ):
+                yield reply[len(sent) :]
+        finally:
+            waiter.cancel()
+
+    async def usage(self) -> Usage:
+        """The run's token counts: from its outcome when this process ran it, else the store."""
+        outcome = self.final
+        if outcome is not None and outcome.status == "ok" and outcome.input_tokens is not None:
+            return Usage(outcome.input_tokens or 0, outcome.output_tokens or 0)
+        rec = await self.rt.store.get_run(self.run_id)
+        if rec is None:
+            return Usage()
+        return Usage(rec.input_tokens or 0, rec.output_tokens or 0)
+
+
+async def start_turn(
+    rt: Runtime,
+    target: Target,
+    text: str,
+    extra_system_prompt: str | None,
+    *,
+    stream: bool,
+    claims: tuple[Claim, ...] = (),
+) -> Turn | web.Response:
+    """Admit the turn, or the 403 a denying send policy gives (D5).
+
+    `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
+    raises DuplicateInbound before anything runs."""
+    entry = await rt.ensure_session(target.session_key)
+    deltas: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_delta(piece: str) -> None:
+        deltas.put_nowait(piece)
+
+    req = RunRequest(
+        session_key=target.session_key,
+        message=text,
+        context=rt.context_for(entry),
+        deliver=False,
+        lane="main",
+        extra_system_prompt=extra_system_prompt or None,
+        timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
+        on_delta=on_delta if stream else None,
+        claims=claims,
+    )
+    try:
+        run = await rt.start_run(req)
+    except SendBlocked:
+        return openai_error(403, SEND_BLOCKED, "permission_error")
+    return Turn(rt, run.id, deltas)
+
+
+def failure_message(outcome: RunOutcome) -> str:
+    return outcome.error or f"run ended with status {outcome.status}"
+
+
+def failure_response(outcome: RunOutcome) -> web.Response:
+    status = 504 if outcome.status == "timeout" else 502
+    return openai_error(status, failure_message(outcome), "server_error", outcome.status)

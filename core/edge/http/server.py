@@ -1,0 +1,156 @@
+"""The gateway process: one aiohttp server for the web chat, the HTTP API and webhooks."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from core.config import CrosstalkConfig
+from core.config.channel_registry import ChannelEnv, build_adapters
+from core.edge.http import (
+    http_api,
+    http_cluster,
+    http_cron,
+    http_hooks,
+    http_metrics,
+    http_openai,
+    http_pairing,
+    http_tools,
+    openai_routes,
+)
+from core.edge.http.appkeys import RUNTIME, SECRET
+from core.edge.http.auth import load_gateway_secret
+from core.edge.http.channel_stats import channel_entries
+from core.edge.http.edge import install_edge
+from core.edge.http.openapi import openapi_spec
+from core.edge.mcp import http as mcp_http
+from core.engine.cluster.status import held_leases
+from core.features.access.policy import dm_scope_warnings
+from core.model.channel import ChannelAdapter, HttpMounted
+from core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    rt = request.app[RUNTIME]
+    channels = await channel_entries(rt)
+    ok = rt.started and all(c["state"] != "failed" for c in channels)
+    process = {"id": rt.cluster.id, "leases": await held_leases(rt.cluster)}  # D27
+    return web.json_response(
+        {
+            "ok": ok,
+            "channels": channels,
+            "model": rt.models.default_ref(rt.config.default_agent_id()),
+            "process": process,
+        },
+        status=200 if ok else 503,
+    )
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_spec(request.app[RUNTIME].config))
+
+
+TALK_PATHS = frozenset({"/", "/ws", "/v1/chat/completions"})
+"""Requests that come just before a turn: the web chat page and socket, the OpenAI API (D54)."""
+
+
+@web.middleware
+async def warm_on_talk(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Start the model-stack import when a chat opens, so the first message does not wait."""
+    if request.path in TALK_PATHS:
+        request.config_dict[RUNTIME].warm_up_soon()
+    return await handler(request)
+
+
+def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.Application:
+    gw = rt.config.gateway
+    app = web.Application(client_max_size=gw.max_body_bytes)
+    install_edge(app, gw.max_body_bytes, gw.body_timeout_seconds)
+    app.middlewares.append(warm_on_talk)
+    app[RUNTIME] = rt
+    app[SECRET] = secret
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/openapi.json", openapi)
+    app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
+    app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
+    app.add_routes(http_api.routes())
+    app.add_routes(http_pairing.routes())
+    app.add_routes(http_cluster.routes())
+    http_metrics.install(app)
+    app.add_routes([*http_cron.routes(), *http_hooks.routes()])
+    openai_routes.register(app)
+    mcp_http.register(app)
+    for adapter in adapters:
+        if isinstance(adapter, HttpMounted):  # D37: declared by type; served by every process
+            adapter.mount(app)
+    return app
+
+
+@dataclass
+class RunningGateway:
+    runtime: Runtime
+    runner: web.AppRunner
+    url: str
+    token: str
+    token_generated: bool = False
+    """True when this start created the token (the only start that prints it, D12)."""
+
+    def web_chat_line(self) -> str:
+        if self.token_generated:
+            return f"Web chat: {self.url}?token={self.token}"
+        return f"Web chat: {self.url} (add ?token=<your gateway token>)"
+
+    async def stop(self) -> None:
+        await self.runtime.stop()
+        await self.runner.cleanup()
+
+
+async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> RunningGateway:
+    """Start everything; `port=0` picks a free port (tests)."""
+    rt = Runtime(config)
+    secret, generated = load_gateway_secret(config, rt.state_dir)
+    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt))
+    app = build_app(rt, secret, adapters)
+    runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
+    await runner.setup()
+    bind = config.gateway.bind
+    site = web.TCPSite(runner, bind, config.gateway.port if port is None else port)
+    await site.start()
+    addrs = runner.addresses
+    actual_port = addrs[0][1] if addrs else config.gateway.port
+    try:
+        await rt.start(adapters=adapters)
+    except BaseException:
+        await rt.stop()
+        await runner.cleanup()
+        raise
+    host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
+    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret, generated)
+
+
+async def serve(config: CrosstalkConfig) -> None:
+    """Run in the foreground until SIGINT/SIGTERM."""
+    t0 = time.perf_counter()
+    gw = await start_gateway(config)
+    print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
+    for warning in dm_scope_warnings(config):
+        print(warning, file=sys.stderr, flush=True)
+    print(gw.web_chat_line(), flush=True)
+    gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
+    gc.enable()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await gw.stop()

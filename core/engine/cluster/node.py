@@ -1,0 +1,236 @@
+"""This process as a member of the cluster (D26, D27): heartbeats, takeovers, a clean leave.
+
+The runtime makes one node, calls :meth:`ClusterNode.begin` right after the store opens
+(instead of aborting every in-flight run: in a cluster those may be another process's live
+turns), :meth:`ClusterNode.start` once the adapters are up, and :meth:`ClusterNode.stop` after
+its runs are closed. Every quarter of the lease time the node heartbeats and looks for dead
+processes; the one survivor that claims a dead process aborts its running turns (the chats get
+the restart notice, D12) and runs its queued ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+from core.engine.cluster.claim import TurnClaims
+from core.engine.cluster.events import EventBus, make_bus
+from core.engine.cluster.identity import ProcessIdentity
+from core.engine.cluster.leases import Leases
+from core.engine.cluster.processes import ProcessRegister, gone_here
+from core.engine.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
+from core.features.services import Services
+from core.model.delivery_context import normalize_delivery_context
+from core.store import RunRecord, Store, now_ms
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from core.engine.observability.metrics import Metrics
+    from core.features.subagents.registry import SubagentRegistry
+
+
+class ClusterEnv(Services, Protocol):
+    """What a cluster node uses (D30): the core services plus the state directory, the
+    metrics and the sub-agent registry (whose interrupted announces it resumes)."""
+
+    @property
+    def state_dir(self) -> Path: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    @property
+    def subagents(self) -> SubagentRegistry: ...
+
+
+log = logging.getLogger(__name__)
+
+
+class ClusterNode:
+    def __init__(self, rt: ClusterEnv) -> None:
+        self.rt = rt
+        self.identity = ProcessIdentity()
+        self.ttl_ms = int(rt.config.cluster.lease_seconds * 1000)
+        # heartbeats and leases get their own connections: a pool busy with turns must not
+        # make this process look dead (on SQLite there is one process and one file)
+        self.db = rt.store if rt.store.dialect == "sqlite" else Store(rt.store.url, rt.state_dir)
+        self.register = ProcessRegister(self.db, self.identity, ttl_ms=self.ttl_ms)
+        self.leases = Leases(self.db, self.identity.id, ttl_ms=self.ttl_ms)
+        self.bus: EventBus = make_bus(rt.store.url)
+        self.claims = TurnClaims(
+            rt.store,
+            self.identity.id,
+            self.bus,
+            poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4),
+        )
+        rt.runs.owner = self.identity.id
+        if not self.alone:  # SQLite: one process orders its turns itself, as before D27
+            rt.runs.claims = self.claims
+            self.claims.on_abort = rt.runs.abort_here
+        self._loop: asyncio.Task[None] | None = None
+        self.held: list[str] = []
+        """Lease names this process held at its last heartbeat (for `/metrics`)."""
+        rt.metrics.live.leases = lambda: self.held
+        self._beat = False
+
+    @property
+    def id(self) -> str:
+        return self.identity.id
+
+    @property
+    def alone(self) -> bool:
+        """SQLite: one process, which holds every lease and owns every run."""
+        return self.rt.store.dialect == "sqlite"
+
+    async def begin(self) -> list[RunRecord]:
+        """After the store opens: connect the event bus; on SQLite abort what the previous
+        process left in flight (D12) and return it for the restart notice."""
+        await self.bus.start()
+        if self.alone:
+            return await self.rt.store.abort_inflight_runs(ABORT_REASON)
+        return []
+
+    def start(self) -> None:
+        """Once the adapters are up (and so the HTTP site): heartbeat and watch the others."""
+        self._loop = asyncio.get_running_loop().create_task(self._watch(), name="cluster")
+
+    async def stop(self) -> None:
+        """A clean stop: no more heartbeats, release every lease, and leave the register (on
+        PostgreSQL: mark this row dead, so a survivor runs the turns left queued, D27)."""
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop
+        try:
+            if self.alone:
+                await self.register.leave()
+            else:  # its queued turns stay: a survivor claims this row at its next beat
+                await self.register.expire()
+            await self.leases.release_all()
+        except Exception as exc:  # the store may be gone; the lease time covers it
+            log.warning("could not leave the cluster cleanly: %s", exc)
+        await self.bus.stop()
+        if self.db is not self.rt.store:
+            await self.db.close()
+
+    async def _watch(self) -> None:
+        interval = self.ttl_ms / 4000
+        last_beat = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                if not await self.register.heartbeat() and self._beat:
+                    log.error(
+                        "this process was silent for longer than cluster.leaseSeconds "
+                        "and another one took over its turns"
+                    )
+                # after a silence of our own (the database was away, the loop stalled) the
+                # others were silent too: give them one beat before declaring them dead
+                if loop.time() - last_beat < self.ttl_ms / 1000 or not self._beat:
+                    await self.take_over()
+                last_beat = loop.time()
+                self.held = [
+                    lease.name for lease in await self.leases.live() if lease.holder == self.id
+                ]
+            except Exception:
+                log.exception("cluster heartbeat failed")
+            self._beat = True
+            await asyncio.sleep(interval)  # the heartbeat period itself, not a stand-in
+
+    async def live_ids(self) -> list[str] | None:
+        """The processes whose claims (announces, cron firings) stay at a start; None on
+        SQLite, where every claim was left by a previous process (D29)."""
+        if self.alone:
+            return None
+        return [self.id, *(p.id for p in await self.register.live())]
+
+    async def take_over(self) -> int:
+        """Claim dead processes and take their turns; returns how many runs were taken."""
+        dead = await self.register.claim_dead()
+        dead += await self.register.claim(await self._gone_here())
+        if self.alone:
+            return 0
+        if dead:  # their channel connections and singleton jobs are free at once (D36)
+            await self.leases.release_dead([d.id for d in dead])
+            log.warning(
+                "taking over from dead process(es): %s",
+                ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead),
+            )
+        aborted, adopted = await take_runs(
+            self.rt.store,
+            self.id,
+            Orphans([d.id for d in dead], unowned_before=now_ms() - self.ttl_ms),
+        )
+        for run in aborted:
+            await self.claims.ended(run)
+        if aborted:
+            from core.engine.runs.restart_notice import notify_aborted_chats
+
+            self.rt.spawn(notify_aborted_chats(self.rt.gate, aborted))
+        for run in adopted:
+            await self._adopt(run)
+        if dead or aborted or adopted:
+            await self._release_claims_of_the_dead()
+        return len(aborted) + len(adopted)
+
+    async def _release_claims_of_the_dead(self) -> None:
+        """Announces and cron firings the dead left half-done happen again, here (D29)."""
+        from core.store import cron_store
+        from core.store.subagent_store import release_stale_claims
+
+        live = await self.live_ids()
+        await cron_store.release_claims(self.rt.store, live)
+        await release_stale_claims(self.rt.store, live)
+        await self.rt.subagents.resume()  # records the aborted children, announces once
+
+    async def _gone_here(self) -> list[str]:
+        """Registered processes known dead at once (a kill -9 and a restart on this host)."""
+        return gone_here(await self.register.registered(), self.identity)
+
+    async def _adopt(self, run: RunRecord) -> None:
+        from core.engine.runs import RunRequest
+
+        store = self.rt.store
+        entry = await store.get_session(run.session_key)
+        msg = (
+            await input_message(store, run.input_message_id)
+            if run.input_message_id is not None
+            else None
+        )
+        if entry is None:
+            await store.update_run(
+                run.id, status="aborted", ended_at=now_ms(), error="session was deleted"
+            )
+            await self.claims.ended(run)
+            return
+        meta = dict(run.meta or {})
+        trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
+        extras = meta.pop("request", None) or {}
+        origin = meta.get("origin")
+        context = self.rt.context_for(
+            entry, origin=normalize_delivery_context(origin) if isinstance(origin, dict) else None
+        )
+        context = replace(
+            context,
+            trace_id=str(trace or context.trace_id),
+            hops=int(hops or 0),
+            owner=bool(extras.get("ownerTurn")),
+        )
+        request = RunRequest(
+            session_key=run.session_key,
+            message=msg.plain_text() if msg is not None else "",
+            context=context,
+            deliver=run.deliver,
+            lane=run.lane,
+            input_message_id=run.input_message_id,
+            meta=meta,
+            extra_system_prompt=extras.get("extraSystemPrompt"),
+            model=extras.get("model"),
+            thinking=extras.get("thinking"),
+            timeout_seconds=extras.get("timeoutSeconds"),
+        )
+        self.rt.runs.adopt(run, request)

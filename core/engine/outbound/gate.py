@@ -1,0 +1,303 @@
+"""The outbound gate: the single path by which any text leaves Crosstalk towards a chat.
+
+Agent replies, announces, tool sends, command replies and system notices all call
+:meth:`OutboundGate.deliver`. It runs a `next()`-style chain (policy → retry → send, in the
+manner of slack-bolt middleware), then writes one delivery-log row per attempt, whatever the
+outcome. Inbound admission and run admission ask the same gate (:meth:`OutboundGate.decide`), so
+the send policy is resolved in exactly one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.engine.observability.metrics import DISCARD, Metrics
+from core.engine.outbound.channels import ChannelRegistry
+from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
+from core.model.delivery_context import DeliveryContext, session_delivery_fields
+from core.model.errors import DeliveryError, RateLimited
+from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
+from core.store import DeliveryRecord, SessionEntry, Store, now_ms
+from core.store.ledger import finish_delivery, mark_chunk, open_delivery
+
+log = logging.getLogger(__name__)
+
+DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron", "hook"]
+Outcome = Literal[
+    "delivered", "suppressed_by_policy", "failed", "rate_limited", "resent_after_crash"
+]
+
+
+@dataclass(slots=True)
+class Outbound:
+    """A message that wants to leave. `target=None` means the session's own last route."""
+
+    text: str
+    kind: DeliveryKind
+    session_key: str | None
+    target: DeliveryContext | None = None
+    run_id: str | None = None
+    owner_command: bool = False
+
+
+@dataclass(slots=True)
+class DeliveryResult:
+    outcome: Outcome
+    reason: str | None = None
+    delivery_id: int | None = None
+    attempts: int = 0
+    receipts: list[SendReceipt] = field(default_factory=list)
+
+    @property
+    def delivered(self) -> bool:
+        return self.outcome == "delivered"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """State threaded through the middleware chain for one outbound message."""
+
+    message: Outbound
+    entry: SessionEntry | None
+    target: DeliveryContext | None
+    decision: PolicyDecision | None = None
+    attempts: int = 0
+    note: str | None = None
+    delivery_id: int | None = None  # the delivery row, written before the first send
+    chunks: list[str] = field(default_factory=list)
+    receipts: dict[int, SendReceipt] = field(default_factory=dict)  # chunk index → receipt
+
+
+Next = Callable[[], Awaitable[DeliveryResult]]
+Middleware = Callable[[Attempt, Next], Awaitable[DeliveryResult]]
+
+
+def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
+    """Where replies for a session go: its last route (the `last*` fields win)."""
+    if entry is None:
+        return None
+    return session_delivery_fields(
+        last_channel=entry.last_channel,
+        last_to=entry.last_to,
+        last_account_id=entry.last_account_id,
+        last_thread_id=entry.last_thread_id,
+        channel=entry.channel,
+        delivery_context=None,
+    )
+
+
+class OutboundGate:
+    metrics: Metrics = DISCARD  # the runtime sets its own
+
+    def __init__(
+        self,
+        store: Store,
+        channels: ChannelRegistry,
+        policy: SendPolicySpec | None,
+        *,
+        max_retries: int = 3,
+        max_retry_wait: float = 30.0,
+        extra_middleware: Sequence[Middleware] = (),
+    ) -> None:
+        self.store = store
+        self.channels = channels
+        self.policy = policy
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self._chain: list[Middleware] = [self._policy_step, *extra_middleware, self._retry_step]
+
+    def decide(self, entry: SessionEntry | None, session_key: str | None = None) -> PolicyDecision:
+        """Resolve the send policy of a session (override > deny rule > allow rule > default)."""
+        return resolve_send_policy(
+            self.policy,
+            override=entry.send_policy if entry else None,
+            session_key=entry.key if entry else session_key,
+            channel=(entry.channel or entry.last_channel) if entry else None,
+            chat_type=entry.chat_type if entry else None,
+        )
+
+    async def deliver(self, message: Outbound) -> DeliveryResult:
+        entry = await self.store.get_session(message.session_key) if message.session_key else None
+        attempt = Attempt(
+            message=message, entry=entry, target=message.target or session_target(entry)
+        )
+        try:
+            result = await self._run_chain(attempt, 0)
+        except Exception as exc:  # a bug in a step must still leave a log row
+            log.exception("outbound chain crashed")
+            result = DeliveryResult("failed", f"internal error: {exc}", attempts=attempt.attempts)
+        result.attempts = attempt.attempts
+        await self._record(attempt, result)
+        return result
+
+    async def _live_adapter(
+        self, session_key: str, target: DeliveryContext | None
+    ) -> ChannelAdapter | None:
+        """The adapter a preview or typing indicator goes to, if the policy lets the session
+        speak there at all (the same decision as its final reply)."""
+        if target is None or not target.channel:
+            return None
+        entry = await self.store.get_session(session_key)
+        if self.decide(entry, session_key).action == "deny":
+            return None
+        return self.channels.get(target.channel, target.account_id)
+
+    async def preview(
+        self, session_key: str, target: DeliveryContext | None, run_id: str, text: str
+    ) -> bool:
+        """Show a streaming partial reply, under the same policy as the final delivery.
+
+        Previews are transient (the final text is delivered and logged through `deliver`), so
+        they are not written to the delivery log.
+        """
+        adapter = await self._live_adapter(session_key, target)
+        if adapter is None or target is None:
+            return False
+        try:
+            await adapter.send_preview(target, run_id, text)
+        except DeliveryError as exc:  # best effort: the final reply still goes through deliver
+            log.debug("preview for %s not shown: %s", session_key, exc)
+            return False
+        return True
+
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """A previewed run ended without a reply: the adapter settles its partial message."""
+        adapter = self.channels.get(target.channel or "", target.account_id)
+        if adapter is not None:
+            try:
+                await adapter.end_preview(target, run_id, status)
+            except DeliveryError as exc:
+                log.debug("ending preview %s: %s", run_id, exc)
+
+    async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
+        """Show "typing…" while a run is active, under the same policy as its reply."""
+        adapter = await self._live_adapter(session_key, target)
+        if adapter is None or target is None:
+            return False
+        try:
+            await adapter.send_typing(target)
+        except DeliveryError as exc:
+            log.debug("typing for %s not shown: %s", session_key, exc)
+            return False
+        return True
+
+    async def _run_chain(self, attempt: Attempt, index: int) -> DeliveryResult:
+        if index == len(self._chain):
+            return await self._send_step(attempt)
+        step = self._chain[index]
+        return await step(attempt, lambda: self._run_chain(attempt, index + 1))
+
+    async def _policy_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
+        decision = self.decide(attempt.entry, attempt.message.session_key)
+        attempt.decision = decision
+        if decision.action == "deny":
+            if not attempt.message.owner_command:
+                return DeliveryResult("suppressed_by_policy", decision.reason)
+            attempt.note = f"owner command reply despite deny ({decision.reason})"
+        return await nxt()
+
+    async def _retry_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
+        while True:
+            try:
+                return await nxt()
+            except RateLimited as exc:
+                if attempt.attempts > self.max_retries:
+                    return DeliveryResult(
+                        "failed", f"rate limited after {attempt.attempts} attempts: {exc}"
+                    )
+                await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
+
+    async def _send_step(self, attempt: Attempt) -> DeliveryResult:
+        """Send the chunks that have no receipt yet (a retry resumes at the failed chunk).
+
+        The delivery row and its `pending` chunks are written before the first send, and each
+        chunk's platform message id as soon as it is sent (D16), so a restart knows which
+        chunk reached the chat and which one is in doubt.
+        """
+        target = attempt.target
+        if target is None or not target.channel or not target.to:
+            return DeliveryResult("failed", "no delivery target for this session")
+        adapter = self.channels.get(target.channel, target.account_id)
+        if adapter is None:
+            return DeliveryResult("failed", f"channel not connected: {target.channel}")
+        attempt.attempts += 1
+        if attempt.delivery_id is None:
+            attempt.chunks = adapter.chunks(attempt.message.text)
+            attempt.delivery_id = await open_delivery(
+                self.store, self._row(attempt, "pending", None), attempt.chunks
+            )
+        run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
+        for index, chunk in enumerate(attempt.chunks):
+            if index in attempt.receipts:
+                continue  # reached the chat already: never again
+            try:
+                ref = ChunkRef(attempt.delivery_id, index)
+                if run_id and index == 0:  # the run's live preview becomes its reply
+                    receipt = await adapter.send_final(target, run_id, chunk)
+                else:
+                    receipt = await send_chunk(adapter, target, chunk, ref)
+            except RateLimited:
+                raise
+            except DeliveryError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                await mark_chunk(self.store, attempt.delivery_id, index, "failed", reason=reason)
+                return DeliveryResult("failed", reason, receipts=self._receipts(attempt))
+            attempt.receipts[index] = receipt
+            await mark_chunk(
+                self.store, attempt.delivery_id, index, "sent", message_id=receipt.message_id
+            )
+        return DeliveryResult("delivered", attempt.note, receipts=self._receipts(attempt))
+
+    @staticmethod
+    def _receipts(attempt: Attempt) -> list[SendReceipt]:
+        return [attempt.receipts[i] for i in sorted(attempt.receipts)]
+
+    def _row(self, attempt: Attempt, outcome: str, reason: str | None) -> DeliveryRecord:
+        t = attempt.target
+        return DeliveryRecord(
+            kind=attempt.message.kind,
+            outcome=outcome,
+            text=attempt.message.text,
+            created_at=now_ms(),
+            session_key=attempt.message.session_key,
+            reason=reason,
+            channel=t.channel if t else None,
+            to=t.to if t else None,
+            account_id=t.account_id if t else None,
+            thread_id=str(t.thread_id) if t and t.thread_id is not None else None,
+            run_id=attempt.message.run_id,
+            attempts=attempt.attempts,
+        )
+
+    async def _record(self, attempt: Attempt, result: DeliveryResult) -> None:
+        reason = result.reason
+        if result.outcome == "delivered" and attempt.decision is not None and reason is None:
+            reason = f"allowed: {attempt.decision.reason}"
+        if attempt.delivery_id is not None:
+            await finish_delivery(
+                self.store, attempt.delivery_id, result.outcome, reason, attempt.attempts
+            )
+            result.delivery_id = attempt.delivery_id
+        else:
+            result.delivery_id = await self.store.record_delivery(
+                self._row(attempt, result.outcome, reason)
+            )
+        t = attempt.target
+        self.metrics.delivery(t.channel if t else None, attempt.message.kind, result.outcome)
+        if result.outcome != "delivered":
+            log.info(
+                "delivery %s for %s: %s", result.outcome, attempt.message.session_key, result.reason
+            )
+
+
+async def send_chunk(
+    adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef
+) -> SendReceipt:
+    """The one call that puts a chunk on a platform (replies, notices, reconciliation)."""
+    if adapter.chunk_refs:
+        return await adapter.send_text(target, text, ref=ref)  # type: ignore[call-arg]
+    return await adapter.send_text(target, text)

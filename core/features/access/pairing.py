@@ -1,0 +1,138 @@
+"""DM pairing (D11): an unknown sender gets one code; the owner approves, denies or revokes.
+
+The request lives in the store, so approvals survive restarts. The clock is injectable
+(`PairingService.clock`) so that expiry is tested without sleeping. Every text goes out through
+the outbound gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from core.engine.outbound.gate import Outbound
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import InboundMessage
+from core.store import now_ms
+from core.store import pairing_store as ps
+from core.store.pairing_store import Approval, PairingRequest
+
+if TYPE_CHECKING:
+    from core.engine.outbound.gate import OutboundGate
+    from core.store import Store
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 8
+REQUEST_TTL_MS = 60 * 60 * 1000
+MAX_PENDING = 3
+PREVIEW_CHARS = 200
+APPROVED_TEXT = "✅ You are approved. Send your message again."
+
+
+def pairing_text(code: str) -> str:
+    return f"🔐 This bot only talks to people its owner approved. Your pairing code: {code}"
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class PairingService:
+    def __init__(self, store: Store, gate: OutboundGate, clock: Callable[[], int] = now_ms) -> None:
+        self.store = store
+        self.gate = gate
+        self.clock = clock
+        self._lock = asyncio.Lock()  # check-then-insert: one request per sender, cap of 3
+
+    async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
+        return await ps.is_approved(self.store, channel, account_id, user_id)
+
+    async def on_unknown_dm(self, msg: InboundMessage) -> str:
+        """Handle a DM of a sender nobody approved; returns the refusal reason to log."""
+        async with self._lock:
+            now = self.clock()
+            code = new_code()
+            while await ps.code_exists(self.store, code):
+                code = new_code()
+            # checked and added atomically: other gateway processes share these rows (D29)
+            refused = await ps.add_request_once(
+                self.store,
+                PairingRequest(
+                    code=code,
+                    channel=msg.channel,
+                    account_id=msg.account_id,
+                    user_id=msg.sender_id,
+                    user_name=msg.sender_name,
+                    chat_id=msg.chat_id,
+                    thread_id=None if msg.thread_id is None else str(msg.thread_id),
+                    deliver_to=msg.reply_to.to or msg.chat_id,
+                    preview=msg.text[:PREVIEW_CHARS],
+                    status="pending",
+                    created_at=now,
+                    expires_at=now + REQUEST_TTL_MS,
+                ),
+                MAX_PENDING,
+            )
+            if refused is not None:
+                return refused
+        await self.gate.deliver(Outbound(pairing_text(code), "notice", None, target=msg.reply_to))
+        return "not paired: pairing code sent"
+
+    async def pending(self, channel: str | None = None) -> list[PairingRequest]:
+        return await ps.pending_requests(self.store, self.clock(), channel=channel)
+
+    async def approved(self, channel: str | None = None) -> list[Approval]:
+        return await ps.approvals(self.store, channel=channel)
+
+    async def approve(self, code: str, channel: str | None = None) -> PairingRequest | None:
+        """Approve a pending request; the sender is told once, through the gate."""
+        req = await ps.settle_request(
+            self.store, code.strip().upper(), self.clock(), "approved", channel
+        )
+        if req is not None:
+            log.info(
+                "pairing approved: %s/%s user %s (code %s)",
+                req.channel,
+                req.account_id,
+                req.user_id,
+                req.code,
+            )
+            await self.gate.deliver(
+                Outbound(
+                    APPROVED_TEXT,
+                    "notice",
+                    None,
+                    target=DeliveryContext(
+                        channel=req.channel,
+                        to=req.deliver_to,
+                        account_id=req.account_id,
+                        thread_id=req.thread_id,
+                    ),
+                )
+            )
+        return req
+
+    async def deny(self, code: str, channel: str | None = None) -> PairingRequest | None:
+        req = await ps.settle_request(
+            self.store, code.strip().upper(), self.clock(), "denied", channel
+        )
+        if req is not None:
+            log.info(
+                "pairing denied: %s/%s user %s (code %s)",
+                req.channel,
+                req.account_id,
+                req.user_id,
+                req.code,
+            )
+        return req
+
+    async def revoke(self, channel: str, user_id: str) -> bool:
+        removed = await ps.revoke(self.store, channel, user_id.strip())
+        if removed:
+            log.info("pairing revoked: %s user %s", channel, user_id)
+        return removed > 0

@@ -1,0 +1,193 @@
+"""Who may talk to the bot (D11): the effective policy of a channel account, and its verdict.
+
+Pure functions of the config and the message, so every rule is testable without I/O. The
+public platforms (`channels.telegram|discord|slack`) and every installed channel that does not
+declare otherwise are guarded (D39): the web chat's user holds the gateway token (the owner),
+and a channel no registry knows is an in-process adapter registered by code, not a place
+strangers can reach. A third-party channel whose section lacks D11's fields gets their safe
+defaults (pairing for DMs), with its `owners` if it has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from core.config import CrosstalkConfig
+from core.config.schema_channels import (
+    AccountConfig,
+    AccountGroupsConfig,
+    DmPolicy,
+    GroupPolicy,
+    TelegramConfig,
+)
+from core.model.inbound import InboundMessage
+
+T = TypeVar("T")
+GUARDED_CHANNELS = ("telegram", "discord", "slack")
+
+Reason = Literal[
+    "dms disabled", "not on the allowlist", "groups disabled", "group not on the allowlist"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    """The D11 fields of one channel account, after inheriting the channel's values."""
+
+    channel: str
+    account_id: str
+    dm_policy: DmPolicy
+    allow_from: tuple[str, ...]
+    group_policy: GroupPolicy
+    groups_allow: tuple[str, ...]
+    owners: tuple[str, ...]
+    require_mention: bool
+
+    def is_owner(self, user_id: str) -> bool:
+        return "*" in self.owners or user_id in self.owners
+
+    def allow_listed(self, user_id: str) -> bool:
+        return "*" in self.allow_from or user_id in self.allow_from
+
+    def lets_others_dm(self) -> bool:
+        """True when someone besides the owners may DM (so a `main` DM scope is shared)."""
+        if self.dm_policy == "disabled":
+            return False
+        if self.dm_policy in ("open", "pairing") or "*" in self.owners:
+            return True
+        return bool(set(self.allow_from) - set(self.owners))
+
+
+def access_policy(
+    config: CrosstalkConfig, channel: str, account_id: str = "default"
+) -> AccessPolicy | None:
+    """The policy for `channel`/`account_id`, or None for channels that are not guarded.
+
+    A platform without a config section still gets the defaults (pairing): safe by default.
+    """
+    if channel not in GUARDED_CHANNELS and not _installed_and_guarded(channel):
+        return None
+    defaults = TelegramConfig()  # only the shared fields are read: the defaults
+    section = getattr(config.channels, channel, None) or defaults
+    accounts = getattr(section, "accounts", None) or {}
+    account = accounts.get(account_id) if account_id != "default" else None
+    if not isinstance(account, AccountConfig):  # the default account is the top level
+        account = AccountConfig()
+    groups = getattr(section, "groups", None)
+    if not isinstance(groups, type(defaults.groups)):
+        groups = defaults.groups
+    acc_groups = account.groups or AccountGroupsConfig()
+    return AccessPolicy(
+        channel=channel,
+        account_id=account_id,
+        dm_policy=_inherit(account.dm_policy, getattr(section, "dm_policy", defaults.dm_policy)),
+        allow_from=tuple(
+            _inherit(account.allow_from, getattr(section, "allow_from", defaults.allow_from))
+        ),
+        group_policy=_inherit(
+            account.group_policy, getattr(section, "group_policy", defaults.group_policy)
+        ),
+        groups_allow=tuple(_inherit(acc_groups.allow, groups.allow)),
+        owners=tuple(getattr(section, "owners", None) or ()),
+        require_mention=_inherit(acc_groups.require_mention, groups.require_mention),
+    )
+
+
+def guarded_channels() -> tuple[str, ...]:
+    """Every channel D11 guards: the public platforms, then each installed channel whose spec
+    does not opt out (D39, D160), in the registry's order. Pairing, its HTTP routes and the
+    `/pair` command accept exactly these."""
+    from core.config.channel_registry import installed_channels
+
+    extra = tuple(
+        name
+        for name, spec in installed_channels().items()
+        if spec.guarded and name not in GUARDED_CHANNELS
+    )
+    return GUARDED_CHANNELS + extra
+
+
+def _installed_and_guarded(channel: str) -> bool:
+    from core.config.channel_registry import installed_channels
+
+    spec = installed_channels().get(channel)
+    return spec is not None and spec.guarded
+
+
+def _account_ids(channel: str, section: object) -> list[str]:
+    from core.config.channel_registry import installed_channels
+
+    spec = installed_channels().get(channel)
+    if spec is not None:
+        return [account_id for account_id, _ in spec.account_configs(section)]
+    account_ids = getattr(section, "account_ids", None)
+    return list(account_ids()) if callable(account_ids) else ["default"]
+
+
+def _inherit(own: T | None, inherited: T) -> T:
+    return inherited if own is None else own
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """`admit`, or a refusal `reason`; `pair` means: refused unless the pairing flow says so."""
+
+    admit: bool
+    reason: Reason | None = None
+    pair: bool = False
+
+
+ADMIT = Verdict(True)
+
+
+def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdict:
+    """Apply D11 to one message; `approved` = the sender was paired on this account."""
+    if msg.chat_type != "direct":
+        if policy.group_policy == "disabled":
+            return Verdict(False, "groups disabled")
+        if policy.group_policy == "allowlist" and not (
+            "*" in policy.groups_allow or msg.chat_id in policy.groups_allow
+        ):
+            return Verdict(False, "group not on the allowlist")
+        return ADMIT
+    if policy.dm_policy == "disabled":
+        return Verdict(False, "dms disabled")
+    if (
+        policy.dm_policy == "open"
+        or policy.is_owner(msg.sender_id)
+        or policy.allow_listed(msg.sender_id)
+        or approved
+    ):
+        return ADMIT
+    if policy.dm_policy == "pairing":
+        return Verdict(False, pair=True)
+    return Verdict(False, "not on the allowlist")
+
+
+def needs_approval_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
+    """Whether `judge` depends on the store (so trusted senders cost no query)."""
+    return (
+        msg.chat_type == "direct"
+        and policy.dm_policy in ("pairing", "allowlist")
+        and not policy.is_owner(msg.sender_id)
+        and not policy.allow_listed(msg.sender_id)
+    )
+
+
+def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
+    """The D11 warning for each channel whose DMs would share the `main` session."""
+    if config.session.dm_scope != "main":
+        return []
+    out: list[str] = []
+    for channel in guarded_channels():
+        section = getattr(config.channels, channel, None)
+        if section is None or not getattr(section, "enabled", True):
+            continue
+        policies = [access_policy(config, channel, a) for a in _account_ids(channel, section)]
+        if any(p is not None and p.lets_others_dm() for p in policies):
+            out.append(
+                f'warning: session.dmScope is "main", so everyone allowed to DM '
+                f"{channel} shares one session; set session.dmScope: per-channel-peer"
+            )
+    return out

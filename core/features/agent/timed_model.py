@@ -1,0 +1,74 @@
+"""A pydantic-ai model wrapper that times every request for `/metrics` (imported lazily:
+it pulls in the model stack)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from core.features.agent.providers import ANSWERED
+
+if TYPE_CHECKING:
+    from core.engine.observability.metrics import Metrics
+
+
+class TimedModel(WrapperModel):
+    """Wraps a turn's model (a single model or a fallback chain named `chain`)."""
+
+    def __init__(self, wrapped: Model, chain: str, metrics: Metrics) -> None:
+        super().__init__(wrapped)
+        self.chain = chain
+        self.metrics = metrics
+
+    @classmethod
+    def around(cls, model: Model, chain: str, metrics: Metrics) -> Model:
+        """The cached wrapper of `model` (rebuilt only when the resolver built a new model)."""
+        found = metrics.timed_models.get(chain)
+        if not isinstance(found, TimedModel) or found.wrapped is not model:
+            found = metrics.timed_models[chain] = cls(model, chain, metrics)
+        return found
+
+    @asynccontextmanager
+    async def _timed(self) -> AsyncIterator[None]:
+        """Observe one request under the ref that answered it (the chain's, on failure)."""
+        answered = ANSWERED.get()
+        seen = len(answered) if answered is not None else 0
+        t0, outcome = time.perf_counter(), "error"
+        try:
+            yield
+            outcome = "ok"
+        finally:
+            ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
+            self.metrics.model_request(ref, outcome, time.perf_counter() - t0)
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        async with self._timed():
+            return await super().request(messages, model_settings, model_request_parameters)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        async with (
+            self._timed(),
+            super().request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream,
+        ):
+            yield stream

@@ -1,0 +1,220 @@
+"""One agent turn with pydantic-ai: history in, new messages and usage out.
+
+The tool context (requester session, agent, channel, sandboxed) travels as pydantic-ai `deps`,
+so identity always comes from the runtime and never from model-chosen arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.engine.runs.manager import DeltaSink, RunRequest, TurnResult
+from core.features.agent.costs import run_cost
+from core.features.agent.models import NO_MODEL_TEXT, ModelNotAvailable
+from core.features.agent.prompts import base_system_prompt
+from core.features.agent.provider_errors import provider_failure
+from core.features.agent.providers import ANSWERED
+from core.model.errors import ToolError
+from core.model.records import TurnWrite
+from core.model.text import clean_text
+from core.model.tool_context import ToolContext
+from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
+
+if TYPE_CHECKING:
+    from core.features.agent.env import TurnEnv
+
+HISTORY_LIMIT = 40
+"""Messages of context per turn; older ones stay in the store and in `sessions_history`."""
+
+
+@dataclass(slots=True)
+class Deps:
+    env: TurnEnv
+    context: ToolContext
+
+
+MAX_AGENTS = 64
+"""pydantic-ai Agents kept, one per distinct tool-name list (a handful in any configuration)."""
+
+
+class PydanticAITurnExecutor:
+    """Runs turns for every agent. A pydantic-ai Agent is built once per distinct list of tool
+    names, with those tools in it, and reused (D40): building the toolset per turn, and passing
+    it per run, cost a toolset walk at every request."""
+
+    def __init__(self, env: TurnEnv) -> None:
+        self.rt = env  # D30: typed against a narrow protocol, not the Runtime class
+        self._agents: dict[tuple[str, ...], Any] = {}
+        self._tools: dict[str, Any] = {}
+
+    def _pai_agent(self, names: tuple[str, ...]) -> Any:
+        agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
+        if agent is None:
+            from pydantic_ai import Agent
+
+            agent = Agent(deps_type=Deps, output_type=str, tools=[self._tool(n) for n in names])
+            if len(self._agents) >= MAX_AGENTS:
+                self._agents.pop(next(iter(self._agents)))
+        self._agents[names] = agent
+        return agent
+
+    def _tool(self, name: str) -> Any:
+        cached = self._tools.get(name)
+        if cached is not None:
+            return cached
+        from pydantic_ai import RunContext, Tool
+
+        spec = self.rt.tools.get(name)
+        assert spec is not None
+
+        async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
+            try:
+                return await ctx.deps.env.tools.invoke(
+                    ctx.deps.env.tool_env, name, kwargs, ctx.deps.context
+                )
+            except ToolError as exc:
+                return {"status": "error", "tool": name, "error": str(exc)}
+
+        tool = Tool.from_schema(
+            call,
+            name=name,
+            description=spec.description,
+            json_schema=spec.json_schema(),
+            takes_ctx=True,
+        )
+        self._tools[name] = tool
+        return tool
+
+    async def aclose(self) -> None:
+        """After the last turn: the model clients' connections are closed (D51)."""
+        await self.rt.models.aclose()
+
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
+    ) -> TurnResult:
+        rt = self.rt
+        warm = rt.warmup
+        if warm is not None and not warm.done():  # never import beside the warm-up thread
+            await asyncio.wait({warm})
+        refs = rt.models.refs_for(entry.agent_id, request.model or entry.model)
+        if not refs:
+            return self._store_reply(entry, run, NO_MODEL_TEXT)
+        try:
+            model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
+        except ModelNotAvailable as exc:
+            return self._store_reply(entry, run, f"⚠️ {exc}")
+        from pydantic_ai import FunctionToolset
+
+        from core.features.agent.transcript import (
+            final_text,
+            from_model_messages,
+            to_model_messages,
+        )
+
+        history = context_messages(
+            await rt.store.context_tail(entry.session_id, HISTORY_LIMIT + 1),
+            request.input_message_id,
+        )[-HISTORY_LIMIT:]
+        from core.features.agent.media import user_prompt
+
+        prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
+        names = tuple(rt.tool_names_for(entry.key, entry.agent_id))
+        mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
+        toolsets = [FunctionToolset(mcp_tools)] if mcp_tools else None
+        instructions = base_system_prompt(rt.config, entry)
+        if request.extra_system_prompt:
+            instructions = f"{instructions}\n\n{request.extra_system_prompt}"
+        handler = _stream_handler(on_delta) if on_delta is not None else None
+        answered: list[str] = []
+        token = ANSWERED.set(answered)
+        from pydantic_ai.exceptions import ModelAPIError
+
+        try:
+            result = await self._pai_agent(names).run(
+                prompt,
+                message_history=to_model_messages(history),
+                model=model,
+                instructions=instructions,
+                deps=Deps(rt, request.context.for_run(run.id)),
+                toolsets=toolsets,
+                event_stream_handler=handler,
+            )
+        except ModelAPIError as exc:  # the provider's body stays in the log (D12)
+            raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
+        except ExceptionGroup as group:  # every model of a fallback chain failed
+            failures = [
+                provider_failure(e, r)
+                for e, r in zip(group.exceptions, refs, strict=False)
+                if isinstance(e, ModelAPIError)
+            ]
+            if not failures:
+                raise
+            raise failures[-1] from None
+        finally:
+            ANSWERED.reset(token)
+        new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
+        usage = result.usage
+        tin, tout = usage.input_tokens or None, usage.output_tokens or None
+        ref = answered[-1] if answered else refs[0]
+        cost = run_cost(rt.config, result.new_messages(), answered, ref)
+        run.meta = {
+            **(run.meta or {}),
+            "model": ref,
+            **({"costUsd": cost} if cost is not None else {}),
+        }
+        session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
+        write = TurnWrite(
+            entry,
+            new,
+            {
+                "input_tokens": tin,
+                "output_tokens": tout,
+                "context_tokens": tin,
+                "total_tokens": (entry.total_tokens or 0) + (tin or 0) + (tout or 0),
+                "cost_usd": session_cost,
+            },
+            run_meta=run.meta,
+        )
+        return TurnResult(
+            final_text(new), input_tokens=tin, output_tokens=tout, context_tokens=tin, write=write
+        )  # stored with the run's end (D41)
+
+    @staticmethod
+    def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
+        msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
+        return TurnResult(text, write=TurnWrite(entry, [msg]))
+
+
+def context_messages(
+    history: list[TranscriptMessage], input_id: int | None
+) -> list[TranscriptMessage]:
+    """What a turn sees: the placed transcript before its own input (D13).
+
+    A turn's input is placed when the turn starts, after the earlier turns' replies; messages
+    queued behind it are not placed yet. The input itself is sent as the prompt, last.
+    """
+    placed = [m for m in history if m.seq is not None]
+    own = next((m for m in placed if m.id == input_id), None) if input_id is not None else None
+    if own is None:
+        return [m for m in placed if m.id != input_id]
+    return [m for m in placed if m.id != input_id and (m.seq or 0) <= (own.seq or 0)]
+
+
+def _stream_handler(on_delta: DeltaSink) -> Any:
+    from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+
+    async def handle(_ctx: Any, events: Any) -> None:
+        text = ""
+        async for event in events:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                text = event.part.content
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                text += event.delta.content_delta
+            else:
+                continue
+            if text:
+                await on_delta(clean_text(text))  # D12: model output, cleaned as it streams
+
+    return handle

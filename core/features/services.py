@@ -1,0 +1,173 @@
+"""The services every extension point builds on: a typed sessions façade over the runtime's parts.
+
+:class:`Services` is the protocol the sub-agent registry, the cron service and the router take
+instead of the whole runtime; :class:`PluginServices` is its narrower base, which the tool and
+command environments (core.features.tools.env, core.features.commands.context) extend: it types the
+store as :class:`SessionStore`, the sessions and transcripts a feature reads and edits, not the
+delivery ledger or the run tables (D49). :class:`CoreServices` is the concrete one the composition
+root (core.runtime) builds; the same objects satisfy both protocols.
+The runtime itself still satisfies the protocol, so HTTP edge modules that hold the runtime can
+pass it where a `Services` is wanted. Nothing here imports core.runtime (D30).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from core.engine.outbound.gate import session_target
+from core.model.delivery_context import DeliveryContext
+from core.model.errors import SendBlocked
+from core.model.keys import KeyModel, agent_id_of
+from core.model.tool_context import ToolContext
+
+if TYPE_CHECKING:
+    from core.config import CrosstalkConfig
+    from core.engine.background import BackgroundTasks
+    from core.engine.outbound.channels import ChannelRegistry
+    from core.engine.outbound.gate import OutboundGate
+    from core.engine.runs import RunManager, RunRequest
+    from core.features.agent.models import ModelResolver
+    from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
+
+
+class SessionStore(Protocol):
+    """The store as a plugin sees it: sessions, their transcripts, a session's last run (D49).
+
+    :class:`core.store.Store` satisfies it; only the arguments features pass are declared."""
+
+    transcripts_dir: Path
+
+    def transcript_path(self, session_id: str) -> Path: ...
+    async def get_session(self, key: str) -> SessionEntry | None: ...
+    async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]: ...
+    async def find_sessions(
+        self, text: str, *, spawned_by: str | None = None, limit: int = 8
+    ) -> list[SessionEntry]: ...
+    async def find_by_label(
+        self,
+        label: str,
+        *,
+        agent_id: str | None = None,
+        spawned_by: str | None = None,
+        limit: int = 2,
+    ) -> list[SessionEntry]: ...
+    async def update_session(
+        self, key: str, *, touch: bool = True, **fields: Any
+    ) -> SessionEntry: ...
+    async def set_label(self, key: str, label: str | None) -> SessionEntry: ...
+    async def delete_session(self, key: str) -> bool: ...
+    async def history(
+        self, session_id: str, *, limit: int | None = None, include_tools: bool = True
+    ) -> list[TranscriptMessage]: ...
+    async def recent_messages(
+        self, session_ids: Iterable[str], per_session: int
+    ) -> dict[str, list[TranscriptMessage]]: ...
+    async def last_run(self, session_key: str) -> RunRecord | None: ...
+
+
+class PluginServices(Protocol):
+    """What a tool or command may use: config, keys, sessions, outbound delivery, runs, models."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def keys(self) -> KeyModel: ...
+    @property
+    def store(self) -> SessionStore: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def runs(self) -> RunManager: ...
+    @property
+    def models(self) -> ModelResolver: ...
+
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
+    def is_sandboxed(self, session_key: str) -> bool: ...
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext: ...
+    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord: ...
+
+
+class Services(PluginServices, Protocol):
+    """What core features (sub-agent registry, cron service, router) use: the whole store."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+class DeliveryParts(Protocol):
+    """What the exactly-once duties (core.engine.watchdog, core.engine.outbound.recovery, D16)
+    use."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def channels(self) -> ChannelRegistry: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CoreServices:
+    """The concrete :class:`Services`: explicit collaborators, no lifecycle of their own."""
+
+    config: CrosstalkConfig
+    keys: KeyModel
+    store: Store
+    gate: OutboundGate
+    runs: RunManager
+    models: ModelResolver
+    background: BackgroundTasks
+
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]:
+        """Run a background job whose failure is logged, never lost."""
+        return self.background.spawn(coro)
+
+    def is_sandboxed(self, session_key: str) -> bool:
+        mode = self.config.agents.defaults.sandbox.mode
+        if mode == "all":
+            return True
+        if mode == "non-main":
+            return self.keys.kind(session_key) != "main"
+        return False
+
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext:
+        """The tool context of a run in `entry`: identity comes from here, not the model."""
+        return ToolContext(
+            session_key=entry.key,
+            agent_id=entry.agent_id,
+            origin=origin or session_target(entry),
+            sandboxed=via == "agent" and self.is_sandboxed(entry.key),
+            via="http" if via == "http" else "agent",
+        )
+
+    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
+        return await self.store.ensure_session(
+            key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields
+        )
+
+    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
+        """Admit a run; a session whose send policy denies it refuses (decision D5)."""
+        entry = await self.store.get_session(request.session_key)
+        if entry is None:
+            entry = await self.ensure_session(request.session_key)
+        if check_policy and self.gate.decide(entry).action == "deny":
+            raise SendBlocked()
+        return await self.runs.submit(request)
+
+    def fields(self) -> dict[str, Any]:
+        """This object's collaborators, to build an environment that extends it."""
+        return {name: getattr(self, name) for name in CoreServices.__dataclass_fields__}
+
+
+__all__ = ["CoreServices", "DeliveryParts", "PluginServices", "Services", "SessionStore"]

@@ -1,0 +1,147 @@
+"""One registry of tools, served both to agents (pydantic-ai) and to `POST /tools/invoke`.
+
+A tool is a pydantic argument model plus an async handler returning the JSON payload (the
+reference's `details`). Handlers raise :class:`core.model.errors.ToolError` for thrown errors; the
+agent path turns those into `{status:"error", tool, error}`, the HTTP path into a 400. A tool
+refuses one way, ``raise ToolRefused(text)``, which :meth:`ToolRegistry.invoke` returns as the
+documented ``{status:"forbidden", error}`` payload; it also checks the spec's permission first.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from core.features.tools.results import ToolResult
+from core.model.errors import ToolInputError, ToolRefused
+from core.model.permission import EVERYONE, Caller, Permission
+from core.model.text import clean_json
+from core.model.tool_context import ToolContext
+from core.model.validation import validation_message
+
+if TYPE_CHECKING:
+    from core.features.tools.env import ToolEnv
+
+Payload = dict[str, Any]
+Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResult"]]
+"""``handler(env, ctx, args)``: the tool environment (D30), who calls, the parsed arguments;
+it returns the payload, or a typed result the registry dumps to camelCase JSON (D33)."""
+
+SESSION_TOOLS = frozenset({"sessions_list", "sessions_history", "sessions_send", "sessions_spawn"})
+SUBAGENT_DENY = frozenset(
+    {
+        *SESSION_TOOLS,
+        "gateway",
+        "agents_list",
+        "whatsapp_login",
+        "session_status",
+        "cron",
+        "memory_search",
+        "memory_get",
+    }
+)
+TOOL_PROFILES: dict[str, frozenset[str] | None] = {
+    "minimal": frozenset({"session_status"}),
+    "messaging": frozenset({*SESSION_TOOLS, "agents_list", "session_status"}),
+    "coding": None,
+    "full": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    handler: Handler
+    permission: Permission = EVERYONE
+    """Checked by the registry before `handler` runs (a refusal is a `forbidden` payload)."""
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        return schema
+
+
+def tool_result(payload: Payload) -> dict[str, Any]:
+    """The reference's tool-result envelope: pretty JSON text plus the raw details."""
+    clean = {k: v for k, v in payload.items() if v is not None}
+    return {
+        "content": [{"type": "text", "text": json.dumps(clean, indent=2, ensure_ascii=False)}],
+        "details": clean,
+    }
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p.strip().lower()) for p in patterns if p.strip())
+
+
+def filter_tools(
+    names: Iterable[str], *, profile: str | None, allow: list[str] | None, deny: Iterable[str]
+) -> list[str]:
+    """Apply a profile, then an allow list (if any), then a deny list (deny always wins)."""
+    out = []
+    deny = list(deny)
+    profile_set = TOOL_PROFILES.get(profile or "full")
+    for name in names:
+        if profile_set is not None and name not in profile_set:
+            continue
+        if allow is not None and not _matches(name, allow):
+            continue
+        if _matches(name, deny):
+            continue
+        out.append(name)
+    return out
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+
+    def register(self, spec: ToolSpec) -> None:
+        if spec.name in self._tools:
+            raise ValueError(f"tool already registered: {spec.name}")
+        self._tools[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def parse_args(self, spec: ToolSpec, args: dict[str, Any]) -> BaseModel:
+        try:
+            return spec.args_model.model_validate(args)
+        except ValidationError as exc:
+            raise ToolInputError(validation_message(exc)) from exc
+
+    async def invoke(
+        self, env: ToolEnv, name: str, args: dict[str, Any], ctx: ToolContext
+    ) -> Payload:
+        spec = self._tools.get(name)
+        if spec is None:
+            raise ToolInputError(f"Tool not available: {name}")
+        try:
+            if not spec.permission.allows(tool_caller(ctx)):
+                raise ToolRefused(
+                    f"{name} is not allowed for this caller (needs {spec.permission.name})"
+                )
+            # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
+            result = await spec.handler(env, ctx, self.parse_args(spec, clean_json(args)))
+            return result.payload() if isinstance(result, ToolResult) else result
+        except ToolRefused as refusal:
+            return refusal.payload()
+
+
+def tool_caller(ctx: ToolContext) -> Caller:
+    """The caller of a tool as permissions see it; the token-authenticated HTTP API (and MCP)
+    acts for the gateway's owner, as the cron tool already assumed."""
+    return Caller(
+        is_owner=ctx.owner or ctx.via == "http", session_key=ctx.session_key, channel=ctx.channel
+    )

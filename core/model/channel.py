@@ -1,0 +1,181 @@
+"""The small interface every channel adapter implements (owned by core, D37).
+
+Adapters translate: platform event → :class:`InboundMessage` (handed to the router through the
+sink), and text → platform send. They never build session keys and never decide send policy;
+their `send_text` is called only by the outbound gate (core.engine.outbound).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from core.model.attachments import Attachment
+from core.model.chunking import split_text
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import InboundMessage
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+InboundSink = Callable[[InboundMessage], Awaitable[None]]
+AdapterState = Literal["stopped", "starting", "standby", "connected", "retrying", "failed"]
+"""``standby``: ready to send, but another process holds the receiving connection (D36)."""
+
+
+class ChannelLease(Protocol):
+    """What the supervisor needs of :class:`core.engine.cluster.Leases` (D26)."""
+
+    holder: str
+    ttl_ms: int
+
+    async def acquire(self, name: str) -> bool: ...
+
+    async def release(self, name: str) -> None: ...
+
+    async def holder_of(self, name: str) -> str | None: ...
+
+
+class DeliveryReports(Protocol):
+    """Where an adapter says that its platform gave up on a message it had accepted (D166)."""
+
+    async def failed(self, channel: str, account_id: str, message_id: str, reason: str) -> bool:
+        """Mark the chunk with that platform message id, and its delivery, `failed`."""
+
+
+@dataclass(slots=True)
+class SendReceipt:
+    """What the platform answered for one sent chunk."""
+
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRef:
+    """Names one chunk of one delivery on the platform, so a resend can be recognised."""
+
+    delivery_id: int
+    index: int
+
+    @property
+    def nonce(self) -> str:
+        """Discord nonce: unique per chunk, at most 25 characters."""
+        return f"ct{self.delivery_id}.{self.index}"[:25]
+
+
+@dataclass(slots=True)
+class AdapterStatus:
+    channel: str
+    account_id: str
+    state: AdapterState
+    detail: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "channel": self.channel,
+            "accountId": self.account_id,
+            "state": self.state,
+            "detail": self.detail,
+            **self.extra,
+        }
+
+
+class ChannelAdapter(abc.ABC):
+    """One account on one platform.
+
+    `send_text` raises the DeliveryError subclasses of core.model.errors (RateLimited with the
+    platform's retry-after, TargetNotFound, TargetForbidden, ChannelUnavailable) so the gate can
+    retry or record the failure.
+    """
+
+    channel: str
+    account_id: str = "default"
+    text_limit: int = 4000
+    #: When the connection last received something (ms): an update, an event, an empty long
+    #: poll, a pong. Shown by `/healthz`; the watchdog reconnects a channel silent too long.
+    last_receive_ms: int | None = None
+    #: How an in-doubt chunk is settled after a crash (D16): "resend" once (no platform
+    #: support), "nonce" (resend with the same nonce; the platform drops a repeat), "lookup"
+    #: (find it by its delivery id in the chat, resend only when absent).
+    reconcile: str = "resend"
+    #: True when `send_text` takes `ref=ChunkRef` (a nonce or metadata naming the chunk).
+    chunk_refs: bool = False
+    #: Set by the runtime before `start` (D36): held by one process of a cluster, which alone
+    #: receives on a polling/socket connection. None: receive unconditionally.
+    connection_lease: ChannelLease | None = None
+    #: Set by the runtime before `start` (D166): for platforms that accept a message and report
+    #: later that it could not be delivered (WhatsApp's `failed` status). None: not reported.
+    delivery_reports: DeliveryReports | None = None
+
+    @abc.abstractmethod
+    async def start(self, sink: InboundSink) -> None:
+        """Connect and begin delivering inbound messages to `sink`; must not block forever."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Disconnect; safe to call twice."""
+
+    @abc.abstractmethod
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        """Send one chunk (already within `text_limit`) to `target`."""
+
+    #: Least seconds between two preview updates (platform edit rate limits); 0 = every delta.
+    preview_interval: float = 1.0
+
+    def chunks(self, text: str) -> list[str]:
+        """Split a markdown reply into pieces `send_text` can send (format-aware per platform)."""
+        return split_text(text, self.text_limit)
+
+    async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
+        """Show a partial reply while the model streams; adapters without previews ignore it."""
+        return None
+
+    async def send_final(self, target: DeliveryContext, run_id: str, text: str) -> SendReceipt:
+        """The first chunk of run `run_id`'s reply: replaces its live preview where there is one."""
+        return await self.send_text(target, text)
+
+    async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
+        """Run `run_id` ended without a reply (`status`: aborted, error, ...): its partial
+        preview stays where it is; adapters forget it (the web chat marks it stopped)."""
+        return None
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
+        return None
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        """Show "typing…" in `target` for a few seconds; adapters without it ignore this."""
+        return None
+
+    @abc.abstractmethod
+    def status(self) -> AdapterStatus:
+        """Connection state for /healthz and `crosstalk channels status`."""
+
+    async def find_chunk(self, target: DeliveryContext, ref: ChunkRef) -> SendReceipt | None:
+        """`reconcile == "lookup"`: the chunk's message if it reached the chat, else None."""
+        return None
+
+    async def restart_connection(self, reason: str) -> None:
+        """The watchdog saw no traffic for too long: drop the connection and connect again."""
+        return None
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        """Texts that address the bot in a group (stripped before command parsing)."""
+        return ()
+
+    @property
+    def bot_username(self) -> str | None:
+        return None
+
+
+@runtime_checkable
+class HttpMounted(Protocol):
+    """An adapter that serves HTTP routes (webhooks, the web chat) on the gateway's server;
+    every process mounts them (D36). Checked with ``isinstance``, declared by type (D37)."""
+
+    def mount(self, app: web.Application) -> None:
+        """Add this adapter's routes to the gateway application."""

@@ -1,6 +1,0 @@
-"""Agent runs: queueing per session, persistence, waiting."""
-
-from core.runs.lanes import Lanes
-from core.runs.manager import RunManager, RunOutcome, RunRequest, TurnExecutor, TurnResult
-
-__all__ = ["Lanes", "RunManager", "RunOutcome", "RunRequest", "TurnExecutor", "TurnResult"]

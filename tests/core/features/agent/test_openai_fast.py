@@ -1,0 +1,96 @@
+"""The cheaper chat-completions body transform gives what the SDK's own gives (D40)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openai import NOT_GIVEN, omit
+from openai._utils._transform import async_maybe_transform
+from openai.types.beta import response_create_params
+from openai.types.chat import completion_create_params
+
+from core.features.agent import openai_fast
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "q": {"type": "string", "description": "query"},
+        "opts": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+    },
+    "required": ["q"],
+}
+
+
+def body() -> dict[str, Any]:
+    return {
+        "model": "m",
+        "stream": False,
+        "service_tier": omit,
+        "temperature": NOT_GIVEN,
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "found"},
+            {"role": "user", "content": "thanks"},
+        ],
+        "tools": (
+            {
+                "type": "function",
+                "function": {
+                    "name": "lookup",
+                    "description": "d",
+                    "parameters": SCHEMA,
+                    "strict": True,
+                },
+            },
+        ),
+        "tool_choice": "auto",
+        "stream_options": {"include_usage": True},
+    }
+
+
+async def test_plain_body_is_what_the_sdk_transform_gives() -> None:
+    for params in (
+        completion_create_params.CompletionCreateParamsNonStreaming,
+        completion_create_params.CompletionCreateParamsStreaming,
+    ):
+        expected = await async_maybe_transform(body(), params)
+        assert openai_fast.plain(body()) == expected
+
+
+def test_chat_params_declare_no_alias_but_a_declaring_type_is_seen() -> None:
+    assert not openai_fast._declares_transform(
+        completion_create_params.CompletionCreateParamsNonStreaming, set()
+    )
+    assert openai_fast._declares_transform(response_create_params.ResponseCreateParamsBase, set())
+
+
+async def test_installed_transform_serves_chat_and_defers_otherwise() -> None:
+    from openai.resources.chat.completions import completions as module
+
+    assert openai_fast.install()
+    assert openai_fast.install()  # idempotent
+    out = await module.async_maybe_transform(
+        body(), completion_create_params.CompletionCreateParamsNonStreaming
+    )
+    assert "temperature" not in out and isinstance(out["tools"], list)
+    other = await module.async_maybe_transform({"metadata": {"a": "b"}, "x": omit}, dict)
+    assert other == {"metadata": {"a": "b"}, "x": omit}  # not a chat-params type: SDK's own
