@@ -106,7 +106,7 @@ def _package(filename: str) -> str:
 
 HOT_SPOTS = {
     "openai SDK request-body transform": r"_transform.py:\d+\(async_maybe_transform\)",
-    "openai chat body, plain walk (D40)": r"core/features/agent/openai_fast.py:\d+\(transform\)",
+    "openai chat body, plain walk (D40)": r"core/features/models/openai_fast.py:\d+\(transform\)",
     "store writes (one commit each)": r"core/store/store.py:\d+\(write\)",
     "store reads": r"core/store/store.py:\d+\(read\)",
     "pydantic-ai request preparation (tool schemas)": (

@@ -20,11 +20,11 @@ from core.engine.outbound.live import LiveFeedback
 from core.engine.outbound.reports import LedgerReports
 from core.engine.runs import Lanes, RunManager, RunRequest
 from core.features.access.admission import Admission
-from core.features.agent.models import ModelResolver, warm_up_imports
 from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
 from core.features.extension.discovery import load_plugins
+from core.features.models.resolver import ModelResolver, warm_up_imports
 from core.features.services import CoreServices
 from core.features.subagents.registry import SubagentRegistry
 from core.features.tools.availability import tool_names_for
@@ -181,7 +181,7 @@ class Runtime:
         await self.subagents.start()  # after the adapters: resumed announces need their chats
         await self.cron.start()  # after the adapters: missed jobs fire at once and deliver
         if aborted:  # after the adapters too: the chats hear that their turn was lost
-            from core.engine.runs.restart_notice import notify_aborted_chats
+            from core.engine.outbound.restart_notice import notify_aborted_chats
 
             self.spawn(notify_aborted_chats(self.gate, aborted))
         from core.engine import watchdog  # D16: settle in-doubt deliveries, prune, watch channels

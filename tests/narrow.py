@@ -21,12 +21,12 @@ from core.engine.outbound.gate import OutboundGate
 from core.engine.runs import Lanes, RunManager, RunRequest
 from core.engine.runs.manager import DeltaSink, TurnResult
 from core.features.access.admission import Admission
-from core.features.agent.models import ModelResolver
 from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
 from core.features.extension.context import PluginContext
 from core.features.inbound.router import Router
+from core.features.models.resolver import ModelResolver
 from core.features.services import CoreServices
 from core.features.subagents.registry import SubagentRegistry
 from core.features.tools.env import ToolServices

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from core.config import CrosstalkConfig
 from core.engine.cluster.events import EventBus
-from core.features.agent.models import ModelResolver
 from core.features.commands.registry import CommandRegistry
+from core.features.models.resolver import ModelResolver
 from core.features.services import SessionStore
 from core.model.keys import KeyModel
 

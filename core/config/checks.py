@@ -13,7 +13,7 @@ from core.config.schema import CrosstalkConfig
 from core.config.schema_base import ModelRefSpec
 
 # Names the gateway gives a local model server it finds when no provider is configured
-# (core.features.agent.models.PROBE_PORTS); a model may name them only in that case.
+# (core.features.models.resolver.PROBE_PORTS); a model may name them only in that case.
 PROBED_PROVIDERS = ("ollama", "llamacpp", "lmstudio")
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
     from core.engine.outbound.gate import OutboundGate
     from core.engine.runs import RunManager, RunRequest
-    from core.features.agent.models import ModelResolver
+    from core.features.models.resolver import ModelResolver
     from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
 
 

@@ -18,8 +18,8 @@
     ├── ConfigError              core.config.loader: invalid or unreadable configuration
     ├── StoreError               core.store.store: a store operation was refused
     ├── DuplicateInbound         core.store.ledger: this platform message was accepted before
-    ├── ModelNotAvailable        core.features.agent.models: no configured provider or model
-    ├── MissingExtra             core.features.agent.providers: a provider's optional SDK is missing
+    ├── ModelNotAvailable        core.features.models.resolver: no configured provider or model
+    ├── MissingExtra             core.features.models.providers: a provider's SDK extra is missing
     ├── HttpError                core.edge.http.edge: a client error answered with a 4xx
     ├── CronError                core.features.cron.service: a cron job could not be added or run
     └── PluginError              core.features.extension.discovery: a plugin could not be loaded

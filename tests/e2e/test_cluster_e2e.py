@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.engine.runs.restart_notice import RESTART_NOTICE
+from core.engine.outbound.restart_notice import RESTART_NOTICE
 from tests.fakes.model import FakeModelServer, RequestJSON, last_user_text, text
 from tests.gateway_process import GatewayProcess
 from tests.pg import fresh_pg_database

@@ -46,7 +46,7 @@ async def test_json_logs_and_metrics_of_a_real_gateway(
         assert failed["sessionKey"] == "agent:main:main"
         assert isinstance(failed["runId"], str) and failed["runId"] in str(failed["message"])
         # the provider's own words stay in the log (D12), on a line of the same turn
-        (detail,) = logged("core.features.agent.provider_errors")
+        (detail,) = logged("core.features.models.provider_errors")
         assert "model broke" in str(detail["message"]) and detail["runId"] == failed["runId"]
 
         status, text = await gw.request("GET", "/metrics")

@@ -59,7 +59,7 @@ def _run_gateway(args: argparse.Namespace) -> int:
     config = _load(args)
     _private_umask()
     configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
-    from core.features.agent import heap
+    from core.features.models import heap
 
     heap.freeze_after_warm_up()  # D50: this process owns its heap
     try:

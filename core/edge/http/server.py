@@ -26,12 +26,12 @@ from core.edge.http import (
     http_tools,
     openai_routes,
 )
+from core.edge.http import http_mcp as mcp_http
 from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import load_gateway_secret
 from core.edge.http.channel_stats import channel_entries
 from core.edge.http.edge import install_edge
 from core.edge.http.openapi import openapi_spec
-from core.edge.mcp import http as mcp_http
 from core.engine.cluster.status import held_leases
 from core.features.access.policy import dm_scope_warnings
 from core.model.channel import ChannelAdapter, HttpMounted

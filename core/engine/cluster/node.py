@@ -168,7 +168,7 @@ class ClusterNode:
         for run in aborted:
             await self.claims.ended(run)
         if aborted:
-            from core.engine.runs.restart_notice import notify_aborted_chats
+            from core.engine.outbound.restart_notice import notify_aborted_chats
 
             self.rt.spawn(notify_aborted_chats(self.rt.gate, aborted))
         for run in adopted:

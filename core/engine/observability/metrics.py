@@ -191,7 +191,7 @@ class Metrics:
 
     def timed_model(self, model: Model, ref: str) -> Model:
         """`model`, wrapped so each request it makes is observed (one wrapper per model)."""
-        from core.features.agent.timed_model import TimedModel
+        from core.features.models.timed_model import TimedModel
 
         return TimedModel.around(model, ref, self)
 

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.engine.observability.metrics import Metrics
     from core.engine.outbound.channels import ChannelRegistry
-    from core.features.agent.models import ModelResolver
     from core.features.mcp.client import McpClients
+    from core.features.models.resolver import ModelResolver
     from core.features.tools.env import ToolEnv
     from core.features.tools.registry import ToolRegistry
     from core.store import Store

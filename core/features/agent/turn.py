@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, TurnResult
-from core.features.agent.costs import run_cost
-from core.features.agent.models import NO_MODEL_TEXT, ModelNotAvailable
 from core.features.agent.prompts import base_system_prompt
-from core.features.agent.provider_errors import provider_failure
-from core.features.agent.providers import ANSWERED
+from core.features.models.costs import run_cost
+from core.features.models.provider_errors import provider_failure
+from core.features.models.providers import ANSWERED
+from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
 from core.model.errors import ToolError
 from core.model.records import TurnWrite
 from core.model.text import clean_text

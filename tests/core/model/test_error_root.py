@@ -6,10 +6,10 @@ import pytest
 
 from core.config.loader import ConfigError
 from core.edge.http.edge import HttpError
-from core.features.agent.models import ModelNotAvailable
-from core.features.agent.providers import MissingExtra
 from core.features.cron.service import CronError
 from core.features.extension.discovery import PluginError
+from core.features.models.providers import MissingExtra
+from core.features.models.resolver import ModelNotAvailable
 from core.model.errors import CrosstalkError, LifecycleError
 from core.store.ledger import DuplicateInbound
 from core.store.store import StoreError

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.edge.cli.main import main
 from core.edge.http.server import build_app
-from core.features.agent import heap
+from core.features.models import heap
 from tests.conftest import RuntimeFactory
 
 AUTH = {"Authorization": "Bearer test-token"}

@@ -13,7 +13,7 @@ import dataclasses
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from core.features.agent.openai_fast import KNOWN_PLAIN
+from core.features.models.openai_fast import KNOWN_PLAIN
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model, ModelRequestParameters

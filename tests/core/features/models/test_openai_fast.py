@@ -9,7 +9,7 @@ from openai._utils._transform import async_maybe_transform
 from openai.types.beta import response_create_params
 from openai.types.chat import completion_create_params
 
-from core.features.agent import openai_fast
+from core.features.models import openai_fast
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -116,7 +116,7 @@ def test_every_kind_of_provider_failure_maps_to_the_public_text(
 ) -> None:
     from pydantic_ai.exceptions import ModelConnectionError, ModelHTTPError, ModelTimeoutError
 
-    from core.features.agent.provider_errors import provider_failure
+    from core.features.models.provider_errors import provider_failure
 
     cases = [
         (ModelHTTPError(503, "m", {"error": "down at 10.0.0.7 key sk-x"}), "HTTP 503"),

@@ -8,8 +8,8 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 
 from core.config import ProviderConfig
-from core.features.agent.providers import build_model
-from core.features.agent.schema_cache import SchemaMemo
+from core.features.models.providers import build_model
+from core.features.models.schema_cache import SchemaMemo
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -56,7 +56,7 @@ def test_memo_is_bounded_and_never_serves_another_schema() -> None:
 
 
 def test_adapted_schemas_are_known_plain_while_memoized_only() -> None:
-    from core.features.agent.openai_fast import KNOWN_PLAIN, plain
+    from core.features.models.openai_fast import KNOWN_PLAIN, plain
 
     memo: SchemaMemo = model().schema_memo  # type: ignore[attr-defined]
     memo.limit = 2

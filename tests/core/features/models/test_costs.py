@@ -8,7 +8,7 @@ import pytest
 
 from core.config import validate_config
 from core.engine.runs import RunRequest
-from core.features.agent.costs import request_cost
+from core.features.models.costs import request_cost
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer

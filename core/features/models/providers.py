@@ -44,7 +44,7 @@ def build_model(
     the chain on at once instead of after the SDK's backoff. The OpenAI SDK clients made for
     it are appended to `clients`, for their owner to close.
     """
-    from core.features.agent.schema_cache import memoize_tool_schemas
+    from core.features.models.schema_cache import memoize_tool_schemas
 
     made = clients if clients is not None else []
     try:
@@ -127,7 +127,7 @@ def _openai_client(
     per request more and queued requests under concurrency. Closed by `ModelResolver.aclose`."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
-    from core.features.agent import openai_fast
+    from core.features.models import openai_fast
 
     openai_fast.install()
     http = DefaultAioHttpClient()

@@ -13,7 +13,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from core.features.agent.providers import ANSWERED
+from core.features.models.providers import ANSWERED
 
 if TYPE_CHECKING:
     from core.engine.observability.metrics import Metrics

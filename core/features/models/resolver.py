@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.config import CrosstalkConfig, ModelRefSpec, model_fallbacks, primary_model
-from core.features.agent.providers import MissingExtra, build_model, fallback_chain, tagged
+from core.features.models.providers import MissingExtra, build_model, fallback_chain, tagged
 from core.model.errors import CrosstalkError
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def _import_model_stack(config: CrosstalkConfig | None) -> None:
     from anyio._backends import _asyncio  # noqa: F401  (the first task group would import it)
     from genai_prices.data_snapshot import get_snapshot
 
-    from core.features.agent import openai_fast
+    from core.features.models import openai_fast
 
     openai_fast.install()
     get_snapshot()  # the price table (~0.15 s) that the first model built would load on the loop
@@ -195,6 +195,6 @@ def _import_model_stack(config: CrosstalkConfig | None) -> None:
                 __import__(module)
             except ImportError:
                 log.warning("provider api %s: its optional extra is not installed", api)
-    from core.features.agent import heap
+    from core.features.models import heap
 
     heap.settle()  # D50: the gateway's start-up objects leave the collector's walk

@@ -8,7 +8,7 @@ import gc
 from typing import Any
 
 from core.engine.runs import RunRequest
-from core.features.agent import heap
+from core.features.models import heap
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 

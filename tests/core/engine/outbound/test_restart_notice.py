@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.engine.runs.restart_notice import RESTART_NOTICE
+from core.engine.outbound.restart_notice import RESTART_NOTICE
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer, delay, text
