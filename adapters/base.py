@@ -1,6 +1,6 @@
 """The adapter interface, re-exported from :mod:`core.model.channel` (D37: core owns it)."""
 
-from core.model.channel import (
+from core.api.channels import (
     AdapterState,
     AdapterStatus,
     ChannelAdapter,

@@ -13,8 +13,7 @@ import logging
 from collections import OrderedDict
 
 from adapters.base import ChannelAdapter, SendReceipt
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import DeliveryError, RateLimited
+from core.api.channels import DeliveryContext, DeliveryError, RateLimited
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,7 @@ named by a string and imported only when its channel is configured."""
 
 from __future__ import annotations
 
-from core.config.channel_registry import ChannelSpec
-from core.config.schema_channels import DiscordConfig, SlackConfig, TelegramConfig, WebchatConfig
+from core.api.channels import ChannelSpec, DiscordConfig, SlackConfig, TelegramConfig, WebchatConfig
 
 WEBCHAT = ChannelSpec(
     "webchat", WebchatConfig, "adapters.webchat:WebchatAdapter", order=0, guarded=False

@@ -15,7 +15,7 @@ from typing import Literal
 
 from markdown_it.token import Token
 
-from core.model.markdown import parser, tables_to_code
+from core.api.rendering import parser, tables_to_code
 
 Style = Literal["BOLD", "ITALIC", "STRIKETHROUGH", "MONOSPACE"]
 

@@ -8,7 +8,7 @@ imports this package.
 
 from __future__ import annotations
 
-from core.features.extension.context import PluginContext
+from core.api.plugins import PluginContext
 
 PluginAPI = PluginContext  # the name used before plugins were entry points
 

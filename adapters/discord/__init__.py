@@ -6,7 +6,7 @@ from typing import Any
 
 from adapters.base import ChannelAdapter
 from adapters.discord.adapter import DiscordAdapter
-from core.config.schema_channels import DiscordConfig
+from core.api.channels import DiscordConfig
 
 __all__ = ["DiscordAdapter", "build"]
 

@@ -30,18 +30,19 @@ from adapters.base import (
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
-from core.config import secret_value
-from core.config.channel_registry import ChannelEnv
-from core.config.schema_channels import DiscordAccountConfig
-from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
-from core.model.attachments import Attachment
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import (
+from core.api.channels import (
+    Attachment,
+    Backoff,
+    ChannelEnv,
     ChannelUnavailable,
+    ConnectionSupervisor,
+    DeliveryContext,
     DeliveryError,
+    DiscordAccountConfig,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
+    secret_value,
 )
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import discord
 
-from core.model.attachments import Attachment, kind_of_mime
-from core.model.delivery_context import DeliveryContext
-from core.model.inbound import ChatType, InboundMessage
+from core.api.channels import Attachment, ChatType, DeliveryContext, InboundMessage, kind_of_mime
 
 CHANNEL = "discord"
 # Ordinary user posts; joins, pins, boosts and other system messages never reach the agent.

@@ -9,7 +9,7 @@ off where the client is built, not here.
 
 from __future__ import annotations
 
-from core.model.markdown import parser, split_markdown, tables_to_code
+from core.api.rendering import parser, split_markdown, tables_to_code
 
 TEXT_LIMIT = 2000
 

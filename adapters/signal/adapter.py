@@ -38,7 +38,7 @@ from core.api.channels import (
     InboundSink,
     SendReceipt,
 )
-from core.model.markdown import split_markdown, utf16_units
+from core.api.rendering import split_markdown, utf16_units
 
 log = logging.getLogger(__name__)
 

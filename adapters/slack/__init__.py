@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapters.base import ChannelAdapter
 from adapters.slack.adapter import SlackAdapter
-from core.config.schema_channels import SlackConfig
+from core.api.channels import SlackConfig
 
 __all__ = ["SlackAdapter", "build"]
 

@@ -45,14 +45,17 @@ from adapters.slack.normalize import (
 )
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
-from core.config import secret_value
-from core.config.channel_registry import ChannelEnv
-from core.config.schema_channels import SlackAccountConfig
-from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
-from core.model.attachments import Attachment
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import ChannelUnavailable
-from core.model.inbound import ChatType
+from core.api.channels import (
+    Attachment,
+    Backoff,
+    ChannelEnv,
+    ChannelUnavailable,
+    ChatType,
+    ConnectionSupervisor,
+    DeliveryContext,
+    SlackAccountConfig,
+    secret_value,
+)
 
 log = logging.getLogger(__name__)
 

@@ -15,16 +15,18 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from core.model.attachments import Attachment, kind_of_mime
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import (
+from core.api.channels import (
+    Attachment,
     ChannelUnavailable,
+    ChatType,
+    DeliveryContext,
     DeliveryError,
+    InboundMessage,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
+    kind_of_mime,
 )
-from core.model.inbound import ChatType, InboundMessage
 
 CHANNEL = "slack"
 

@@ -13,7 +13,7 @@ from typing import Any
 from markdown_it.token import Token
 from slackify_markdown.slackify import SlackifyMarkdown
 
-from core.model.markdown import split_markdown, tables_to_code
+from core.api.rendering import split_markdown, tables_to_code
 
 TEXT_LIMIT = 4000  # Slack truncates past 40k, but advises keeping `text` under 4k
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapters.base import ChannelAdapter
 from adapters.telegram.adapter import TelegramAdapter
-from core.config import TelegramConfig
+from core.api.channels import TelegramConfig
 
 __all__ = ["TelegramAdapter", "build"]
 

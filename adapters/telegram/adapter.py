@@ -27,14 +27,17 @@ from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
-from core.config import TelegramAccountConfig, secret_value
-from core.config.channel_registry import ChannelEnv
-from core.engine.channels.supervisor import Backoff, ConnectionSupervisor
-from core.model.attachments import Attachment
-from core.model.chunking import split_text
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import ChannelUnavailable
-from core.model.markdown import split_markdown, utf16_units
+from core.api.channels import (
+    Attachment,
+    Backoff,
+    ChannelEnv,
+    ChannelUnavailable,
+    ConnectionSupervisor,
+    DeliveryContext,
+    TelegramAccountConfig,
+    secret_value,
+)
+from core.api.rendering import split_markdown, split_text, utf16_units
 
 log = logging.getLogger(__name__)
 

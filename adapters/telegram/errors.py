@@ -15,7 +15,7 @@ from telegram.error import (
     TelegramError,
 )
 
-from core.model.errors import (
+from core.api.channels import (
     ChannelUnavailable,
     DeliveryError,
     RateLimited,

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from telegram import Message, MessageEntity
 
-from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
-from core.model.delivery_context import DeliveryContext
-from core.model.inbound import ChatType, InboundMessage
+from core.api.channels import (
+    Attachment,
+    AttachmentKind,
+    ChatType,
+    DeliveryContext,
+    InboundMessage,
+    kind_of_mime,
+)
 
 CHANNEL = "telegram"
 _GROUP_TYPES = frozenset({"group", "supergroup"})

@@ -16,7 +16,7 @@ from typing import Any
 from telegramify_markdown import MessageEntity, RenderConfig, split_entities, utf16_len
 from telegramify_markdown.converter import STANDARD_OPTIONS, EventWalker, _parse
 
-from core.model.markdown import split_markdown, tables_to_code, utf16_units
+from core.api.rendering import split_markdown, tables_to_code, utf16_units
 
 TEXT_LIMIT = 4096
 

@@ -17,16 +17,15 @@ from aiohttp import WSMsgType, web
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
-from core.config import WebchatConfig
-from core.config.channel_registry import ChannelEnv
-from core.edge.http.appkeys import SECRET
-from core.edge.http.auth import is_authorized
-from core.model.attachments import text_with_placeholders
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import ChannelUnavailable
-from core.model.inbound import InboundMessage
-from core.model.text import clean_text
-from core.store import TranscriptMessage, now_ms
+from core.api.channels import (
+    ChannelEnv,
+    ChannelUnavailable,
+    DeliveryContext,
+    InboundMessage,
+    WebchatConfig,
+    request_authorized,
+)
+from core.api.gateway import TranscriptMessage, clean_text, now_ms, text_with_placeholders
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv
@@ -140,7 +139,7 @@ class WebchatAdapter(ChannelAdapter):
         return [history_row(m) for m in msgs if m.plain_text() or m.role == "user"]
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
-        if not is_authorized(request, request.app[SECRET]):
+        if not request_authorized(request):
             return web.json_response(
                 {"error": {"message": "Unauthorized", "type": "unauthorized"}}, status=401
             )

@@ -11,12 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from core.config import CrosstalkConfig
-from core.engine.cluster.events import EventBus
-from core.features.commands.registry import CommandRegistry
-from core.features.models.resolver import ModelResolver
-from core.features.services import SessionStore
-from core.model.keys import KeyModel
+from core.api.gateway import (
+    CommandRegistry,
+    CrosstalkConfig,
+    EventBus,
+    KeyModel,
+    ModelResolver,
+    SessionStore,
+)
 
 
 class ClusterBus(Protocol):

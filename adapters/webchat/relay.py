@@ -11,19 +11,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from core.engine.cluster.events import EventBus, PgEventBus
-
-if TYPE_CHECKING:
-    from adapters.webchat.adapter import WebchatAdapter
+from core.api.gateway import EventBus, PgEventBus
 
 log = logging.getLogger(__name__)
 TOPIC = "webchat"
 
 
+class LocalSockets(Protocol):
+    """The web chat adapter as the relay sees it: its account and its own sockets."""
+
+    account_id: str
+
+    async def send_local(self, peer: str, payload: dict[str, Any]) -> None: ...
+
+
 class ClusterRelay:
-    def __init__(self, adapter: WebchatAdapter, bus: EventBus) -> None:
+    def __init__(self, adapter: LocalSockets, bus: EventBus) -> None:
         self.adapter = adapter
         self.bus = bus
         self.shared = isinstance(bus, PgEventBus)

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from core.edge.http.appkeys import SECRET
-from core.edge.http.auth import is_authorized
+from core.api.channels import request_authorized
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv
@@ -44,7 +43,7 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
         )
 
     async def info(request: web.Request) -> web.Response:
-        if not is_authorized(request, request.app[SECRET]):
+        if not request_authorized(request):
             return web.json_response(
                 {
                     "error": {

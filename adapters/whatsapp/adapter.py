@@ -52,7 +52,7 @@ from core.api.channels import (
     SendReceipt,
     secret_value,
 )
-from core.model.markdown import split_markdown
+from core.api.rendering import split_markdown
 
 log = logging.getLogger(__name__)
 

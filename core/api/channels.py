@@ -1,22 +1,34 @@
-"""What a channel package imports: ``from core.api.channels import ChannelSpec, …`` (D38).
+"""What a channel package imports: ``from core.api.channels import ChannelSpec, …`` (D37, D38).
 
-Safe to import from a channel's spec module (loaded while the config is validated): nothing
-here imports a platform SDK or the runtime.
+Safe to import from a channel's spec module, which is loaded while ``core.config`` itself is
+being imported (the channel sections are built from the installed specs): so this module
+imports config submodules, never the ``core.config`` package, and nothing here imports a
+platform SDK, the model stack or the runtime. Rendering helpers are in
+:mod:`core.api.rendering`; what the web chat reads of the gateway is in :mod:`core.api.gateway`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.config.channel_registry import ChannelEnv, ChannelSpec
+from core.config.channel_registry import ChannelSpec
 from core.config.schema_base import ConfigModel, IdList, secret_value
 from core.config.schema_channels import (
     AccountConfig,
+    AccountGroupsConfig,
     ChannelCommon,
+    DiscordAccountConfig,
+    DiscordConfig,
+    SlackAccountConfig,
+    SlackConfig,
+    TelegramAccountConfig,
+    TelegramConfig,
+    WebchatConfig,
     check_url,
     iter_accounts,
     normalize_accounts,
 )
+from core.engine.channels.build import ChannelEnv
 from core.engine.channels.supervisor import Backoff, Connection, ConnectionSupervisor
 from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
 from core.model.channel import (
@@ -53,6 +65,7 @@ def request_authorized(request: web.Request) -> bool:
 
 __all__ = [
     "AccountConfig",
+    "AccountGroupsConfig",
     "AdapterState",
     "AdapterStatus",
     "Attachment",
@@ -71,14 +84,21 @@ __all__ = [
     "ConnectionSupervisor",
     "DeliveryContext",
     "DeliveryError",
+    "DiscordAccountConfig",
+    "DiscordConfig",
     "HttpMounted",
     "IdList",
     "InboundMessage",
     "InboundSink",
     "RateLimited",
     "SendReceipt",
+    "SlackAccountConfig",
+    "SlackConfig",
     "TargetForbidden",
     "TargetNotFound",
+    "TelegramAccountConfig",
+    "TelegramConfig",
+    "WebchatConfig",
     "check_url",
     "iter_accounts",
     "kind_of_mime",

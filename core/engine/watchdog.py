@@ -17,7 +17,7 @@ from core.store import now_ms
 from core.store.ledger import prune_claims
 
 if TYPE_CHECKING:
-    from core.features.services import DeliveryParts
+    from core.engine.outbound.recovery import DeliveryParts
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.engine.outbound.gate import session_target
-from core.model.delivery_context import DeliveryContext
+from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
 from core.model.keys import KeyModel, agent_id_of
 from core.model.tool_context import ToolContext
@@ -27,7 +26,6 @@ from core.model.tool_context import ToolContext
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.engine.background import BackgroundTasks
-    from core.engine.outbound.channels import ChannelRegistry
     from core.engine.outbound.gate import OutboundGate
     from core.engine.runs import RunManager, RunRequest
     from core.features.models.resolver import ModelResolver
@@ -101,20 +99,6 @@ class Services(PluginServices, Protocol):
     def store(self) -> Store: ...
 
 
-class DeliveryParts(Protocol):
-    """What the exactly-once duties (core.engine.watchdog, core.engine.outbound.recovery, D16)
-    use."""
-
-    @property
-    def config(self) -> CrosstalkConfig: ...
-    @property
-    def store(self) -> Store: ...
-    @property
-    def gate(self) -> OutboundGate: ...
-    @property
-    def channels(self) -> ChannelRegistry: ...
-
-
 @dataclass(frozen=True, slots=True)
 class CoreServices:
     """The concrete :class:`Services`: explicit collaborators, no lifecycle of their own."""
@@ -170,4 +154,4 @@ class CoreServices:
         return {name: getattr(self, name) for name in CoreServices.__dataclass_fields__}
 
 
-__all__ = ["CoreServices", "DeliveryParts", "PluginServices", "Services", "SessionStore"]
+__all__ = ["CoreServices", "PluginServices", "Services", "SessionStore"]

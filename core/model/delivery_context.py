@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     AliasChoices,
@@ -19,6 +19,9 @@ from pydantic import (
     Field,
     field_validator,
 )
+
+if TYPE_CHECKING:
+    from core.model.records import SessionEntry
 
 __all__ = [
     "CHANNEL_ALIASES",
@@ -29,6 +32,7 @@ __all__ = [
     "normalize_channel",
     "normalize_delivery_context",
     "session_delivery_fields",
+    "session_target",
 ]
 
 KNOWN_CHANNELS: frozenset[str] = frozenset(
@@ -175,3 +179,17 @@ def session_delivery_fields(
         delivery_context,
     )
     return merge_delivery_context(merged, DeliveryContext(channel=channel))
+
+
+def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
+    """Where replies for a session go: its last route (the `last*` fields win)."""
+    if entry is None:
+        return None
+    return session_delivery_fields(
+        last_channel=entry.last_channel,
+        last_to=entry.last_to,
+        last_account_id=entry.last_account_id,
+        last_thread_id=entry.last_thread_id,
+        channel=entry.channel,
+        delivery_context=None,
+    )

@@ -23,6 +23,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import core.store.statements as st
 from core.model.errors import CrosstalkError
 from core.model.records import (
     SESSION_FIELDS,
@@ -34,7 +35,6 @@ from core.model.records import (
     TurnWrite,
 )
 from core.model.text import clean_json, clean_text
-from core.store import statements as st
 from core.store.engine import (
     create_and_stamp,
     head_revision,

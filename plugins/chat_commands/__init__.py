@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.features.extension.context import PluginContext
+from core.api.plugins import PluginContext
 from plugins.chat_commands import cron, pair, send, session, subagents
 from plugins.chat_commands import help as help_cmd
 

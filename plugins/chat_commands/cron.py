@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from core.features.commands.registry import CommandInvocation, CommandSpec
-from core.features.cron.clock import iso
-from core.features.cron.service import CronError
-from core.model.permission import OWNER
+from core.api.plugins import OWNER, CommandInvocation, CommandSpec
+from core.api.sessions import CronError, iso
 
 USAGE = "⚙️ Usage: /cron list | /cron rm ID"
 

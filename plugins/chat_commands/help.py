@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.features.commands.registry import CommandInvocation, CommandSpec
+from core.api.plugins import CommandInvocation, CommandSpec
 
 
 async def handle_help(inv: CommandInvocation) -> str:

@@ -6,9 +6,7 @@ holds the gateway token, the gateway's owner) it acts on every channel.
 
 from __future__ import annotations
 
-from core.features.access.policy import guarded_channels
-from core.features.commands.registry import CommandInvocation, CommandSpec
-from core.model.permission import OWNER
+from core.api.plugins import OWNER, CommandInvocation, CommandSpec, guarded_channels
 
 PAIR_USAGE = "⚙️ Usage: /pair list|approve CODE|deny CODE|revoke USER_ID"
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from core.features.commands.parse import (
+from core.api.plugins import (
+    OWNER,
     SEND_USAGE,
+    CommandInvocation,
+    CommandSpec,
     ParsedCommand,
     is_send_command,
     parse_send_mode,
     send_set_text,
 )
-from core.features.commands.registry import CommandInvocation, CommandSpec
-from core.model.permission import OWNER
-from core.model.send_policy import effective_policy_text
+from core.api.sessions import effective_policy_text
 
 _OVERRIDE = {"allow": "allow", "deny": "deny", "inherit": None}
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from core.features.commands.registry import CommandInvocation, CommandSpec
-from core.model.permission import OWNER
-from core.model.send_policy import effective_policy_text
+from core.api.plugins import OWNER, CommandInvocation, CommandSpec
+from core.api.sessions import effective_policy_text
 from plugins.chat_commands.usage import usage_lines
 
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import time
 
-from core.engine.runs import RunRequest
-from core.features.commands.registry import CommandInvocation, CommandSpec
-from core.features.subagents.announce import format_duration, status_word
-from core.features.subagents.prompts import subagent_system_prompt
-from core.model.errors import SendBlocked
-from core.model.keys import agent_id_of
-from core.model.permission import OWNER
-from core.model.tool_context import ToolContext
-from core.store import TranscriptMessage, now_ms
-from core.store.subagent_store import SubagentRecord
+from core.api.plugins import OWNER, CommandInvocation, CommandSpec, SendBlocked, ToolContext
+from core.api.sessions import (
+    RunRequest,
+    SubagentRecord,
+    TranscriptMessage,
+    agent_id_of,
+    format_duration,
+    now_ms,
+    status_word,
+    subagent_system_prompt,
+)
 
 NONE_TEXT = "🧭 Subagents: none for this session."
 MISSING_ID = "Missing subagent id."

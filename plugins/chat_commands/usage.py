@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.store import RunRecord, SessionEntry
+from core.api.sessions import RunRecord, SessionEntry
 
 
 def usd(value: float) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.features.extension.context import PluginContext
+from core.api.plugins import PluginContext
 from plugins.cron_tools import cron_tool
 
 

@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from core.config.schema_cron import CronJobConfig
-from core.engine.outbound.gate import session_target
-from core.features.cron.service import CronError
-from core.features.cron.turns import deliver_target, target_wire
-from core.features.tools.args import ToolArgs
-from core.features.tools.registry import ToolSpec
-from core.features.tools.results import ToolResult
-from core.model.errors import ToolError, ToolInputError
-from core.model.tool_context import ToolContext
-from core.model.validation import validation_message
+from core.api.plugins import (
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolInputError,
+    ToolResult,
+    ToolSpec,
+    validation_message,
+)
+from core.api.sessions import CronError, CronJobConfig, deliver_target, session_target, target_wire
 from plugins.cron_tools.results import CronJobResult, CronListResult, CronRemoveResult
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 
 class CronArgs(ToolArgs):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from core.features.tools.results import Json, ToolResult
+from core.api.plugins import Json, ToolResult
 
 
 class CronJobResult(ToolResult):

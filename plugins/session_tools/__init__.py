@@ -4,7 +4,7 @@ resolution, results); core gives them only the tool engine and their environment
 
 from __future__ import annotations
 
-from core.features.extension.context import PluginContext
+from core.api.plugins import PluginContext
 from plugins.session_tools import (
     agents_list,
     sessions_history,

@@ -14,16 +14,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.engine.outbound.gate import Outbound, session_target
-from core.engine.runs import RunRequest
-from core.model.delivery_context import DeliveryContext
-from core.model.errors import SendBlocked
-from core.model.tool_context import ToolContext
+from core.api.plugins import SendBlocked, ToolContext
+from core.api.sessions import DeliveryContext, Outbound, RunRequest, session_target
 from plugins.session_tools.announce_target import resolve_announce_target
 from plugins.session_tools.reply_text import latest_assistant_reply
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 log = logging.getLogger(__name__)
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.features.tools.args import ToolArgs
-from core.features.tools.registry import ToolSpec
-from core.model.keys import agent_id_of, normalize_agent_id
-from core.model.tool_context import ToolContext
+from core.api.plugins import ToolArgs, ToolContext, ToolSpec
+from core.api.sessions import agent_id_of, normalize_agent_id
 from plugins.session_tools.results import AgentRow, AgentsListResult
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 
 class AgentsListArgs(ToolArgs):

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.engine.outbound.gate import session_target
-from core.model.delivery_context import DeliveryContext
-from core.model.keys import parse_announce_target
+from core.api.sessions import DeliveryContext, parse_announce_target, session_target
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 PREFER_SESSION_LOOKUP = frozenset({"whatsapp"})
 """Channels whose key-derived target is only a fallback (the reference's WhatsApp plugin)."""

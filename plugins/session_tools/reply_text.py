@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from core.store import TranscriptMessage
+from core.api.sessions import TranscriptMessage
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 HISTORY_WINDOW = 200
 

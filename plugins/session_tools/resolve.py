@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.model.errors import ToolRefused
-from core.model.keys import (
+from core.api.plugins import ToolRefused
+from core.api.sessions import (
     InvalidSessionKey,
     is_key_shaped,
     is_uuid,
@@ -17,7 +17,7 @@ from core.model.keys import (
 from plugins.session_tools.visibility import Visibility
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)

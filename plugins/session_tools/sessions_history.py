@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from core.features.tools.args import ToolArgs, floor_clamp, required_text
-from core.features.tools.registry import ToolSpec
-from core.model.errors import ToolRefused
-from core.model.keys import agent_id_of
-from core.model.tool_context import ToolContext
+from core.api.plugins import (
+    ToolArgs,
+    ToolContext,
+    ToolRefused,
+    ToolSpec,
+    floor_clamp,
+    required_text,
+)
+from core.api.sessions import agent_id_of
 from plugins.session_tools.resolve import not_visible, resolve_reference, spawned_by_requester
 from plugins.session_tools.results import SessionsHistoryResult
 from plugins.session_tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 200
 MAX_BYTES = 256 * 1024

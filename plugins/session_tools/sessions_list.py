@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.features.tools.args import ToolArgs, floor_clamp
-from core.features.tools.registry import ToolSpec
-from core.features.tools.rows import RowBuilder
-from core.model.tool_context import ToolContext
-from core.store import SessionQuery, now_ms
+from core.api.plugins import RowBuilder, ToolArgs, ToolContext, ToolSpec, floor_clamp
+from core.api.sessions import SessionQuery, now_ms
 from plugins.session_tools.results import SessionsListResult
 from plugins.session_tools.visibility import a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 KINDS = ("main", "group", "cron", "hook", "node", "other")
 DEFAULT_LIMIT, MAX_LIMIT, MAX_MESSAGES = 50, 200, 20

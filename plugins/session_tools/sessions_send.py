@@ -20,14 +20,22 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import field_validator
 
-from core.engine.outbound.gate import session_target
-from core.engine.runs import RunRequest
-from core.features.tools.args import ToolArgs, floor_clamp, required_text
-from core.features.tools.registry import ToolSpec
-from core.model.errors import SendBlocked, ToolRefused
-from core.model.keys import InvalidSessionKey, normalize_agent_id
-from core.model.send_limits import hop_error
-from core.model.tool_context import ToolContext
+from core.api.plugins import (
+    SendBlocked,
+    ToolArgs,
+    ToolContext,
+    ToolRefused,
+    ToolSpec,
+    floor_clamp,
+    required_text,
+)
+from core.api.sessions import (
+    InvalidSessionKey,
+    RunRequest,
+    hop_error,
+    normalize_agent_id,
+    session_target,
+)
 from plugins.session_tools.a2a import LANE, A2ASend, message_context, run_a2a_flow
 from plugins.session_tools.reply_text import latest_assistant_reply
 from plugins.session_tools.resolve import (
@@ -40,7 +48,7 @@ from plugins.session_tools.results import SessionsSendResult
 from plugins.session_tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 log = logging.getLogger(__name__)
 

@@ -13,22 +13,31 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from core.config import primary_model
-from core.engine.runs import RunRequest
-from core.features.subagents.prompts import subagent_system_prompt
-from core.features.subagents.sweeper import archive_at
-from core.features.tools.args import ToolArgs, floor_clamp, required_text
-from core.features.tools.registry import ToolSpec
-from core.model.errors import SendBlocked, ToolRefused
-from core.model.keys import is_subagent_key, normalize_agent_id
-from core.model.send_limits import hop_error
-from core.model.tool_context import ToolContext
-from core.store import StoreError, now_ms
-from core.store.subagent_store import SubagentRecord
+from core.api.plugins import (
+    SendBlocked,
+    ToolArgs,
+    ToolContext,
+    ToolRefused,
+    ToolSpec,
+    floor_clamp,
+    required_text,
+)
+from core.api.sessions import (
+    RunRequest,
+    StoreError,
+    SubagentRecord,
+    archive_at,
+    hop_error,
+    is_subagent_key,
+    normalize_agent_id,
+    now_ms,
+    primary_model,
+    subagent_system_prompt,
+)
 from plugins.session_tools.results import SessionsSpawnResult
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 FROM_SUBAGENT = "sessions_spawn is not allowed from sub-agent sessions"
 LABEL_MAX = 64

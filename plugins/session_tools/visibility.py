@@ -6,11 +6,11 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.model.keys import is_subagent_key
-from core.model.tool_context import ToolContext
+from core.api.plugins import ToolContext
+from core.api.sessions import is_subagent_key
 
 if TYPE_CHECKING:
-    from core.features.tools.env import ToolEnv
+    from core.api.plugins import ToolEnv
 
 
 @dataclass(frozen=True, slots=True)

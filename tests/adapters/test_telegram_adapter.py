@@ -276,7 +276,7 @@ async def test_webhook_without_url_is_rejected(make_adapter: MakeAdapter) -> Non
 async def test_factory_builds_one_adapter_per_account(
     fake_telegram: FakeTelegram, make_config: Callable[..., Any]
 ) -> None:
-    from adapters.factory import build_adapters
+    from core.engine.channels.build import ChannelEnv, build_adapters
 
     config = make_config(
         {
@@ -297,7 +297,7 @@ async def test_factory_builds_one_adapter_per_account(
             }
         }
     )
-    adapters = build_adapters(config, runtime=None)  # type: ignore[arg-type]
+    adapters = build_adapters(config, ChannelEnv())
     assert [(a.channel, a.account_id) for a in adapters] == [
         ("telegram", "default"),
         ("telegram", "work"),

@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from adapters.factory import build_adapters
 from core.edge.http.server import build_app
+from core.engine.channels.build import ChannelEnv, build_adapters
 from tests.conftest import ConfigFactory
 from tests.fakes.model import (
     FakeModelServer,
@@ -70,7 +70,7 @@ async def test_telegram_agent_sends_to_web_chat_main(
         }
     )
     rt = Runtime(config)
-    adapters = build_adapters(config, rt)
+    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt))
     server = TestServer(build_app(rt, "test-token", adapters))
     await server.start_server()
     await rt.start(adapters=adapters, probe_models=False)

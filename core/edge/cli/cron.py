@@ -7,13 +7,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from core.edge.cli.client import call
 from core.features.cron.clock import iso
-
-
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    from core.edge.cli.main import _call as call
-
-    return call(args, method, path, body)
 
 
 def _when(job: dict[str, Any]) -> str:
@@ -30,7 +25,7 @@ def _deliver(job: dict[str, Any]) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    data = _call(args, "GET", "/api/cron")
+    data = call(args, "GET", "/api/cron")
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -74,20 +69,20 @@ def _add(args: argparse.Namespace) -> int:
         body["deliver"] = deliver
     if args.disabled:
         body["enabled"] = False
-    job = _call(args, "POST", "/api/cron", body)
+    job = call(args, "POST", "/api/cron", body)
     print(f"added {job['id']} ({_when(job)}), next run {iso(job['nextRunAt'])}")
     return 0
 
 
 def _rm(args: argparse.Namespace) -> int:
-    _call(args, "DELETE", f"/api/cron/{args.id}")
+    call(args, "DELETE", f"/api/cron/{args.id}")
     print(f"removed {args.id}")
     return 0
 
 
 def _toggle(action: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        job = _call(args, "POST", f"/api/cron/{args.id}/{action}")
+        job = call(args, "POST", f"/api/cron/{args.id}/{action}")
         print(f"{job['id']} {action}d, next run {iso(job['nextRunAt'])}")
         return 0
 
@@ -95,7 +90,7 @@ def _toggle(action: str) -> Callable[[argparse.Namespace], int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    data = _call(args, "POST", f"/api/cron/{args.id}/run")
+    data = call(args, "POST", f"/api/cron/{args.id}/run")
     print(f"started run {data['runId']} in {data['sessionKey']}")
     return 0
 

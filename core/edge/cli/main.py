@@ -8,28 +8,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from core.edge.cli.client import call, client_target, load
 from core.edge.cli.pairing import add_pairing_parser
 from core.model.errors import CrosstalkError
 
 if TYPE_CHECKING:
-    from core.config import CrosstalkConfig
-
-
-def _load(args: argparse.Namespace) -> CrosstalkConfig:
-    """The config, or exit 2 with one `path: reason` line per problem (also what would only
-    fail later: a model naming no configured provider, D12)."""
-    from core.config import ConfigError, load_config  # imported here: D55 (gc is off by then)
-    from core.config.checks import model_reference_problems
-
-    try:
-        config = load_config(args.config)
-        problems = model_reference_problems(config)
-        if problems:
-            raise ConfigError(problems)
-        return config
-    except ConfigError as exc:
-        print(f"crosstalk: invalid configuration\n{exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
+    pass
 
 
 def _private_umask() -> None:
@@ -56,7 +40,7 @@ def _run_gateway(args: argparse.Namespace) -> int:
     from core.engine.observability.logs import configure_logging
 
     configure_logging()  # text until the config says otherwise: load problems are logged too
-    config = _load(args)
+    config = load(args)
     _private_umask()
     configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
     from core.features.models import heap
@@ -75,7 +59,7 @@ def _run_gateway(args: argparse.Namespace) -> int:
 def _config_check(args: argparse.Namespace) -> int:
     from core.features.access.policy import dm_scope_warnings
 
-    config = _load(args)
+    config = load(args)
     from core.config import dump_masked
 
     print(json.dumps(dump_masked(config), indent=2))
@@ -88,7 +72,7 @@ def _db_upgrade(args: argparse.Namespace) -> int:
     from core.store.engine import upgrade_sync
     from core.store.files import private_dir
 
-    config = _load(args)
+    config = load(args)
     _private_umask()
     private_dir(config.resolve_state_dir())
     upgrade_sync(config.database_url())
@@ -96,45 +80,9 @@ def _db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _client_target(args: argparse.Namespace) -> tuple[str, str]:
-    config = _load(args)
-    from core.edge.http.auth import gateway_secret
-
-    url = args.url or f"http://127.0.0.1:{config.gateway.port}"
-    token = args.token or gateway_secret(config, config.resolve_state_dir())
-    return url.rstrip("/"), token
-
-
-async def _request(method: str, url: str, token: str, body: Any = None) -> tuple[int, Any]:
-    import aiohttp
-
-    async with (
-        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http,
-        http.request(method, url, json=body, headers={"Authorization": f"Bearer {token}"}) as resp,
-    ):
-        text = await resp.text()
-        try:
-            return resp.status, json.loads(text)
-        except ValueError:
-            return resp.status, text
-
-
-def _call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    base, token = _client_target(args)
-    try:
-        status, data = asyncio.run(_request(method, base + path, token, body))
-    except OSError as exc:
-        print(f"crosstalk: cannot reach the gateway at {base}: {exc}", file=sys.stderr)
-        raise SystemExit(1) from exc
-    if status >= 400:
-        print(json.dumps(data, indent=2) if not isinstance(data, str) else data, file=sys.stderr)
-        raise SystemExit(1)
-    return data
-
-
 def _invoke(args: argparse.Namespace, tool: str, tool_args: dict[str, Any]) -> Any:
     body = {"tool": tool, "args": tool_args, "sessionKey": args.session}
-    return _call(args, "POST", "/tools/invoke", body)["result"]["details"]
+    return call(args, "POST", "/tools/invoke", body)["result"]["details"]
 
 
 def _sessions_list(args: argparse.Namespace) -> int:
@@ -165,9 +113,7 @@ def _sessions_patch(args: argparse.Namespace) -> int:
     from urllib.parse import quote
 
     print(
-        json.dumps(
-            _call(args, "PATCH", f"/api/sessions/{quote(args.key, safe='')}", body), indent=2
-        )
+        json.dumps(call(args, "PATCH", f"/api/sessions/{quote(args.key, safe='')}", body), indent=2)
     )
     return 0
 
@@ -194,7 +140,7 @@ def _deliveries(args: argparse.Namespace) -> int:
         )
         if v
     }
-    data = _call(args, "GET", "/api/deliveries?" + urlencode(query))
+    data = call(args, "GET", "/api/deliveries?" + urlencode(query))
     for d in data["deliveries"]:
         print(
             f"#{d['id']} {d['outcome']:<21} {d['kind']:<13} {d['sessionKey'] or '-'} "
@@ -206,7 +152,7 @@ def _deliveries(args: argparse.Namespace) -> int:
 def _channels_status(args: argparse.Namespace) -> int:
     from core.edge.http.channel_stats import status_suffix
 
-    data = _call(args, "GET", "/healthz")
+    data = call(args, "GET", "/healthz")
     for ch in data["channels"]:
         line = f"{ch['channel']}/{ch['accountId']}: {ch['state']} {ch.get('detail') or ''}"
         if "refused" in ch:
@@ -218,7 +164,7 @@ def _channels_status(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from core.edge.mcp.stdio_proxy import run_stdio_proxy
 
-    base, token = _client_target(args)
+    base, token = client_target(args)
     return asyncio.run(run_stdio_proxy(base, token, args.session))
 
 

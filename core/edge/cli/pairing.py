@@ -8,18 +8,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from core.edge.cli.client import call
+
 ClientArgs = Callable[..., None]
-
-
-def _call(args: argparse.Namespace, method: str, path: str) -> Any:
-    from core.edge.cli.main import _call as call
-
-    return call(args, method, path)
 
 
 def _list(args: argparse.Namespace) -> int:
     query = f"?{urlencode({'channel': args.channel})}" if args.channel else ""
-    data = _call(args, "GET", f"/api/pairing{query}")
+    data = call(args, "GET", f"/api/pairing{query}")
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -35,7 +31,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _settle(args: argparse.Namespace, action: str) -> int:
     path = f"/api/pairing/{quote(args.channel, safe='')}/{quote(args.code, safe='')}/{action}"
-    data = _call(args, "POST", path)
+    data = call(args, "POST", path)
     verb = "Approved" if action == "approve" else "Denied"
     print(f"{verb} {data['userId']} on {args.channel.strip().lower()}.")
     return 0
@@ -43,7 +39,7 @@ def _settle(args: argparse.Namespace, action: str) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     path = f"/api/pairing/{quote(args.channel, safe='')}/approved/{quote(args.user_id, safe='')}"
-    data = _call(args, "DELETE", path)
+    data = call(args, "DELETE", path)
     print(f"Revoked {data['userId']} on {args.channel.strip().lower()}.")
     return 0
 

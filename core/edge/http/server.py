@@ -14,7 +14,6 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from core.config import CrosstalkConfig
-from core.config.channel_registry import ChannelEnv, build_adapters
 from core.edge.http import (
     http_api,
     http_cluster,
@@ -32,6 +31,7 @@ from core.edge.http.auth import load_gateway_secret
 from core.edge.http.channel_stats import channel_entries
 from core.edge.http.edge import install_edge
 from core.edge.http.openapi import openapi_spec
+from core.engine.channels.build import ChannelEnv, build_adapters
 from core.engine.cluster.status import held_leases
 from core.features.access.policy import dm_scope_warnings
 from core.model.channel import ChannelAdapter, HttpMounted

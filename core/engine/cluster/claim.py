@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
 
 from core.engine.cluster.events import EventBus
+from core.engine.runs.ordering import ClaimResult
 from core.store import RunRecord, SessionEntry, Store, TranscriptMessage
 from core.store.store import _place
 from core.store.tables import RunRow, SessionRow
@@ -25,8 +26,6 @@ from core.store.tables import RunRow, SessionRow
 R = RunRow.__table__  # type: ignore[attr-defined]
 S = SessionRow.__table__  # type: ignore[attr-defined]
 
-ClaimResult = Literal["started", "busy", "gone"]
-"""`gone`: the run is no longer queued (a survivor aborted it while we were presumed dead)."""
 
 # The claim's statements, built once (D42): it runs before every turn on PostgreSQL.
 _LOCK_SESSION = select(S.c.key).where(S.c.key == bindparam("b_key")).with_for_update()

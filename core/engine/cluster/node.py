@@ -22,29 +22,52 @@ from core.engine.cluster.identity import ProcessIdentity
 from core.engine.cluster.leases import Leases
 from core.engine.cluster.processes import ProcessRegister, gone_here
 from core.engine.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
-from core.features.services import Services
 from core.model.delivery_context import normalize_delivery_context
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
     from pathlib import Path
 
+    from core.config import CrosstalkConfig
     from core.engine.observability.metrics import Metrics
-    from core.features.subagents.registry import SubagentRegistry
+    from core.engine.outbound.gate import OutboundGate
+    from core.engine.runs import RunManager
+    from core.model.delivery_context import DeliveryContext
+    from core.model.records import SessionEntry
+    from core.model.tool_context import ToolContext
 
 
-class ClusterEnv(Services, Protocol):
-    """What a cluster node uses (D30): the core services plus the state directory, the
-    metrics and the sub-agent registry (whose interrupted announces it resumes)."""
+class Resumable(Protocol):
+    """The sub-agent registry as a node sees it: announces interrupted by a death resume."""
 
+    async def resume(self) -> None: ...
+
+
+class ClusterEnv(Protocol):
+    """What a cluster node uses (D30): config, store, gate, runs, metrics, the state directory,
+    the tool context of an adopted run, and the sub-agent registry (whose interrupted
+    announces it resumes)."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def runs(self) -> RunManager: ...
     @property
     def state_dir(self) -> Path: ...
-
     @property
     def metrics(self) -> Metrics: ...
-
     @property
-    def subagents(self) -> SubagentRegistry: ...
+    def subagents(self) -> Resumable: ...
+
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
+    def context_for(
+        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+    ) -> ToolContext: ...
 
 
 log = logging.getLogger(__name__)

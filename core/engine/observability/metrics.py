@@ -20,7 +20,6 @@ from core.model.channel import AdapterState
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry, Counter, Histogram
     from prometheus_client.core import Metric
-    from pydantic_ai.models import Model
 
     from core.model.channel import AdapterStatus
     from core.store import RunRecord
@@ -150,7 +149,9 @@ class Metrics:
         self._started_at = time.time()
         self._series: _Series | None = None
         self.live = _LiveState(self.process)
-        self.timed_models: dict[str, Any] = {}  # ref -> TimedModel, see timed_model()
+        self.timed_models: dict[
+            str, Any
+        ] = {}  # ref -> TimedModel (core.features.models.timed_model)
 
     @property
     def series(self) -> _Series:
@@ -188,12 +189,6 @@ class Metrics:
 
     def model_request(self, ref: str, outcome: str, seconds: float) -> None:
         self.series.model_seconds.labels(self.process, ref, outcome).observe(seconds)
-
-    def timed_model(self, model: Model, ref: str) -> Model:
-        """`model`, wrapped so each request it makes is observed (one wrapper per model)."""
-        from core.features.models.timed_model import TimedModel
-
-        return TimedModel.around(model, ref, self)
 
     # ---- wiring and output ------------------------------------------------------------------
 

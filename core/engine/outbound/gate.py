@@ -18,7 +18,7 @@ from typing import Literal
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.outbound.channels import ChannelRegistry
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
-from core.model.delivery_context import DeliveryContext, session_delivery_fields
+from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import DeliveryError, RateLimited
 from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
@@ -74,20 +74,6 @@ class Attempt:
 
 Next = Callable[[], Awaitable[DeliveryResult]]
 Middleware = Callable[[Attempt, Next], Awaitable[DeliveryResult]]
-
-
-def session_target(entry: SessionEntry | None) -> DeliveryContext | None:
-    """Where replies for a session go: its last route (the `last*` fields win)."""
-    if entry is None:
-        return None
-    return session_delivery_fields(
-        last_channel=entry.last_channel,
-        last_to=entry.last_to,
-        last_account_id=entry.last_account_id,
-        last_thread_id=entry.last_thread_id,
-        channel=entry.channel,
-        delivery_context=None,
-    )
 
 
 class OutboundGate:

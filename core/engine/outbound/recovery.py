@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.engine.outbound.gate import send_chunk
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
@@ -27,9 +27,26 @@ from core.store.ledger import (
 )
 
 if TYPE_CHECKING:
-    from core.features.services import DeliveryParts
+    from core.config import CrosstalkConfig
+    from core.engine.outbound.channels import ChannelRegistry
+    from core.engine.outbound.gate import OutboundGate
+    from core.store import Store
 
 log = logging.getLogger(__name__)
+
+
+class DeliveryParts(Protocol):
+    """What the exactly-once duties (core.engine.watchdog, this module, D16)
+    use."""
+
+    @property
+    def config(self) -> CrosstalkConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gate(self) -> OutboundGate: ...
+    @property
+    def channels(self) -> ChannelRegistry: ...
 
 
 async def _connected(

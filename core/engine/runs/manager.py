@@ -26,7 +26,7 @@ from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, Trans
 from core.store.ledger import Claim, enqueue_claimed
 
 if TYPE_CHECKING:
-    from core.engine.cluster.claim import TurnClaims
+    from core.engine.runs.ordering import SessionClaims
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class RunManager:
     metrics: Metrics = DISCARD  # the runtime sets its own
     owner: str | None = None
     """The process id stored on the runs it accepts (D27); set by the cluster node."""
-    claims: TurnClaims | None = None
+    claims: SessionClaims | None = None
     """Session FIFO across processes (D27); None: this process alone decides (tests)."""
 
     def __init__(self, store: Store, executor: TurnExecutor, lanes: Lanes) -> None:

@@ -101,8 +101,10 @@ class PydanticAITurnExecutor:
         refs = rt.models.refs_for(entry.agent_id, request.model or entry.model)
         if not refs:
             return self._store_reply(entry, run, NO_MODEL_TEXT)
+        from core.features.models.timed_model import TimedModel  # the model stack, lazily
+
         try:
-            model = rt.metrics.timed_model(rt.models.chain(refs), ",".join(refs))
+            model = TimedModel.around(rt.models.chain(refs), ",".join(refs), rt.metrics)
         except ModelNotAvailable as exc:
             return self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset

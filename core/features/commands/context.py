@@ -1,37 +1,22 @@
-"""What a chat command's handler may use: the command environment (D30).
+"""The concrete command environment the runtime hands the router (D30).
 
 A handler gets a :class:`~core.features.commands.registry.CommandInvocation` whose ``env`` is a
-:class:`CommandEnv`: the sessions façade of :class:`core.features.services.PluginServices` plus the
-cron service, the sub-agent registry, the pairing service and the command registry (for `/help`).
-The router receives a :class:`CommandServices`, built by the runtime; tests build one from real
-parts.
+:class:`~core.features.commands.registry.CommandEnv`; :class:`CommandServices` is the one the
+runtime builds from its parts (tests build one from real parts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from core.features.services import CoreServices, PluginServices
+from core.features.services import CoreServices
 
 if TYPE_CHECKING:
     from core.features.access.pairing import PairingService
     from core.features.commands.registry import CommandRegistry
     from core.features.cron.service import CronService
     from core.features.subagents.registry import SubagentRegistry
-
-
-class CommandEnv(PluginServices, Protocol):
-    """The protocol handlers are typed against."""
-
-    @property
-    def cron(self) -> CronService: ...
-    @property
-    def subagents(self) -> SubagentRegistry: ...
-    @property
-    def pairing(self) -> PairingService: ...
-    @property
-    def commands(self) -> CommandRegistry: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,4 +29,4 @@ class CommandServices(CoreServices):
     commands: CommandRegistry
 
 
-__all__ = ["CommandEnv", "CommandServices"]
+__all__ = ["CommandServices"]

@@ -10,17 +10,35 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.features.commands.parse import ParsedCommand
+from core.features.services import PluginServices
 from core.model.inbound import InboundMessage
 from core.model.permission import EVERYONE, OWNER, Caller, Permission
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
-    from core.features.commands.context import CommandEnv
+    from core.features.access.pairing import PairingService
+    from core.features.cron.service import CronService
+    from core.features.subagents.registry import SubagentRegistry
 
 log = logging.getLogger(__name__)
+
+
+class CommandEnv(PluginServices, Protocol):
+    """What a command handler may use (D30): the sessions façade of
+    :class:`core.features.services.PluginServices` plus the cron service, the sub-agent
+    registry, the pairing service and the command registry (for `/help`)."""
+
+    @property
+    def cron(self) -> CronService: ...
+    @property
+    def subagents(self) -> SubagentRegistry: ...
+    @property
+    def pairing(self) -> PairingService: ...
+    @property
+    def commands(self) -> CommandRegistry: ...
 
 
 @dataclass(frozen=True, slots=True)

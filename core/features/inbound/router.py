@@ -23,8 +23,7 @@ from core.store.ledger import Claim, DuplicateInbound, append_claimed, claim_onl
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
     from core.features.access.admission import Admission
-    from core.features.commands.context import CommandEnv
-    from core.features.commands.registry import CommandRegistry
+    from core.features.commands.registry import CommandEnv, CommandRegistry
     from core.features.services import Services
 
 log = logging.getLogger(__name__)

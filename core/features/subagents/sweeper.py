@@ -11,17 +11,29 @@ import asyncio
 import contextlib
 import logging
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from core.store import now_ms
 from core.store.subagent_store import due_for_archive
 
 if TYPE_CHECKING:
-    from core.features.subagents.registry import SubagentRegistry
+    from core.features.services import Services
+    from core.store.subagent_store import SubagentRecord
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SWEEP_INTERVAL = 60.0
+
+
+class Archivist(Protocol):
+    """What the sweeper needs of the sub-agent registry: its services, the sweeper lease and
+    the one way a child session is deleted."""
+
+    services: Services
+    sweep_lease: Callable[[str], Awaitable[bool]]
+
+    async def delete_child(self, rec: SubagentRecord) -> None: ...
 
 
 def archive_at(created_at: int, archive_after_minutes: float | None) -> int | None:
@@ -36,7 +48,7 @@ def archive_at(created_at: int, archive_after_minutes: float | None) -> int | No
 
 
 class SubagentSweeper:
-    def __init__(self, registry: SubagentRegistry, interval: float) -> None:
+    def __init__(self, registry: Archivist, interval: float) -> None:
         self.registry = registry
         self.interval = interval
         self._task: asyncio.Task[None] | None = None

@@ -15,9 +15,10 @@ from core.api.channels import (
     SendReceipt,
 )
 from core.config import CrosstalkConfig, validate_config
-from core.config import channel_registry as registry
-from core.config.channel_registry import ChannelEnv, ChannelSpec, build_adapters, installed_channels
+from core.config.channel_registry import ChannelSpec, installed_channels
 from core.config.schema_base import ConfigModel
+from core.engine.channels import build as channel_build
+from core.engine.channels.build import ChannelEnv, build_adapters
 
 
 def test_builtins_are_entry_points_in_order() -> None:
@@ -74,19 +75,19 @@ class LoopAdapter(ChannelAdapter):
 def test_a_third_party_channel_follows_its_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = ChannelSpec("loop", LoopConfig, LoopAdapter, dist="loop-dist")
     monkeypatch.setattr(
-        registry, "installed_channels", lambda: {**installed_channels(), "loop": spec}
+        channel_build, "installed_channels", lambda: {**installed_channels(), "loop": spec}
     )
     monkeypatch.setattr(
-        registry,
+        channel_build,
         "_plugin_dists",
         lambda: {"chat-commands": "crosstalk", "loop-plugin": "loop-dist"},
     )
     config = CrosstalkConfig()
-    assert "loop" in [s.name for s in registry.selected_channels(config)]
+    assert "loop" in [s.name for s in channel_build.selected_channels(config)]
     off = validate_config({"plugins": {"disabled": ["loop-plugin"]}})
-    assert "loop" not in [s.name for s in registry.selected_channels(off)]
+    assert "loop" not in [s.name for s in channel_build.selected_channels(off)]
     builtins_stay = validate_config({"plugins": {"enabled": ["loop-plugin"]}})
-    assert "telegram" in [s.name for s in registry.selected_channels(builtins_stay)]
+    assert "telegram" in [s.name for s in channel_build.selected_channels(builtins_stay)]
 
 
 def test_accounts_default_to_the_section() -> None:

@@ -16,7 +16,7 @@ from core.model.permission import EVERYONE, OWNER, Caller, Permission
 from core.model.records import SessionEntry
 
 if TYPE_CHECKING:
-    from core.features.commands.context import CommandEnv
+    from core.features.commands.registry import CommandEnv
 
 
 def invocation(

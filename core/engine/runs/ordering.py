@@ -1,0 +1,35 @@
+"""How a run manager orders the turns of a session across processes (D27).
+
+Alone (SQLite, or a test), a process orders its own turns: the manager's per-session queue is
+enough. In a cluster, :class:`core.engine.cluster.claim.TurnClaims` is the strategy: a turn
+starts only when its session is free everywhere. The manager sees only this protocol, so the
+runs package does not depend on the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from core.model.records import RunRecord, SessionEntry
+
+ClaimResult = Literal["started", "busy", "gone"]
+"""`gone`: the run is no longer queued (a survivor aborted it while we were presumed dead)."""
+
+
+class SessionClaims(Protocol):
+    """Claims turns for this process; one instance per run manager."""
+
+    def generation(self, session_key: str) -> int:
+        """A counter that moves on every ended turn of the session; read before claiming."""
+        ...
+
+    async def claim(self, run: RunRecord, entry: SessionEntry) -> ClaimResult: ...
+
+    async def wait(self, session_key: str, since: int, timeout: float | None = None) -> None: ...
+
+    async def ended(self, run: RunRecord) -> None: ...
+
+    async def abort_elsewhere(self, session_key: str, reason: str) -> int: ...
+
+
+__all__ = ["ClaimResult", "SessionClaims"]
