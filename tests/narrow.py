@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.api.testing import RecordingAdapter
 from core.config import CrosstalkConfig, validate_config
 from core.engine.background import BackgroundTasks
 from core.engine.outbound.channels import ChannelRegistry
@@ -35,7 +36,6 @@ from core.model.send_limits import SendRateLimiter
 from core.store import RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
 from plugins import chat_commands, cron_tools, session_tools
 from tests.conftest import deep_merge
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 class EchoExecutor:

@@ -15,7 +15,7 @@ import pytest
 
 from adapters.signal.adapter import SignalAdapter
 from adapters.signal.spec import SignalAccountConfig
-from core.config.channel_registry import ChannelEnv
+from core.engine.channels.build import ChannelEnv
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
 from core.model.inbound import InboundMessage

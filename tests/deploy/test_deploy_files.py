@@ -21,10 +21,10 @@ import yaml
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.base import AdapterStatus
+from core.api.testing import RecordingAdapter
 from core.config import load_config
 from core.edge.http.server import build_app
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.gateway_process import free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

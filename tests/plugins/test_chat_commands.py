@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def _setup(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from core.api.testing import RecordingAdapter
 from core.features.access.pairing import APPROVED_TEXT
 from plugins.chat_commands.pair import PAIR_USAGE
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def test_web_chat_owner_pairs_a_telegram_stranger(make_runtime: RuntimeFactory) -> None:

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from aiohttp.test_utils import TestServer
 
 from adapters.base import ChannelAdapter
-from core.config.channel_registry import ChannelEnv, installed_channels
+from core.config.channel_registry import installed_channels
+from core.engine.channels.build import ChannelEnv
 from core.runtime import Runtime
 from tests.adapters.conformance.drivers import (
     OWNER,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.api.testing import RecordingAdapter as BaseRecordingAdapter
 from core.engine.runs import RunRequest
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
@@ -26,7 +27,6 @@ from tests.fakes.model import (
     tool_call,
     tool_results,
 )
-from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
 from tests.plugins.session_tools.test_sessions_send import (
     MAIN,
     REQ,

@@ -9,12 +9,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import error
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}

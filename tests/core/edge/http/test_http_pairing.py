@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.features.access.pairing import APPROVED_TEXT
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 
 AUTH = {"Authorization": "Bearer test-token"}
 

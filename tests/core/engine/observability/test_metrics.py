@@ -13,6 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
+from core.api.testing import RecordingAdapter
 from core.edge.http.http_metrics import loopback_port
 from core.edge.http.server import build_app
 from core.engine.outbound.gate import Outbound
@@ -21,7 +22,6 @@ from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import ErrorReply, Reply, RequestJSON
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.gateway_process import free_port
 from tests.polling import eventually
 

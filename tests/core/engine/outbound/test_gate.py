@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from core.api.testing import RecordingAdapter
 from core.engine.outbound.gate import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import RateLimited, TargetForbidden
 from core.runtime import Runtime
 from core.store.ledger import chunks_of
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 
 ROOT = Path(__file__).resolve().parents[4]
 KINDS = ("reply", "announce", "tool_send", "command_reply", "notice")

@@ -6,6 +6,7 @@ clock: nothing here waits for wall time to pass.
 
 from __future__ import annotations
 
+from core.api.testing import RecordingAdapter
 from core.engine.outbound.gate import Outbound
 from core.engine.outbound.live import LiveFeedback
 from core.engine.runs import RunOutcome, RunRequest
@@ -13,7 +14,6 @@ from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from core.store import RunRecord, now_ms
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.polling import eventually
 
 KEY = "agent:main:testchat:direct:u1"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import uuid
 
+from core.api.testing import RecordingAdapter
 from core.model.delivery_context import DeliveryContext
 from core.store import RunRecord, TranscriptMessage, now_ms
 from tests.conftest import RuntimeFactory
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def test_orphan_reply_is_delivered_after_a_restart(make_runtime: RuntimeFactory) -> None:

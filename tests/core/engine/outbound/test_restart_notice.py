@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from core.api.testing import RecordingAdapter
 from core.engine.outbound.restart_notice import RESTART_NOTICE
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer, delay, text
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.polling import eventually
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, delay, text
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def _texts(rt: Runtime, key: str) -> list[str]:

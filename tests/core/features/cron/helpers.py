@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.clock import ManualClock
-from tests.fakes.recording_adapter import RecordingAdapter
 
 ClockedRuntime = Callable[..., Awaitable[tuple[Runtime, RecordingAdapter]]]
 

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from core.api.testing import RecordingAdapter
 from core.config import validate_config
 from core.engine.runs import RunRequest
 from core.features.models.costs import request_cost
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 async def _turn(rt: Runtime, text: str) -> None:

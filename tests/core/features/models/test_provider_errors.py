@@ -9,12 +9,12 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.webchat.adapter import WebchatAdapter
+from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import delay, error, text
-from tests.fakes.recording_adapter import RecordingAdapter
 from tests.gateway_process import free_port
 
 SECRET_BODY = "invalid api key sk-live-SECRET123 (upstream llm-7.internal.corp)"

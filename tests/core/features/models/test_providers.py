@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from core.api.testing import RecordingAdapter
 from core.engine.runs import RunRequest
 from core.engine.runs.manager import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.providers import Call, FakeProviders, system_text, tool_output
-from tests.fakes.recording_adapter import RecordingAdapter
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.api.testing import RecordingAdapter as BaseRecordingAdapter
 from core.features.subagents.prompts import ANNOUNCE_USER_MESSAGE
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
@@ -25,7 +26,6 @@ from tests.fakes.model import (
     text,
     tool_call,
 )
-from tests.fakes.recording_adapter import RecordingAdapter as BaseRecordingAdapter
 from tests.polling import eventually as until
 
 OWNER = "owner-1"

@@ -1,13 +1,21 @@
-"""An in-test channel adapter: the network edge, recording what the outbound gate hands it."""
+"""Test doubles for plugin and channel authors (and our own tests).
+
+:class:`RecordingAdapter` is a channel adapter that records what the outbound gate hands it
+and injects inbound messages as a platform would: the network edge, without a network. Give it
+to a runtime (``Runtime.start(adapters=[...])``) and drive a conversation through the real
+router, runs, tools and gate.
+"""
 
 from __future__ import annotations
 
 import asyncio
 
-from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from core.model.channel import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError
 from core.model.inbound import ChatType, InboundMessage
+
+__all__ = ["RecordingAdapter"]
 
 
 class RecordingAdapter(ChannelAdapter):
