@@ -42,6 +42,7 @@ from tests.fakes.whatsapp import FakeWhatsApp
 from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually
 
+MESSAGES: Any = MessageRow.__table__  # type: ignore[attr-defined]
 CHATS = (101, 102, 103)
 
 
@@ -138,12 +139,8 @@ async def _settled(store: Store, sent: list[str]) -> bool:
     def check(c: Any) -> bool:
         users = {
             m.content[0].get("text")
-            for m in c.execute(
-                select(MessageRow.__table__.c.content).where(  # type: ignore[attr-defined]
-                    MessageRow.__table__.c.role == "user"
-                )
-            )
-        }  # type: ignore[attr-defined]
+            for m in c.execute(select(MESSAGES.c.content).where(MESSAGES.c.role == "user"))
+        }
         if not set(sent) <= users:
             return False
         runs = c.execute(select(RunRow.__table__.c.status)).scalars().all()  # type: ignore[attr-defined]

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
 from hypothesis import HealthCheck, settings
 
 from core.config import CrosstalkConfig, validate_config
@@ -26,6 +28,9 @@ from tests.fakes.fixtures import (  # noqa: F401
 )
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
+
+Client = TestClient[web.Request, web.Application]
+"""An aiohttp test client of the gateway's app (typed for mypy --strict)."""
 
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 

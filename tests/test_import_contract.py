@@ -252,3 +252,21 @@ def test_floors_are_ordered() -> None:
     assert floor("core.store") < floor("core.engine.outbound.gate") < floor("core.features")
     assert floor("core.features.agent.turn") < floor("core.runtime") < floor("core.edge.cli")
     assert floor("core.edge.http.server") < floor("core.api.plugins") < floor("plugins")
+
+
+# ---- CI holds the contract (D93) ---------------------------------------------------------------
+
+
+def test_ci_runs_lint_format_and_strict_types_before_the_suite() -> None:
+    """`.ci/run` calls README's `./scripts/test`, which checks before it tests."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    assert "./scripts/test" in ci
+    checks = [
+        ".venv/bin/ruff check core adapters plugins tests bench",
+        ".venv/bin/ruff format --check .",
+        ".venv/bin/mypy --strict core adapters plugins tests",
+    ]
+    positions = [script.find(check) for check in checks]
+    assert -1 not in positions, positions
+    assert max(positions) < script.find("-m pytest")

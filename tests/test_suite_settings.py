@@ -11,8 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_hypothesis_ci_profile_is_active() -> None:
-    assert settings.default.deadline is None
-    assert HealthCheck.too_slow in settings.default.suppress_health_check
+    active = settings.default
+    assert active is not None
+    assert active.deadline is None
+    assert HealthCheck.too_slow in active.suppress_health_check
 
 
 def test_license_is_an_spdx_string() -> None:

@@ -323,6 +323,7 @@ async def test_a_later_failed_status_corrects_the_delivery_log(
         assert "reported by WhatsApp after sending" in row.reason
         from core.store.ledger import chunks_of
 
+        assert row.id is not None
         [chunk] = (await chunks_of(rt.store, [row.id]))[row.id]
         assert (chunk.state, chunk.platform_message_id) == ("failed", wamid)
         assert await rt.store.list_deliveries(outcome="delivered") == []
@@ -383,14 +384,14 @@ async def test_media_arrives_as_an_attachment(fake_whatsapp: FakeWhatsApp) -> No
         )
         fake_whatsapp.user_message(
             ANN,
-            None,
-            kind="audio",  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            kind="audio",
             media={"id": voice, "mime_type": "audio/ogg; codecs=opus", "voice": True},
         )
         fake_whatsapp.user_message(
             ANN,
-            None,
-            kind="document",  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            kind="document",
             media={"id": doc, "mime_type": "application/pdf", "filename": "report.pdf"},
         )
         await fake_whatsapp.wait_delivered()

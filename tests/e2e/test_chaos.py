@@ -7,6 +7,7 @@ duplicates and 0 silent losses. `bench/bench_chaos.py` runs a longer one and pri
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from tests.pg import fresh_pg_database
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
-SHORT = {"rounds": 2, "burst": 5, "kill_within": 3.0}
+SHORT: dict[str, Any] = {"rounds": 2, "burst": 5, "kill_within": 3.0}
 
 
 @pytest.mark.timeout(300)

@@ -150,7 +150,7 @@ class FakeProviders:
             entry = None
         if isinstance(entry, tuple):
             status, message = int(entry[0]), str(entry[1])
-            err = {
+            err: dict[str, Any] = {
                 "error": {
                     "message": message,
                     "type": "api_error",

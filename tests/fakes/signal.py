@@ -207,8 +207,8 @@ class FakeSignal(EmulatorServer):
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         queue: asyncio.Queue[tuple[int, str] | None] = asyncio.Queue()
-        for item in self._after(last_id):  # the missed ones first, then the live ones
-            queue.put_nowait(item)
+        for missed in self._after(last_id):  # the missed ones first, then the live ones
+            queue.put_nowait(missed)
         self.streams.append(queue)
         self._notify()
         try:

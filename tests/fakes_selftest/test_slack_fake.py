@@ -33,7 +33,7 @@ def _app(fake: FakeSlack, *, signing_secret: str | None = None) -> AsyncApp:
 
 async def test_socket_mode_round_trip(fake_slack: FakeSlack) -> None:
     handler = AsyncSocketModeHandler(_app(fake_slack), app_token=fake_slack.app_token)
-    await handler.connect_async()
+    await handler.connect_async()  # type: ignore[no-untyped-call]
     try:
         [opened] = fake_slack.calls_for("apps.connections.open")
         assert opened.token == fake_slack.app_token
@@ -60,7 +60,7 @@ async def test_socket_mode_round_trip(fake_slack: FakeSlack) -> None:
         await fake_slack.wait_for("socket.connect", 2)
         assert len(fake_slack.calls_for("apps.connections.open")) == 2
     finally:  # client first, then (fixture) the fake
-        await handler.close_async()
+        await handler.close_async()  # type: ignore[no-untyped-call]
 
 
 async def test_signed_http_events(fake_slack: FakeSlack) -> None:

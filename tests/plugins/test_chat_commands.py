@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
@@ -9,7 +11,7 @@ from tests.fakes.model import FakeModelServer
 
 
 async def _setup(
-    make_runtime: RuntimeFactory, extra: dict | None = None
+    make_runtime: RuntimeFactory, extra: dict[str, Any] | None = None
 ) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter()
     rt = await make_runtime(extra, adapters=[adapter])

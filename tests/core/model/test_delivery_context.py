@@ -80,7 +80,7 @@ def test_model_accepts_names_and_aliases_and_normalises() -> None:
 def test_model_is_frozen() -> None:
     context = DeliveryContext(channel="slack")
     with pytest.raises(ValidationError):
-        context.channel = "discord"  # type: ignore[misc]
+        context.channel = "discord"
 
 
 def test_model_serialises_camel_case_without_nulls() -> None:

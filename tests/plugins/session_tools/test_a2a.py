@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.api.testing import RecordingAdapter as BaseRecordingAdapter
+from core.api.testing import RecordingAdapter
 from core.engine.runs import RunRequest
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
@@ -40,8 +40,8 @@ from tests.plugins.session_tools.test_sessions_send import (
 )
 
 
-def RecordingAdapter() -> BaseRecordingAdapter:
-    return BaseRecordingAdapter("discord")
+def discord_adapter() -> RecordingAdapter:
+    return RecordingAdapter("discord")
 
 
 def turns(max_turns: int | None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def turns(max_turns: int | None) -> dict[str, Any]:
 async def discord_runtime(
     make_runtime: RuntimeFactory, extra: dict[str, Any] | None = None
 ) -> tuple[Runtime, RecordingAdapter]:
-    adapter = RecordingAdapter()
+    adapter = discord_adapter()
     rt = await make_runtime(extra, adapters=[adapter])
     return rt, adapter
 

@@ -15,14 +15,14 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 
 AUTH = {"Authorization": "Bearer test-token"}
 BAD_KEYS = [":::", ":", " : : ", "x" * 300, "agent:main:" + "y" * 250]
 
 
 @pytest.fixture
-async def client(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[TestClient, Runtime]]:
+async def client(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[Client, Runtime]]:
     rt = await make_runtime(
         {"gateway": {"maxBodyBytes": 4 * 1024 * 1024, "bodyTimeoutSeconds": 0.5}}
     )
@@ -42,7 +42,7 @@ def _is_invalid_request(body: Any, starts: str = "") -> bool:
 # --- item 1: bearer tokens -----------------------------------------------------------------
 
 
-async def _raw_request(c: TestClient, head: bytes, body: bytes = b"") -> bytes:
+async def _raw_request(c: Client, head: bytes, body: bytes = b"") -> bytes:
     """Send raw bytes (non-ASCII header values, half bodies) and return the answer."""
     assert c.server.port is not None
     reader, writer = await asyncio.open_connection("127.0.0.1", c.server.port)
@@ -84,7 +84,7 @@ async def test_non_ascii_tokens_are_compared_as_utf8_bytes(make_runtime: Runtime
 
 
 async def test_a_non_ascii_token_against_an_ascii_secret_is_401(
-    client: tuple[TestClient, Runtime],
+    client: tuple[Client, Runtime],
 ) -> None:
     c, _ = client
     head = (
@@ -102,7 +102,7 @@ async def test_a_non_ascii_token_against_an_ascii_secret_is_401(
 
 @pytest.mark.parametrize("bad", BAD_KEYS)
 async def test_invalid_session_keys_are_400_on_every_route(
-    client: tuple[TestClient, Runtime], bad: str
+    client: tuple[Client, Runtime], bad: str
 ) -> None:
     c, rt = client
     from urllib.parse import quote
@@ -128,14 +128,14 @@ async def test_invalid_session_keys_are_400_on_every_route(
     assert await rt.store.find_sessions("y", spawned_by=None) == []
 
 
-async def test_a_blank_path_key_is_400(client: tuple[TestClient, Runtime]) -> None:
+async def test_a_blank_path_key_is_400(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     resp = await c.get("/api/sessions/%20", headers=AUTH)
     assert resp.status == 400 and _is_invalid_request(await resp.json(), "invalid session key")
 
 
 async def test_a_bad_key_inside_tool_args_is_a_tool_payload(
-    client: tuple[TestClient, Runtime],
+    client: tuple[Client, Runtime],
 ) -> None:
     c, _ = client
     resp = await c.post(
@@ -166,7 +166,7 @@ async def test_a_bad_key_inside_tool_args_is_a_tool_payload(
     ],
 )
 async def test_bad_bodies_are_400_with_the_route_error_shape(
-    client: tuple[TestClient, Runtime], path: str, data: bytes, ctype: str | None, starts: str
+    client: tuple[Client, Runtime], path: str, data: bytes, ctype: str | None, starts: str
 ) -> None:
     c, rt = client
     await rt.ensure_session(rt.keys.main_session_key())
@@ -194,9 +194,7 @@ async def test_bad_bodies_are_400_with_the_route_error_shape(
         {"text": "hi"},
     ],
 )
-async def test_mistyped_chat_content_is_400(
-    client: tuple[TestClient, Runtime], content: Any
-) -> None:
+async def test_mistyped_chat_content_is_400(client: tuple[Client, Runtime], content: Any) -> None:
     c, _ = client
     resp = await c.post(
         "/v1/chat/completions",
@@ -215,15 +213,13 @@ async def test_mistyped_chat_content_is_400(
         {"messages": [{"role": "user", "content": "x"}], "stream": "y"},
     ],
 )
-async def test_mistyped_chat_requests_are_400(
-    client: tuple[TestClient, Runtime], body: Any
-) -> None:
+async def test_mistyped_chat_requests_are_400(client: tuple[Client, Runtime], body: Any) -> None:
     c, _ = client
     resp = await c.post("/v1/chat/completions", headers=AUTH, json=body)
     assert resp.status == 400 and _is_invalid_request(await resp.json())
 
 
-async def test_text_parts_still_work(client: tuple[TestClient, Runtime]) -> None:
+async def test_text_parts_still_work(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     resp = await c.post(
         "/v1/chat/completions",
@@ -250,7 +246,7 @@ async def test_text_parts_still_work(client: tuple[TestClient, Runtime]) -> None
 
 @pytest.mark.parametrize("size", [512 * 1024, 1024 * 1024, 2 * 1024 * 1024])
 async def test_bodies_under_the_limit_are_read_in_full(
-    client: tuple[TestClient, Runtime], size: int
+    client: tuple[Client, Runtime], size: int
 ) -> None:
     c, _ = client
     body = json.dumps({"tool": "sessions_list", "sessionKey": "main", "pad": "x" * size})
@@ -261,7 +257,7 @@ async def test_bodies_under_the_limit_are_read_in_full(
         assert resp.status == 200, await resp.text()
 
 
-async def test_bodies_over_the_limit_are_refused(client: tuple[TestClient, Runtime]) -> None:
+async def test_bodies_over_the_limit_are_refused(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     big = b'{"pad": "' + b"x" * (4 * 1024 * 1024) + b'"}'
     resp = await c.post(
@@ -282,7 +278,7 @@ async def test_bodies_over_the_limit_are_refused(client: tuple[TestClient, Runti
 # --- item 5: the body read timeout ---------------------------------------------------------
 
 
-async def test_half_sent_bodies_are_answered_408(client: tuple[TestClient, Runtime]) -> None:
+async def test_half_sent_bodies_are_answered_408(client: tuple[Client, Runtime]) -> None:
     c, _ = client
 
     async def half(path: str, sent: bytes) -> bytes:
@@ -308,7 +304,7 @@ async def test_half_sent_bodies_are_answered_408(client: tuple[TestClient, Runti
 # --- JSON 404 / 405 ------------------------------------------------------------------------
 
 
-async def test_unknown_paths_and_methods_answer_json(client: tuple[TestClient, Runtime]) -> None:
+async def test_unknown_paths_and_methods_answer_json(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     resp = await c.get("/nowhere", headers=AUTH)
     assert resp.status == 404
@@ -324,7 +320,7 @@ async def test_unknown_paths_and_methods_answer_json(client: tuple[TestClient, R
     assert (await resp.json())["error"]["type"] == "invalid_request_error"
 
 
-async def test_a_live_client_sees_the_same_edge(client: tuple[TestClient, Runtime]) -> None:
+async def test_a_live_client_sees_the_same_edge(client: tuple[Client, Runtime]) -> None:
     """The official aiohttp client over a real socket (not the test client's helpers)."""
     c, _ = client
     async with ClientSession() as http:
@@ -337,7 +333,7 @@ async def test_a_live_client_sees_the_same_edge(client: tuple[TestClient, Runtim
             assert _is_invalid_request(await resp.json(), "JSON nested deeper")
 
 
-async def test_a_label_held_by_another_session_is_409(client: tuple[TestClient, Runtime]) -> None:
+async def test_a_label_held_by_another_session_is_409(client: tuple[Client, Runtime]) -> None:
     """Found by schemathesis: a schema-valid patch is not a bad request; it conflicts."""
     c, rt = client
     for key in ("agent:main:a", "agent:main:b"):
@@ -384,7 +380,7 @@ async def test_a_failure_inside_a_started_stream_is_not_answered_twice(
             await resp.read()
 
 
-async def test_a_body_that_does_not_decode_is_400(client: tuple[TestClient, Runtime]) -> None:
+async def test_a_body_that_does_not_decode_is_400(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     head = (
         b"POST /tools/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

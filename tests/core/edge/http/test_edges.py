@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.webchat.adapter import WebchatAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import echo
 from tests.pg import fresh_pg_database
@@ -27,8 +27,8 @@ AUTH = {"Authorization": "Bearer test-token", "Content-Type": "application/json"
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def gateway(
     request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[tuple[TestClient, Runtime]]:
-    async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[TestClient, Runtime]]:
+) -> AsyncIterator[tuple[Client, Runtime]]:
+    async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[Client, Runtime]]:
         rt = Runtime(make_runtime_config(extra))
         webchat = WebchatAdapter.for_runtime(rt)
         await rt.start(adapters=[webchat], probe_models=False)
@@ -48,7 +48,7 @@ async def gateway(
                 yield pair
 
 
-async def _chat(c: TestClient, raw_text: str, key: str) -> tuple[int, Any]:
+async def _chat(c: Client, raw_text: str, key: str) -> tuple[int, Any]:
     """`raw_text` is JSON string *source*, so lone surrogates travel as JSON escapes do."""
     body = '{"messages": [{"role": "user", "content": "' + raw_text + '"}]}'
     resp = await c.post(
@@ -58,7 +58,7 @@ async def _chat(c: TestClient, raw_text: str, key: str) -> tuple[int, Any]:
 
 
 async def test_lone_surrogates_and_nul_never_brick_a_session(
-    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
@@ -114,7 +114,7 @@ async def test_lone_surrogates_and_nul_never_brick_a_session(
 
 
 async def test_model_output_and_tool_arguments_are_cleaned(
-    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     from tests.fakes.model import text, tool_call
 
@@ -138,7 +138,7 @@ async def test_model_output_and_tool_arguments_are_cleaned(
 
 
 async def test_webchat_frame_with_bad_text_is_stored_cleaned_and_answered(
-    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
@@ -157,7 +157,7 @@ async def test_webchat_frame_with_bad_text_is_stored_cleaned_and_answered(
 
 
 async def test_twenty_simultaneous_first_messages_over_http(
-    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)
@@ -178,7 +178,7 @@ async def test_twenty_simultaneous_first_messages_over_http(
 
 
 async def test_twenty_simultaneous_first_messages_through_the_web_chat(
-    gateway: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = gateway
     fake_model.set_responder(echo)

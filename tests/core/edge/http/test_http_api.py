@@ -11,13 +11,13 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 
 AUTH = {"Authorization": "Bearer test-token"}
 
 
 @pytest.fixture
-async def client(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[TestClient, Runtime]]:
+async def client(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[Client, Runtime]]:
     rt = await make_runtime(
         {"agents": {"list": [{"id": "main", "default": True, "tools": {"deny": ["agents_list"]}}]}}
     )
@@ -25,16 +25,14 @@ async def client(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[TestClient
         yield c, rt
 
 
-async def _invoke(
-    c: TestClient, body: Any, headers: dict[str, str] | None = None
-) -> tuple[int, Any]:
+async def _invoke(c: Client, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     resp = await c.post(
         "/tools/invoke", json=body, headers=headers if headers is not None else AUTH
     )
     return resp.status, await resp.json(content_type=None)
 
 
-async def test_invoke_success_shape(client: tuple[TestClient, Runtime]) -> None:
+async def test_invoke_success_shape(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     status, body = await _invoke(
         c, {"tool": "sessions_list", "action": "json", "args": {}, "sessionKey": "main"}
@@ -44,7 +42,7 @@ async def test_invoke_success_shape(client: tuple[TestClient, Runtime]) -> None:
     assert body["result"]["content"][0]["type"] == "text"
 
 
-async def test_invoke_errors_have_the_documented_shapes(client: tuple[TestClient, Runtime]) -> None:
+async def test_invoke_errors_have_the_documented_shapes(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     resp = await c.get("/tools/invoke", headers=AUTH)
     assert resp.status == 405 and resp.headers["Allow"] == "POST"
@@ -75,7 +73,7 @@ async def test_invoke_errors_have_the_documented_shapes(client: tuple[TestClient
     assert status == 404
 
 
-async def test_sessions_patch_get_and_delivery_log(client: tuple[TestClient, Runtime]) -> None:
+async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime]) -> None:
     c, rt = client
     resp = await c.patch("/api/sessions/main", json={"sendPolicy": "deny"}, headers=AUTH)
     assert resp.status == 404
@@ -109,7 +107,7 @@ async def test_sessions_patch_get_and_delivery_log(client: tuple[TestClient, Run
 
 
 async def test_chat_completion_into_a_denied_session_is_refused(
-    client: tuple[TestClient, Runtime],
+    client: tuple[Client, Runtime],
 ) -> None:
     c, rt = client
     await rt.ensure_session("agent:main:ops")
@@ -125,7 +123,7 @@ async def test_chat_completion_into_a_denied_session_is_refused(
     assert resp.status == 400
 
 
-async def test_healthz_and_openapi(client: tuple[TestClient, Runtime]) -> None:
+async def test_healthz_and_openapi(client: tuple[Client, Runtime]) -> None:
     c, _ = client
     resp = await c.get("/healthz")
     assert resp.status == 200 and (await resp.json())["ok"] is True
@@ -141,7 +139,7 @@ async def test_healthz_and_openapi(client: tuple[TestClient, Runtime]) -> None:
 
 
 async def test_sessions_send_into_the_callers_own_session_over_http_waits_for_the_reply(
-    client: tuple[TestClient, Runtime], fake_model: Any
+    client: tuple[Client, Runtime], fake_model: Any
 ) -> None:
     """No turn of the caller's session is waiting over HTTP, so the send waits: `ok`, reply."""
     from tests.fakes.model import text

@@ -11,7 +11,7 @@ from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.features.access.pairing import APPROVED_TEXT
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 
 AUTH = {"Authorization": "Bearer test-token"}
 
@@ -19,7 +19,7 @@ AUTH = {"Authorization": "Bearer test-token"}
 @pytest.fixture
 async def client(
     make_runtime: RuntimeFactory,
-) -> AsyncIterator[tuple[TestClient, Runtime, RecordingAdapter]]:
+) -> AsyncIterator[tuple[Client, Runtime, RecordingAdapter]]:
     adapter = RecordingAdapter("telegram")  # no telegram section: the D11 defaults apply
     rt = await make_runtime(adapters=[adapter])
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
@@ -27,7 +27,7 @@ async def client(
 
 
 async def test_routes_need_the_token_and_refuse_bad_input(
-    client: tuple[TestClient, Runtime, RecordingAdapter],
+    client: tuple[Client, Runtime, RecordingAdapter],
 ) -> None:
     c, _, _ = client
     for method, path in (
@@ -60,7 +60,7 @@ async def test_routes_need_the_token_and_refuse_bad_input(
     } <= set(spec["paths"])
 
 
-async def test_approve_over_http(client: tuple[TestClient, Runtime, RecordingAdapter]) -> None:
+async def test_approve_over_http(client: tuple[Client, Runtime, RecordingAdapter]) -> None:
     c, rt, adapter = client
     await adapter.say("hello", chat_id="7", sender="7")
     [(_, text)] = adapter.sent

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from core.store.tables import RunRow
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import Reply, RequestJSON, text
 
@@ -35,13 +35,13 @@ CONFLICT = {
 
 
 @pytest.fixture
-async def served(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[TestClient, Runtime]]:
+async def served(make_runtime: RuntimeFactory) -> AsyncIterator[tuple[Client, Runtime]]:
     rt = await make_runtime()
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
         yield c, rt
 
 
-def sdk(c: TestClient) -> openai.AsyncOpenAI:
+def sdk(c: Client) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=str(c.make_url("/v1")), api_key="test-token", max_retries=0)
 
 
@@ -58,7 +58,7 @@ async def ask(client: openai.AsyncOpenAI, said: str, key: str | None) -> Any:
 
 
 async def test_same_key_twice_is_one_turn_and_the_first_result(
-    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    served: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = served
     client = sdk(c)
@@ -74,7 +74,7 @@ async def test_same_key_twice_is_one_turn_and_the_first_result(
 
 
 async def test_repeat_while_running_is_409_then_the_first_result(
-    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    served: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = served
     release = asyncio.Event()
@@ -100,7 +100,7 @@ async def test_repeat_while_running_is_409_then_the_first_result(
 
 
 async def test_concurrent_requests_with_one_key_run_one_turn(
-    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    served: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = served
     body = {"model": "crosstalk", "messages": [{"role": "user", "content": "race"}]}
@@ -116,7 +116,7 @@ async def test_concurrent_requests_with_one_key_run_one_turn(
 
 
 async def test_stream_repeat_replays_the_first_answer(
-    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    served: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = served
     client = sdk(c)
@@ -136,7 +136,7 @@ async def test_stream_repeat_replays_the_first_answer(
     assert await run_count(rt) == 1
 
 
-async def test_bad_key_is_a_400(served: tuple[TestClient, Runtime]) -> None:
+async def test_bad_key_is_a_400(served: tuple[Client, Runtime]) -> None:
     c, _ = served
     resp = await c.post(
         "/v1/chat/completions",
@@ -148,7 +148,7 @@ async def test_bad_key_is_a_400(served: tuple[TestClient, Runtime]) -> None:
 
 
 async def test_tools_invoke_sessions_send_with_a_key_runs_once(
-    served: tuple[TestClient, Runtime], fake_model: FakeModelServer
+    served: tuple[Client, Runtime], fake_model: FakeModelServer
 ) -> None:
     c, rt = served
     call = {

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 from tests.fakes.model import FakeModelServer, error, last_user_text, system_text
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -30,7 +30,7 @@ AGENTS = {
 @pytest.fixture
 async def gateway(
     make_runtime: RuntimeFactory,
-) -> AsyncIterator[tuple[openai.AsyncOpenAI, TestClient, Runtime]]:
+) -> AsyncIterator[tuple[openai.AsyncOpenAI, Client, Runtime]]:
     rt = await make_runtime(AGENTS)
     assert rt.warmup is not None
     await rt.warmup  # the SDK below must not see httpx half-imported by the warm-up thread
@@ -42,7 +42,7 @@ async def gateway(
         await client.close()
 
 
-Gateway = tuple[openai.AsyncOpenAI, TestClient, Runtime]
+Gateway = tuple[openai.AsyncOpenAI, Client, Runtime]
 
 
 async def test_models_list_and_retrieve(gateway: Gateway) -> None:
@@ -79,6 +79,7 @@ async def test_chat_plain_picks_agent_and_names_it(
     assert done.choices[0].message.content == "echo: hello"
     assert done.choices[0].finish_reason == "stop"
     assert done.model == "crosstalk/helper"
+    assert done.usage is not None
     assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (10, 5)
     assert "You are the helper." in system_text(fake_model.requests[-1])
     assert await rt.store.get_session("agent:helper:main") is not None
@@ -116,9 +117,9 @@ async def test_user_session_header_and_system_messages(
     assert "Answer in French.\n\nBe brief." in system_text(sent)
     assert last_user_text(sent) == "bonjour"
     assert "earlier, ignored" not in str(sent["messages"])
-    history = await rt.store.history(
-        (await rt.store.get_session("agent:main:openai-user:alice")).session_id, limit=10
-    )
+    entry = await rt.store.get_session("agent:main:openai-user:alice")
+    assert entry is not None
+    history = await rt.store.history(entry.session_id, limit=10)
     assert [m.role for m in history] == ["user", "assistant"]
     # the same user lands in the same session; the header wins over `user`
     await client.chat.completions.create(
@@ -174,7 +175,8 @@ async def test_failing_run_gives_openai_errors(
             model="crosstalk", messages=[{"role": "user", "content": "x"}]
         )
     assert info.value.status_code == 502
-    assert info.value.body["type"] == "server_error" and info.value.body["code"] == "error"
+    body: Any = info.value.body
+    assert body["type"] == "server_error" and body["code"] == "error"
     fake_model.script(error(500, "upstream exploded"))
     stream = await client.chat.completions.create(
         model="crosstalk", stream=True, messages=[{"role": "user", "content": "x"}]

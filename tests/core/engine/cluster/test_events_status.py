@@ -32,7 +32,7 @@ async def test_events_reach_the_other_process_whole_and_in_order(store: Store) -
     await b.start()
     try:
         big = "é" * (3 * CHUNK + 17)  # several NOTIFY frames on PostgreSQL
-        sent = [
+        sent: list[tuple[str, dict[str, Any]]] = [
             ("run", {"s": "k", "n": 1}),
             ("webchat", {"text": big}),
             ("run", {"s": "k", "n": 2, "last": True}),

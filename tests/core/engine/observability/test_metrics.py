@@ -19,7 +19,7 @@ from core.edge.http.server import build_app
 from core.engine.outbound.gate import Outbound
 from core.engine.runs import RunRequest
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import ErrorReply, Reply, RequestJSON
 from tests.gateway_process import free_port
@@ -43,7 +43,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return sum(v for (n, ls), v in samples.items() if n == name and want <= ls)
 
 
-async def scrape(c: TestClient) -> Samples:
+async def scrape(c: Client) -> Samples:
     resp = await c.get("/metrics", headers=AUTH)
     assert resp.status == 200
     assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -53,7 +53,7 @@ async def scrape(c: TestClient) -> Samples:
 @pytest.fixture
 async def gateway(
     make_runtime: RuntimeFactory,
-) -> AsyncIterator[tuple[TestClient, Runtime, dict[str, RecordingAdapter]]]:
+) -> AsyncIterator[tuple[Client, Runtime, dict[str, RecordingAdapter]]]:
     adapters = {name: RecordingAdapter(channel=name) for name in ("testchat", "telegram", "quiet")}
     rt = await make_runtime(
         {"session": {"sendPolicy": {"rules": [{"action": "deny", "match": {"channel": "quiet"}}]}}},
@@ -64,7 +64,7 @@ async def gateway(
 
 
 async def test_metrics_count_turns_deliveries_refusals_and_channel_state(
-    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]], fake_model: FakeModelServer
+    gateway: tuple[Client, Runtime, dict[str, RecordingAdapter]], fake_model: FakeModelServer
 ) -> None:
     c, rt, ad = gateway
     assert (await c.get("/metrics")).status == 401
@@ -131,7 +131,7 @@ async def test_metrics_count_turns_deliveries_refusals_and_channel_state(
 
 
 async def test_suppressed_deliveries_are_counted_by_outcome(
-    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]],
+    gateway: tuple[Client, Runtime, dict[str, RecordingAdapter]],
 ) -> None:
     c, rt, ad = gateway
     before = await scrape(c)
@@ -222,7 +222,7 @@ async def test_each_runtime_has_its_own_registry(make_runtime: RuntimeFactory) -
 
 
 async def test_openapi_declares_metrics(
-    gateway: tuple[TestClient, Runtime, dict[str, RecordingAdapter]],
+    gateway: tuple[Client, Runtime, dict[str, RecordingAdapter]],
 ) -> None:
     c, _, _ = gateway
     spec: dict[str, Any] = await (await c.get("/openapi.json")).json()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 from core.api.testing import RecordingAdapter
 from core.engine.outbound.gate import Outbound
@@ -18,7 +19,7 @@ KINDS = ("reply", "announce", "tool_send", "command_reply", "notice")
 
 
 async def _runtime(
-    make_runtime: RuntimeFactory, extra: dict | None = None
+    make_runtime: RuntimeFactory, extra: dict[str, Any] | None = None
 ) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter(text_limit=20)
     rt = await make_runtime(extra, adapters=[adapter])

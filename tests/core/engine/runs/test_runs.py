@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.engine.runs import RunRequest
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory, RuntimeFactory
@@ -22,7 +24,7 @@ async def test_runs_in_one_session_are_serialised_in_order(
     # D13: each turn's input is directly followed by its reply
     assert [m.plain_text() for m in history] == ["one", "first", "two", "second"]
 
-    def seen(request: dict) -> list[str]:
+    def seen(request: dict[str, Any]) -> list[str]:
         return [str(m["content"]) for m in request["messages"] if m["role"] != "system"]
 
     # turn 1 did not see the queued "two"; turn 2 saw turn 1's exchange, then its own input

@@ -34,15 +34,16 @@ async def test_python_examples_register_and_run() -> None:
     parsed = parse_command("/shout hi")
     assert parsed is not None and commands.lookup(parsed) is not None
     ctx = ToolContext(session_key="agent:main:main", agent_id="main")
-    assert await tools.invoke(None, "example_weather", {"city": "Lisbon"}, ctx) == {
+    env: Any = None  # the example tool does not use its environment
+    assert await tools.invoke(env, "example_weather", {"city": "Lisbon"}, ctx) == {
         "status": "ok",
         "city": "Lisbon",
         "forecast": "sunny, 21 °C",
-    }  # type: ignore[arg-type]
-    assert await tools.invoke(None, "example_weather", {"city": "Mars"}, ctx) == {
+    }
+    assert await tools.invoke(env, "example_weather", {"city": "Mars"}, ctx) == {
         "status": "error",
         "error": "no forecast for Mars",
-    }  # type: ignore[arg-type]
+    }
 
 
 def test_yaml_example_is_a_valid_config() -> None:

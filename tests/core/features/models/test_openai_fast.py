@@ -84,10 +84,11 @@ def test_chat_params_declare_no_alias_but_a_declaring_type_is_seen() -> None:
 
 
 async def test_installed_transform_serves_chat_and_defers_otherwise() -> None:
-    from openai.resources.chat.completions import completions as module
+    from openai.resources.chat.completions import completions
 
     assert openai_fast.install()
     assert openai_fast.install()  # idempotent
+    module: Any = completions  # the SDK module whose transform install() replaced
     out = await module.async_maybe_transform(
         body(), completion_create_params.CompletionCreateParamsNonStreaming
     )

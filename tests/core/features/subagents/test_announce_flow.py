@@ -25,9 +25,9 @@ from tests.core.features.subagents.helpers import (
     is_child,
     record_state,
     transcript,
-    until,
 )
 from tests.fakes.model import FakeModelServer, delay, error, system_text, text
+from tests.polling import eventually as until
 
 STATS = re.compile(
     r"^Stats: runtime (\d+s|n/a) • tokens (\S+) \(in \S+ / out \S+\) • "

@@ -20,9 +20,9 @@ from tests.core.features.subagents.helpers import (
     record_state,
     spawn_tool,
     transcript,
-    until,
 )
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, delay, text
+from tests.polling import eventually as until
 
 
 @asynccontextmanager

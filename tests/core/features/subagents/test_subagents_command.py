@@ -18,9 +18,9 @@ from tests.core.features.subagents.helpers import (
     record_state,
     spawn_tool,
     transcript,
-    until,
 )
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, last_user_text, text
+from tests.polling import eventually as until
 
 
 async def command(adapter: RecordingAdapter, line: str, sender: str = "owner-1") -> str:
