@@ -3,7 +3,7 @@
 Secrets are ``pydantic.SecretStr``: read them with ``secret_value(x)`` or
 ``x.get_secret_value()`` at the point of use, so reprs and logs never leak them.
 
-The package itself is light (PEP 562): a name is imported from its module on first use. So a
+The package itself is light (PEP 562, D92): a name is imported from its module on first use. So a
 channel's spec module, which is loaded while the channel sections are being built (inside
 ``core.config.schema``), can import ``core.config.schema_base`` or ``core.api.channels``
 without starting that build a second time.
