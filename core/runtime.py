@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from core.config import CrosstalkConfig
+from core.config.channel_registry import installed_channels
 from core.engine.background import BackgroundTasks
 from core.engine.observability.metrics import Metrics
 from core.engine.outbound.channels import ChannelRegistry
@@ -61,6 +62,7 @@ class Runtime:
             default_agent_id=config.default_agent_id(),
             dm_scope=s.dm_scope,
             identity_links=s.identity_links,
+            channels=installed_channels(),  # D94: what each channel declares of itself
         )
         self.state_dir = config.resolve_state_dir()
         self.store = store or Store(config.database_url(), self.state_dir)
@@ -251,7 +253,7 @@ class Runtime:
         return self.services.is_sandboxed(session_key)
 
     def tool_names_for(self, session_key: str, agent_id: str) -> list[str]:
-        return tool_names_for(self.config, self.tools.names, session_key, agent_id)
+        return tool_names_for(self.config, self.tools, session_key, agent_id)
 
     def context_for(
         self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None

@@ -16,6 +16,7 @@ from typing import Any
 
 from core.api.testing import RecordingAdapter
 from core.config import CrosstalkConfig, validate_config
+from core.config.channel_registry import installed_channels
 from core.engine.background import BackgroundTasks
 from core.engine.outbound.channels import ChannelRegistry
 from core.engine.outbound.gate import OutboundGate
@@ -90,6 +91,7 @@ async def narrow_parts(
         default_agent_id=config.default_agent_id(),
         dm_scope=s.dm_scope,
         identity_links=s.identity_links,
+        channels=installed_channels(),
     )
     channels = ChannelRegistry()
     gate = OutboundGate(store, channels, None)

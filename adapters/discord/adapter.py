@@ -23,12 +23,14 @@ import yarl
 from adapters.base import (
     AdapterState,
     AdapterStatus,
+    ChannelAdapter,
     ChunkRef,
     InboundSink,
     SendReceipt,
 )
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
+from adapters.discord.spec import DiscordAccountConfig, DiscordConfig
 from adapters.previews import EditablePreviews
 from core.api.channels import (
     Attachment,
@@ -38,7 +40,6 @@ from core.api.channels import (
     ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
-    DiscordAccountConfig,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
@@ -443,3 +444,11 @@ def _retry_after(exc: discord.HTTPException) -> float:
         return float(header) if header else 1.0
     except ValueError:
         return 1.0
+
+
+def build(section: DiscordConfig, runtime: object = None, **options: Any) -> list[ChannelAdapter]:
+    """One adapter per configured account (``default`` = the section's top-level fields)."""
+    return [
+        DiscordAdapter(account, account_id, **options)
+        for account_id, account in section.iter_accounts()
+    ]

@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.base import (
     AdapterState,
     AdapterStatus,
+    ChannelAdapter,
     ChunkRef,
     InboundSink,
     SendReceipt,
@@ -45,6 +46,7 @@ from adapters.slack.normalize import (
 )
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
+from adapters.slack.spec import SlackAccountConfig, SlackConfig
 from core.api.channels import (
     Attachment,
     Backoff,
@@ -53,7 +55,6 @@ from core.api.channels import (
     ChatType,
     ConnectionSupervisor,
     DeliveryContext,
-    SlackAccountConfig,
     secret_value,
 )
 
@@ -578,3 +579,8 @@ def _metadata(ref: ChunkRef) -> dict[str, Any]:
         "event_type": "crosstalk_delivery",
         "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index},
     }
+
+
+def build(section: SlackConfig, runtime: object = None) -> list[ChannelAdapter]:
+    """One adapter per configured account (``default`` = the section's top-level fields)."""
+    return [SlackAdapter(account, account_id) for account_id, account in section.iter_accounts()]

@@ -20,13 +20,14 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from adapters.base import AdapterState, AdapterStatus, InboundSink, SendReceipt
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.previews import EditablePreviews
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.polling import ConfirmingPoller
 from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
+from adapters.telegram.spec import TelegramAccountConfig, TelegramConfig
 from core.api.channels import (
     Attachment,
     Backoff,
@@ -34,7 +35,6 @@ from core.api.channels import (
     ChannelUnavailable,
     ConnectionSupervisor,
     DeliveryContext,
-    TelegramAccountConfig,
     secret_value,
 )
 from core.api.rendering import split_markdown, split_text, utf16_units
@@ -484,3 +484,8 @@ def _describe(exc: BaseException) -> str:
         return "bot token rejected by Telegram"
     text = exc.message if isinstance(exc, TelegramError) else str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def build(section: TelegramConfig, runtime: object = None) -> list[ChannelAdapter]:
+    """One adapter per configured account (``default`` = the section's top-level fields)."""
+    return [TelegramAdapter(account, account_id) for account_id, account in section.iter_accounts()]

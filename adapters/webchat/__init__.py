@@ -1,5 +1,5 @@
-"""The built-in web chat channel."""
+"""The built-in web chat channel.
 
-from adapters.webchat.adapter import WebchatAdapter
-
-__all__ = ["WebchatAdapter"]
+Nothing is imported here, so loading the channel's spec (``adapters.webchat.spec``) while the
+config is validated stays light; the adapter is ``adapters.webchat.adapter:WebchatAdapter``.
+"""

@@ -17,12 +17,12 @@ from aiohttp import WSMsgType, web
 from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
+from adapters.webchat.spec import WebchatConfig
 from core.api.channels import (
     ChannelEnv,
     ChannelUnavailable,
     DeliveryContext,
     InboundMessage,
-    WebchatConfig,
     request_authorized,
 )
 from core.api.gateway import TranscriptMessage, clean_text, now_ms, text_with_placeholders

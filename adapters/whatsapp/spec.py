@@ -59,4 +59,10 @@ class WhatsAppConfig(ChannelCommon, WhatsAppAccountConfig):  # type: ignore[misc
         return [account_id for account_id, _ in self.iter_accounts()]
 
 
-SPEC = ChannelSpec(CHANNEL, WhatsAppConfig, "adapters.whatsapp.adapter:WhatsAppAdapter", order=10)
+SPEC = ChannelSpec(
+    CHANNEL,
+    WhatsAppConfig,
+    "adapters.whatsapp.adapter:WhatsAppAdapter",
+    order=10,
+    prefer_session_lookup=True,  # the reference's WhatsApp plugin (R3.6)
+)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from core.model.channel import ChannelAdapter
+    from core.model.channel import ChannelAdapter, GroupTarget
 
 GROUP = "crosstalk.channels"
 DIST = "crosstalk"
@@ -49,6 +49,18 @@ class ChannelSpec:
     guarded: bool = True
     """Who may talk is decided by D11 (owners, allowlist, pairing, group policy; D39). Only a
     channel whose every user already holds the gateway token (the web chat) says False."""
+    main_session: bool = False
+    """Every message is the owner's main session (the web chat, D17)."""
+    group_target: GroupTarget = "kind"
+    """How announces address a group (R3.6): ``"channel"`` when the platform names every group
+    by a channel id (``channel:<id>``), else by the key's kind (``group:<id>``/``channel:<id>``)."""
+    prefer_session_lookup: bool = False
+    """Announces use the session's stored route before the target parsed from its key (R3.6)."""
+    default_section: bool = False
+    """The section exists with its defaults when the config file has none (the web chat)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """``(ENV_VAR, field)`` pairs: the variable fills the field of a section the file has but
+    leaves unset (a token kept out of the file); the file wins."""
 
     def adapter_class(self) -> Callable[..., ChannelAdapter]:
         if not isinstance(self.adapter, str):

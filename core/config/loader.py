@@ -39,14 +39,6 @@ _OVERRIDES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("CROSSTALK_GATEWAY_BIND", ("gateway", "bind"), "bind"),
     ("CROSSTALK_DATABASE_URL", ("gateway", "database", "url"), "url"),
 )
-# (env var, channel, field alias, snake_case name) — fill only an existing section's gaps.
-_CHANNEL_FILLS: tuple[tuple[str, str, str, str], ...] = (
-    ("TELEGRAM_BOT_TOKEN", "telegram", "botToken", "bot_token"),
-    ("DISCORD_BOT_TOKEN", "discord", "token", "token"),
-    ("SLACK_BOT_TOKEN", "slack", "botToken", "bot_token"),
-    ("SLACK_APP_TOKEN", "slack", "appToken", "app_token"),
-    ("SLACK_SIGNING_SECRET", "slack", "signingSecret", "signing_secret"),
-)
 
 # ``$${X}`` is an escaped literal ``${X}``; ``${X}`` is a reference.
 _ENV_REF = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -179,7 +171,7 @@ def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[tu
         sources[path] = var
 
     channels = raw.get("channels")
-    for var, channel, alias, snake in _CHANNEL_FILLS:
+    for var, channel, alias, snake in _channel_fills():
         value = env.get(var, "").strip()
         section = channels.get(channel) if isinstance(channels, dict) else None
         if not value or not isinstance(section, dict):
@@ -190,6 +182,20 @@ def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[tu
         section[alias] = value
         sources[("channels", channel, alias)] = var
     return sources
+
+
+def _channel_fills() -> list[tuple[str, str, str, str]]:
+    """(env var, channel, field alias, snake_case name) from the installed channels' specs
+    (D94): each fills only an existing section's gaps."""
+    from core.config.channel_registry import installed_channels
+
+    out: list[tuple[str, str, str, str]] = []
+    for name, spec in installed_channels().items():
+        for var, snake in spec.env:
+            field = spec.config_model.model_fields.get(snake)
+            alias = field.alias if field is not None and field.alias else snake
+            out.append((var, name, alias, snake))
+    return out
 
 
 # --- validation ----------------------------------------------------------------------------

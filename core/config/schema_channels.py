@@ -1,14 +1,15 @@
-"""``channels.*``: web chat plus optional Telegram, Discord and Slack sections.
+"""``channels.*``: the shared pieces of every channel section (D11's access fields, accounts).
 
-Each platform section holds the fields of its *default* account at top level and any further
-accounts under ``accounts``; ``iter_accounts()`` gives adapters one uniform list.
+A channel's own section model lives in its package, beside its spec (D94). Each platform section
+holds the fields of its *default* account at top level and any further accounts under
+``accounts``; ``iter_accounts()`` gives adapters one uniform list.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr
 
 from core.config.schema_base import ConfigModel, IdList, normalize_account_id
 
@@ -17,16 +18,9 @@ __all__ = [
     "AccountGroupsConfig",
     "ChannelCommon",
     "ChannelsConfig",
-    "DiscordAccountConfig",
-    "DiscordConfig",
     "DmPolicy",
     "GroupPolicy",
     "GroupsConfig",
-    "SlackAccountConfig",
-    "SlackConfig",
-    "TelegramAccountConfig",
-    "TelegramConfig",
-    "WebchatConfig",
     "check_url",
     "iter_accounts",
     "normalize_accounts",
@@ -78,57 +72,6 @@ class AccountConfig(ConfigModel):
         return isinstance(value, SecretStr) and bool(value.get_secret_value())
 
 
-class TelegramAccountConfig(AccountConfig):
-    """One Telegram bot."""
-
-    CREDENTIAL: ClassVar[str] = "bot_token"
-
-    bot_token: SecretStr | None = None
-    api_base_url: str | None = None
-    """``None`` = the official Bot API; set it to point at a fake or a local Bot API server."""
-    mode: Literal["polling", "webhook"] = "polling"
-    webhook_url: str | None = None
-    webhook_secret: SecretStr | None = None
-    webhook_listen: str = "127.0.0.1"
-    webhook_port: int | None = Field(default=None, ge=1, le=65535)
-
-    _urls = field_validator("api_base_url", "webhook_url")(_check_url)
-
-
-class DiscordAccountConfig(AccountConfig):
-    """One Discord bot."""
-
-    CREDENTIAL: ClassVar[str] = "token"
-
-    token: SecretStr | None = None
-    api_base_url: str | None = None
-    gateway_url: str | None = None
-
-    _urls = field_validator("api_base_url", "gateway_url")(_check_url)
-
-
-class SlackAccountConfig(AccountConfig):
-    """One Slack app (socket mode needs ``appToken``, HTTP mode ``signingSecret``)."""
-
-    CREDENTIAL: ClassVar[str] = "bot_token"
-
-    bot_token: SecretStr | None = None
-    app_token: SecretStr | None = None
-    signing_secret: SecretStr | None = None
-    mode: Literal["socket", "http"] = "socket"
-    api_base_url: str | None = None
-    events_path: str = "/slack/events"
-
-    _urls = field_validator("api_base_url")(_check_url)
-
-    @field_validator("events_path")
-    @classmethod
-    def _leading_slash(cls, value: str) -> str:
-        if not value.startswith("/"):
-            raise ValueError("must start with '/'")
-        return value
-
-
 def _is_owner(owners: list[str], user_id: str) -> bool:
     return "*" in owners or user_id.strip() in owners
 
@@ -139,18 +82,6 @@ class GroupsConfig(AccountGroupsConfig):
     require_mention: bool = True
     allow: IdList = Field(default_factory=list)
     """Group/channel ids admitted under ``groupPolicy: allowlist`` (``"*"`` = any)."""
-
-
-class WebchatConfig(ConfigModel):
-    """Built-in web chat. Whoever holds the gateway token is its owner (D4)."""
-
-    enabled: bool = True
-    owners: IdList = Field(default_factory=lambda: ["*"])
-    streaming: Literal["off", "edit"] = "edit"
-
-    def is_owner(self, user_id: str) -> bool:
-        """Owner check of D4 (exact id match, or ``"*"``)."""
-        return _is_owner(self.owners, user_id)
 
 
 _A = TypeVar("_A", bound=AccountConfig)
@@ -212,54 +143,9 @@ class _ChannelCommon(ConfigModel):
         return _is_owner(self.owners, user_id)
 
 
-class TelegramConfig(_ChannelCommon, TelegramAccountConfig):  # type: ignore[misc]
-    """``channels.telegram``."""
-
-    accounts: dict[str, TelegramAccountConfig] = Field(default_factory=dict)
-
-    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
-
-    def iter_accounts(self) -> list[tuple[str, TelegramAccountConfig]]:
-        """Every account to run, the top-level one as ``"default"``."""
-        return _iter_accounts(self, TelegramAccountConfig, self.accounts)
-
-    def account_ids(self) -> list[str]:
-        return [account_id for account_id, _ in self.iter_accounts()]
-
-
-class DiscordConfig(_ChannelCommon, DiscordAccountConfig):  # type: ignore[misc]
-    """``channels.discord``."""
-
-    accounts: dict[str, DiscordAccountConfig] = Field(default_factory=dict)
-
-    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
-
-    def iter_accounts(self) -> list[tuple[str, DiscordAccountConfig]]:
-        """Every account to run, the top-level one as ``"default"``."""
-        return _iter_accounts(self, DiscordAccountConfig, self.accounts)
-
-    def account_ids(self) -> list[str]:
-        return [account_id for account_id, _ in self.iter_accounts()]
-
-
-class SlackConfig(_ChannelCommon, SlackAccountConfig):  # type: ignore[misc]
-    """``channels.slack``."""
-
-    accounts: dict[str, SlackAccountConfig] = Field(default_factory=dict)
-
-    _accounts = field_validator("accounts", mode="before")(_normalize_accounts)
-
-    def iter_accounts(self) -> list[tuple[str, SlackAccountConfig]]:
-        """Every account to run, the top-level one as ``"default"``."""
-        return _iter_accounts(self, SlackAccountConfig, self.accounts)
-
-    def account_ids(self) -> list[str]:
-        return [account_id for account_id, _ in self.iter_accounts()]
-
-
-# Public names for third-party channel sections (D160): a channel package builds its section
-# as ``class XConfig(ChannelCommon, XAccountConfig)`` with ``accounts`` and ``iter_accounts``
-# exactly like the three above, so D11's fields and per-account inheritance are the same.
+# Public names for channel sections (D160, D94): a channel package builds its section as
+# ``class XConfig(ChannelCommon, XAccountConfig)`` with ``accounts`` and ``iter_accounts``, so
+# D11's fields and per-account inheritance are the same on every platform.
 ChannelCommon = _ChannelCommon
 check_url = _check_url
 normalize_accounts = _normalize_accounts
@@ -267,34 +153,44 @@ iter_accounts = _iter_accounts
 
 
 class ChannelsConfig(ConfigModel):
-    """``channels``: a platform is configured when its section is present (not ``None``)."""
+    """``channels``: one section per installed channel, validated by the channel's own model
+    (its spec, D38, D94); a channel is configured when its section is present. Core names no
+    channel: the fields are added from the installed specs (:func:`with_installed_channels`).
+    """
 
-    webchat: WebchatConfig = Field(default_factory=WebchatConfig)
-    telegram: TelegramConfig | None = None
-    discord: DiscordConfig | None = None
-    slack: SlackConfig | None = None
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            """A section by channel name (``config.channels.telegram``), as the spec's model."""
+            ...
+
+    def section(self, name: str) -> Any:
+        """The section of channel `name`, or None when it is not configured."""
+        return getattr(self, name, None)
 
     def enabled_channels(self) -> list[str]:
-        """Names of channels that are configured and enabled, web chat first."""
-        names: list[str] = []
-        if self.webchat.enabled:
-            names.append("webchat")
-        for name in type(self).model_fields:
-            section = getattr(self, name)
-            if name != "webchat" and section is not None and getattr(section, "enabled", True):
-                names.append(name)
-        return names
+        """Names of channels that are configured and enabled, in the registry's order."""
+        return [
+            name
+            for name in type(self).model_fields
+            if (section := getattr(self, name)) is not None and getattr(section, "enabled", True)
+        ]
 
 
 def with_installed_channels(base: type[ChannelsConfig]) -> type[ChannelsConfig]:
-    """``channels`` plus a field per installed third-party channel (D38), validated by the
-    channel's own config model; any other name stays an unknown key."""
+    """``channels`` with a field per installed channel (D38), validated by the channel's own
+    config model; a spec with ``default_section`` is present with its defaults; any other name
+    stays an unknown key."""
     from pydantic import create_model
 
     from core.config.channel_registry import installed_channels
 
     fields: dict[str, Any] = {
-        name: (spec.config_model | None, None)
+        name: (
+            (spec.config_model, Field(default_factory=spec.config_model))
+            if spec.default_section
+            else (spec.config_model | None, None)
+        )
         for name, spec in installed_channels().items()
         if name not in base.model_fields
     }

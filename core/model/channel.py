@@ -21,6 +21,39 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 InboundSink = Callable[[InboundMessage], Awaitable[None]]
+GroupTarget = Literal["channel", "kind"]
+"""How an announce to a group session is addressed (R3.6): ``"channel"`` = always
+``channel:<id>`` (the platform names groups by channel id), ``"kind"`` = ``group:<id>`` or
+``channel:<id>`` as the session key says."""
+
+
+class ChannelTraits(Protocol):
+    """What core's rules read of an installed channel: its spec (D94). A channel name that no
+    spec declares (an in-process adapter registered by code) has none of these traits."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def guarded(self) -> bool:
+        """Who may talk is decided by D11 (D39)."""
+        ...
+
+    @property
+    def main_session(self) -> bool:
+        """Every message is the owner's main session (the web chat, D17)."""
+        ...
+
+    @property
+    def group_target(self) -> GroupTarget: ...
+
+    @property
+    def prefer_session_lookup(self) -> bool:
+        """A key-derived announce target is only a fallback: the session's stored route wins
+        (R3.6; the reference's WhatsApp plugin sets it)."""
+        ...
+
+
 AdapterState = Literal["stopped", "starting", "standby", "connected", "retrying", "failed"]
 """``standby``: ready to send, but another process holds the receiving connection (D36)."""
 

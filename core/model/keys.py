@@ -12,10 +12,13 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from core.model.delivery_context import KNOWN_CHANNELS, DeliveryContext, normalize_channel
+from core.model.delivery_context import REFERENCE_CHANNELS, DeliveryContext, normalize_channel
 from core.model.text import clean_text
+
+if TYPE_CHECKING:
+    from core.model.channel import ChannelTraits
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -59,7 +62,6 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _THREAD_SUFFIX = re.compile(r":(topic|thread):(\d+(?:\.\d+)?)$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEY_PREFIXES = ("agent:", "cron:", "hook:", "node-", "node:", "acp:")
-_CHANNEL_TO = frozenset({"discord", "slack"})
 
 
 MAX_KEY_LENGTH = 256
@@ -200,10 +202,14 @@ def route_of_key(
     return None, None
 
 
-def parse_announce_target(key: str | None) -> AnnounceTarget | None:
+def parse_announce_target(
+    key: str | None, channels: Mapping[str, ChannelTraits] | None = None
+) -> AnnounceTarget | None:
     """`[agent:<id>:]<channel>:group|channel:<id>[:topic|thread:<n>]` → announce target (R3.6).
 
-    Thread ids may be Slack timestamps (`1700000000.123456`) as well as plain digits.
+    `channels` are the installed channels' traits (D94): a known channel's `group_target` says
+    how its groups are addressed; a channel neither installed nor known to the reference gets
+    the bare id. Thread ids may be Slack timestamps (`1700000000.123456`) as well as digits.
     """
     parts = _segments(_rest_of(key or ""))
     if len(parts) < 3 or parts[1] not in ("group", "channel"):
@@ -217,9 +223,10 @@ def parse_announce_target(key: str | None) -> AnnounceTarget | None:
     if not chat_id:
         return None
     channel = normalize_channel(raw_channel) or raw_channel
-    if channel not in KNOWN_CHANNELS:
+    traits = (channels or {}).get(channel)
+    if traits is None and channel not in REFERENCE_CHANNELS:
         to = chat_id
-    elif channel in _CHANNEL_TO or chat_type == "channel":
+    elif (traits is not None and traits.group_target == "channel") or chat_type == "channel":
         to = f"channel:{chat_id}"
     else:
         to = f"group:{chat_id}"
@@ -256,7 +263,7 @@ def _id_segment(value: str | int | None, fallback: str = "unknown") -> str:
 class KeyModel:
     """Key rules bound to `session.*` config: mainKey, scope, dmScope, identityLinks."""
 
-    __slots__ = ("_links", "default_agent_id", "dm_scope", "main_key", "scope")
+    __slots__ = ("_links", "channels", "default_agent_id", "dm_scope", "main_key", "scope")
 
     def __init__(
         self,
@@ -266,8 +273,11 @@ class KeyModel:
         default_agent_id: str = DEFAULT_AGENT_ID,
         dm_scope: DmScope = "main",
         identity_links: Mapping[str, Sequence[str]] | None = None,
+        channels: Mapping[str, ChannelTraits] | None = None,
     ) -> None:
         self.main_key = normalize_main_key(main_key)
+        self.channels: Mapping[str, ChannelTraits] = dict(channels or {})
+        """The installed channels' traits (D94): main-session channels, announce targets."""
         self.scope: Scope = scope
         self.default_agent_id = normalize_agent_id(default_agent_id)
         self.dm_scope: DmScope = dm_scope
@@ -373,6 +383,30 @@ class KeyModel:
     def _peer(self, channel: str, peer_id: str) -> str:
         linked = self._links.get(f"{channel}:{peer_id}") or self._links.get(peer_id)
         return _id_segment(linked or peer_id)
+
+    def inbound_key(
+        self,
+        agent_id: str | None,
+        channel: str,
+        chat_type: Literal["direct", "group", "channel"],
+        chat_id: str,
+        account_id: str | None = None,
+        thread_id: str | int | None = None,
+        *,
+        topic: bool = False,
+    ) -> str:
+        """The session of a message from a chat: a main-session channel's (the web chat, D17)
+        is the agent's main session; a direct chat follows dmScope; a group has its own."""
+        traits = self.channels.get(channel)
+        if traits is not None and traits.main_session:
+            return self.main_session_key(agent_id)
+        if chat_type == "direct":
+            return self.dm_key(agent_id, channel, chat_id, account_id)
+        return self.group_key(agent_id, channel, chat_type, chat_id, thread_id, topic=topic)
+
+    def announce_target(self, key: str | None) -> AnnounceTarget | None:
+        """:func:`parse_announce_target` with the installed channels' traits (D94)."""
+        return parse_announce_target(key, self.channels)
 
     def dm_key(
         self,

@@ -116,4 +116,5 @@ SPEC = ToolSpec(
     ),
     args_model=CronArgs,
     handler=handle,
+    subagents=False,  # the sub-agent deny list (R4.7)
 )

@@ -46,4 +46,7 @@ SPEC = ToolSpec(
     description="List agent ids you can target with sessions_spawn (based on allowlists).",
     args_model=AgentsListArgs,
     handler=agents_list,
+    profiles=frozenset({"messaging"}),
+    subagents=False,  # the sub-agent deny list (R4.7)
+    mcp=True,
 )

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.api.sessions import DeliveryContext, parse_announce_target, session_target
+from core.api.sessions import DeliveryContext, session_target
 
 if TYPE_CHECKING:
     from core.api.plugins import ToolEnv
-
-PREFER_SESSION_LOOKUP = frozenset({"whatsapp"})
-"""Channels whose key-derived target is only a fallback (the reference's WhatsApp plugin)."""
 
 _TARGET_KINDS = ("channel", "group", "user", "dm")
 
@@ -29,10 +26,11 @@ def _bare(to: str) -> str:
 
 async def resolve_announce_target(env: ToolEnv, session_key: str) -> DeliveryContext | None:
     """The announce route of `session_key`, or None when it has no chat to post to."""
-    parsed = parse_announce_target(session_key)
+    parsed = env.keys.announce_target(session_key)
     entry = await env.store.get_session(session_key)
     stored = session_target(entry)
-    if parsed is not None and parsed.channel not in PREFER_SESSION_LOOKUP:
+    traits = env.keys.channels.get(parsed.channel) if parsed is not None else None
+    if parsed is not None and not (traits is not None and traits.prefer_session_lookup):
         if (
             stored is not None
             and stored.channel == parsed.channel

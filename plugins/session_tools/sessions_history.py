@@ -90,4 +90,7 @@ SPEC = ToolSpec(
     description="Fetch message history for a session.",
     args_model=SessionsHistoryArgs,
     handler=sessions_history,
+    profiles=frozenset({"messaging"}),
+    subagents=False,  # the sub-agent deny list (R4.7)
+    mcp=True,
 )

@@ -65,4 +65,7 @@ SPEC = ToolSpec(
     description="List sessions with optional filters and last messages.",
     args_model=SessionsListArgs,
     handler=sessions_list,
+    profiles=frozenset({"messaging"}),
+    subagents=False,  # the sub-agent deny list (R4.7)
+    mcp=True,
 )

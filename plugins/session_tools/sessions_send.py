@@ -240,4 +240,7 @@ SPEC = ToolSpec(
     "target.",
     args_model=SessionsSendArgs,
     handler=sessions_send,
+    profiles=frozenset({"messaging"}),
+    subagents=False,  # the sub-agent deny list (R4.7)
+    mcp=True,
 )

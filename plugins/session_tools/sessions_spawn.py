@@ -219,4 +219,7 @@ SPEC = ToolSpec(
     ),
     args_model=SessionsSpawnArgs,
     handler=sessions_spawn,
+    profiles=frozenset({"messaging"}),
+    subagents=False,  # the sub-agent deny list (R4.7)
+    mcp=True,
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adapters.telegram import TelegramAdapter, build
+from adapters.telegram.adapter import TelegramAdapter, build
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)

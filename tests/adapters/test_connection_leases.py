@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from adapters.discord import DiscordAdapter
-from adapters.slack import SlackAdapter
-from adapters.telegram import build as build_telegram
-from core.config.schema_channels import DiscordAccountConfig, SlackAccountConfig
+from adapters.discord.adapter import DiscordAdapter
+from adapters.discord.spec import DiscordAccountConfig
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.spec import SlackAccountConfig
+from adapters.telegram.adapter import build as build_telegram
 from core.engine.cluster import Leases
 from core.model.channel import ChannelAdapter
 from core.model.delivery_context import DeliveryContext

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from adapters.discord import DiscordAdapter, build
+from adapters.discord.adapter import DiscordAdapter, build
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge

@@ -9,9 +9,9 @@ from typing import Any
 import discord.http
 import pytest
 
-from adapters.discord import DiscordAdapter
+from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.normalize import parse_to
-from core.config.schema_channels import DiscordAccountConfig
+from adapters.discord.spec import DiscordAccountConfig
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
 from core.model.inbound import InboundMessage

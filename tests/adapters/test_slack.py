@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack import SlackAdapter, build
+from adapters.slack.adapter import SlackAdapter, build
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from adapters.slack import SlackAdapter
-from core.config.schema_channels import SlackAccountConfig
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.spec import SlackAccountConfig
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
 from core.model.inbound import InboundMessage

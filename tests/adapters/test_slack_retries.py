@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.slack import SlackAdapter, build
+from adapters.slack.adapter import SlackAdapter, build
 from core.runtime import Runtime
 from tests.adapters.test_slack_http import serve
 from tests.conftest import RuntimeFactory

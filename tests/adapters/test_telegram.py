@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adapters.telegram import TelegramAdapter, build
+from adapters.telegram.adapter import TelegramAdapter, build
 from core.model.errors import ChannelUnavailable
 from core.runtime import Runtime
 from core.store import SessionEntry

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from telegram import Update
 
-from adapters.telegram import TelegramAdapter
+from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.normalize import normalize_message
-from core.config import TelegramAccountConfig
+from adapters.telegram.spec import TelegramAccountConfig
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import (
     ChannelUnavailable,

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from adapters.webchat import WebchatAdapter
+from adapters.webchat.adapter import WebchatAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory

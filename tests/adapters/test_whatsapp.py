@@ -73,7 +73,7 @@ async def started_runtime(
     rt = await make_runtime(
         {"channels": {"whatsapp": {**fake.config(), "dmPolicy": "open", "streaming": "off"}}}
     )
-    section = rt.config.channels.whatsapp  # type: ignore[attr-defined]
+    section = rt.config.channels.whatsapp
     [(account_id, acc)] = section.iter_accounts()
     adapter = WhatsAppAdapter(acc, account_id, **(adapter_kw or {}))
     await rt.add_adapter(adapter)

@@ -148,7 +148,7 @@ def spawn_script(req: RequestJSON) -> Any:
 async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enforced(
     fake_telegram: FakeTelegram, make_runtime: Any, fake_model: FakeModelServer
 ) -> None:
-    from adapters.telegram import build
+    from adapters.telegram.adapter import build
 
     rt = await make_runtime(
         {

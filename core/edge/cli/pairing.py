@@ -48,7 +48,7 @@ def add_pairing_parser(sub: Any, client: ClientArgs) -> None:
     """Register `pairing …` on the top-level subparsers; `client` adds --url/--token."""
     pairing = sub.group("pairing", help="who may DM the bot: pairing requests")
     ls = pairing.add_parser("list", help="pending requests and approved senders")
-    ls.add_argument("--channel", help="only this channel (telegram, discord, slack)")
+    ls.add_argument("--channel", help="only this channel (one D11 guards)")
     ls.add_argument("--json", action="store_true")
     client(ls, requester=False)
     ls.set_defaults(fn=_list)

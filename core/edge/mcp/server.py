@@ -20,13 +20,6 @@ from core.model.keys import agent_id_of
 if TYPE_CHECKING:
     from core.runtime import Runtime
 
-SESSION_TOOLS = (
-    "sessions_list",
-    "sessions_history",
-    "sessions_send",
-    "sessions_spawn",
-    "agents_list",
-)
 SESSION_HEADER = "x-crosstalk-session-key"
 
 KeyOf = Callable[[Any], str]
@@ -56,7 +49,7 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
 
     def available(key: str) -> list[str]:
         names = rt.tool_names_for(key, agent_id_of(key))
-        return [n for n in SESSION_TOOLS if n in names]
+        return [n for n in rt.tools.served_over_mcp() if n in names]
 
     async def list_tools(ctx: Any, _params: Any) -> Any:
         tools = []

@@ -1,11 +1,10 @@
 """Who may talk to the bot (D11): the effective policy of a channel account, and its verdict.
 
-Pure functions of the config and the message, so every rule is testable without I/O. The
-public platforms (`channels.telegram|discord|slack`) and every installed channel that does not
-declare otherwise are guarded (D39): the web chat's user holds the gateway token (the owner),
-and a channel no registry knows is an in-process adapter registered by code, not a place
-strangers can reach. A third-party channel whose section lacks D11's fields gets their safe
-defaults (pairing for DMs), with its `owners` if it has them.
+Pure functions of the config and the message, so every rule is testable without I/O. Every
+installed channel whose spec does not declare otherwise is guarded (D39, D94): the web chat's
+user holds the gateway token (the owner), and a channel no registry knows is an in-process
+adapter registered by code, not a place strangers can reach. A third-party channel whose section
+lacks D11's fields gets their safe defaults (pairing for DMs), with its `owners` if it has them.
 """
 
 from __future__ import annotations
@@ -17,14 +16,13 @@ from core.config import CrosstalkConfig
 from core.config.schema_channels import (
     AccountConfig,
     AccountGroupsConfig,
+    ChannelCommon,
     DmPolicy,
     GroupPolicy,
-    TelegramConfig,
 )
 from core.model.inbound import InboundMessage
 
 T = TypeVar("T")
-GUARDED_CHANNELS = ("telegram", "discord", "slack")
 
 Reason = Literal[
     "dms disabled", "not on the allowlist", "groups disabled", "group not on the allowlist"
@@ -66,9 +64,9 @@ def access_policy(
 
     A platform without a config section still gets the defaults (pairing): safe by default.
     """
-    if channel not in GUARDED_CHANNELS and not _installed_and_guarded(channel):
+    if not _installed_and_guarded(channel):
         return None
-    defaults = TelegramConfig()  # only the shared fields are read: the defaults
+    defaults = ChannelCommon()  # a section's D11 defaults
     section = getattr(config.channels, channel, None) or defaults
     accounts = getattr(section, "accounts", None) or {}
     account = accounts.get(account_id) if account_id != "default" else None
@@ -95,17 +93,12 @@ def access_policy(
 
 
 def guarded_channels() -> tuple[str, ...]:
-    """Every channel D11 guards: the public platforms, then each installed channel whose spec
-    does not opt out (D39, D160), in the registry's order. Pairing, its HTTP routes and the
+    """Every channel D11 guards: each installed channel whose spec does not opt out (D39,
+    D160, D94), in the registry's order. Pairing, its HTTP routes and the
     `/pair` command accept exactly these."""
     from core.config.channel_registry import installed_channels
 
-    extra = tuple(
-        name
-        for name, spec in installed_channels().items()
-        if spec.guarded and name not in GUARDED_CHANNELS
-    )
-    return GUARDED_CHANNELS + extra
+    return tuple(name for name, spec in installed_channels().items() if spec.guarded)
 
 
 def _installed_and_guarded(channel: str) -> bool:

@@ -50,14 +50,14 @@ class Router:
         self.duplicates = DuplicateCounter()
 
     def session_key_for(self, msg: InboundMessage) -> str:
-        keys = self.services.keys
-        agent_id = self.services.config.default_agent_id()
-        if msg.channel == "webchat":
-            return keys.main_session_key(agent_id)  # the gateway's own chat is the owner's main
-        if msg.chat_type == "direct":
-            return keys.dm_key(agent_id, msg.channel, msg.chat_id, msg.account_id)
-        return keys.group_key(
-            agent_id, msg.channel, msg.chat_type, msg.chat_id, msg.thread_id, topic=msg.topic
+        return self.services.keys.inbound_key(
+            self.services.config.default_agent_id(),
+            msg.channel,
+            msg.chat_type,
+            msg.chat_id,
+            msg.account_id,
+            msg.thread_id,
+            topic=msg.topic,
         )
 
     def is_owner(self, msg: InboundMessage) -> bool:

@@ -1,23 +1,30 @@
-"""Which tools a session may use: profile → global allow/deny → agent allow/deny → sub-agent."""
+"""Which tools a session may use: profile → global allow/deny → agent allow/deny → sub-agent.
+
+Profiles and the sub-agent rule read what each tool declares on its spec (D94).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from core.config import CrosstalkConfig
-from core.features.tools.registry import SUBAGENT_DENY, filter_tools
+from core.features.tools.registry import ToolRegistry, filter_tools
 from core.model.keys import is_subagent_key
 
 
 def tool_names_for(
-    config: CrosstalkConfig, names: Iterable[str], session_key: str, agent_id: str
+    config: CrosstalkConfig, registry: ToolRegistry, session_key: str, agent_id: str
 ) -> list[str]:
     tools = config.tools
-    out = filter_tools(names, profile=tools.profile, allow=tools.allow, deny=tools.deny)
+    out = filter_tools(
+        registry.names,
+        profile=registry.profile_members(tools.profile),
+        allow=tools.allow,
+        deny=tools.deny,
+    )
     agent = config.agent(agent_id)
     if agent is not None:
         out = filter_tools(out, profile=None, allow=agent.tools.allow, deny=agent.tools.deny)
     if is_subagent_key(session_key):
         sub = tools.subagents.tools
-        out = filter_tools(out, profile=None, allow=sub.allow, deny=[*SUBAGENT_DENY, *sub.deny])
+        deny = [*sorted(registry.subagent_denied()), *sub.deny]
+        out = filter_tools(out, profile=None, allow=sub.allow, deny=deny)
     return out

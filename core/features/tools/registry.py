@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,25 +32,9 @@ Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResul
 """``handler(env, ctx, args)``: the tool environment (D30), who calls, the parsed arguments;
 it returns the payload, or a typed result the registry dumps to camelCase JSON (D33)."""
 
-SESSION_TOOLS = frozenset({"sessions_list", "sessions_history", "sessions_send", "sessions_spawn"})
-SUBAGENT_DENY = frozenset(
-    {
-        *SESSION_TOOLS,
-        "gateway",
-        "agents_list",
-        "whatsapp_login",
-        "session_status",
-        "cron",
-        "memory_search",
-        "memory_get",
-    }
-)
-TOOL_PROFILES: dict[str, frozenset[str] | None] = {
-    "minimal": frozenset({"session_status"}),
-    "messaging": frozenset({*SESSION_TOOLS, "agents_list", "session_status"}),
-    "coding": None,
-    "full": None,
-}
+ALL_TOOLS_PROFILES = frozenset({"coding", "full"})
+"""`tools.profile` values that allow every tool; `minimal` and `messaging` allow the tools that
+declare them in :attr:`ToolSpec.profiles` (D94)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +45,13 @@ class ToolSpec:
     handler: Handler
     permission: Permission = EVERYONE
     """Checked by the registry before `handler` runs (a refusal is a `forbidden` payload)."""
+    profiles: frozenset[str] = frozenset()
+    """The narrow `tools.profile`s that include this tool (`minimal`, `messaging`); the wide
+    ones (`coding`, `full`) include every tool."""
+    subagents: bool = True
+    """False: a sub-agent session never gets it (the reference's sub-agent deny list)."""
+    mcp: bool = False
+    """Served to MCP clients at `/mcp` and by `crosstalk mcp` (D19)."""
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.args_model.model_json_schema(by_alias=True)
@@ -82,12 +73,17 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 
 
 def filter_tools(
-    names: Iterable[str], *, profile: str | None, allow: list[str] | None, deny: Iterable[str]
+    names: Iterable[str],
+    *,
+    profile: Collection[str] | None,
+    allow: list[str] | None,
+    deny: Iterable[str],
 ) -> list[str]:
-    """Apply a profile, then an allow list (if any), then a deny list (deny always wins)."""
+    """Apply a profile's members (None: every tool), then an allow list (if any), then a deny
+    list (deny always wins)."""
     out = []
     deny = list(deny)
-    profile_set = TOOL_PROFILES.get(profile or "full")
+    profile_set = profile
     for name in names:
         if profile_set is not None and name not in profile_set:
             continue
@@ -114,6 +110,20 @@ class ToolRegistry:
     @property
     def names(self) -> list[str]:
         return list(self._tools)
+
+    def profile_members(self, profile: str | None) -> frozenset[str] | None:
+        """The tools `tools.profile` allows; None when it allows every tool."""
+        if profile is None or profile in ALL_TOOLS_PROFILES:
+            return None
+        return frozenset(name for name, spec in self._tools.items() if profile in spec.profiles)
+
+    def subagent_denied(self) -> frozenset[str]:
+        """The tools no sub-agent session gets, as their specs declare."""
+        return frozenset(name for name, spec in self._tools.items() if not spec.subagents)
+
+    def served_over_mcp(self) -> list[str]:
+        """The tools MCP clients see, in registration order."""
+        return [name for name, spec in self._tools.items() if spec.mcp]
 
     def parse_args(self, spec: ToolSpec, args: dict[str, Any]) -> BaseModel:
         try:

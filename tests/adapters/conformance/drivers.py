@@ -294,7 +294,7 @@ class TelegramDriver(FakeDriver):
         }
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.telegram import TelegramAdapter, build
+        from adapters.telegram.adapter import TelegramAdapter, build
 
         section = rt.config.channels.telegram
         assert section is not None
@@ -416,7 +416,7 @@ class DiscordDriver(FakeDriver):
         return {"channels": {"discord": {"token": self.dc.token, "owners": [self.owner_id]}}}
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.discord import build
+        from adapters.discord.adapter import build
 
         section = rt.config.channels.discord
         assert section is not None
@@ -528,7 +528,7 @@ class SlackDriver(FakeDriver):
         }
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.slack import build
+        from adapters.slack.adapter import build
 
         section = rt.config.channels.slack
         assert section is not None
@@ -718,7 +718,7 @@ class WebchatDriver(Driver):
         return {}  # the web chat is on by default; its owners default to ["*"]
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.webchat import WebchatAdapter
+        from adapters.webchat.adapter import WebchatAdapter
 
         return [WebchatAdapter.for_runtime(rt)]
 

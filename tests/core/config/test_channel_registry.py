@@ -26,7 +26,7 @@ def test_builtins_are_entry_points_in_order() -> None:
     builtin = [name for name, spec in found.items() if spec.dist == "crosstalk"]
     assert builtin[:4] == ["webchat", "telegram", "discord", "slack"]
     assert {"whatsapp", "signal"} <= set(builtin[4:])  # packages of their own (D77)
-    assert found["telegram"].adapter == "adapters.telegram:TelegramAdapter"  # not imported
+    assert found["telegram"].adapter == "adapters.telegram.adapter:TelegramAdapter"  # a string
     assert found["whatsapp"].adapter == "adapters.whatsapp.adapter:WhatsAppAdapter"
     assert found["signal"].adapter == "adapters.signal.adapter:SignalAdapter"
 

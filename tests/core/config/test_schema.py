@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic import SecretStr, ValidationError
 
+from adapters.telegram.spec import TelegramAccountConfig
 from core.config import (
     AgentConfig,
     CrosstalkConfig,
     ModelRefSpec,
     SendPolicyMatch,
-    TelegramAccountConfig,
     model_fallbacks,
     normalize_agent_id,
     primary_model,

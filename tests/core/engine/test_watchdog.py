@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slack import SlackAdapter
-from adapters.slack import build as build_slack
-from adapters.telegram import TelegramAdapter
-from adapters.telegram import build as build_telegram
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.adapter import build as build_slack
+from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.adapter import build as build_telegram
 from core.store import now_ms
 from tests.conftest import RuntimeFactory
 from tests.fakes.slack import FakeSlack

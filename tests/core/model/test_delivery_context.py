@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from core.model.delivery_context import (
-    KNOWN_CHANNELS,
+    REFERENCE_CHANNELS,
     DeliveryContext,
     delivery_context_key,
     merge_delivery_context,
@@ -49,17 +49,9 @@ def test_normalize_channel(raw: object, expected: str | None) -> None:
     assert normalize_channel(raw) == expected
 
 
-def test_known_channels() -> None:
-    assert {
-        "telegram",
-        "discord",
-        "slack",
-        "webchat",
-        "whatsapp",
-        "signal",
-        "imessage",
-        "googlechat",
-    } == KNOWN_CHANNELS
+def test_the_reference_channels_we_do_not_ship() -> None:
+    """R3.6's known channels are the installed specs (D94) plus these two."""
+    assert {"imessage", "googlechat"} == REFERENCE_CHANNELS
 
 
 # --- model ------------------------------------------------------------------------------------

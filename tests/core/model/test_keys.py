@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.model.delivery_context import KNOWN_CHANNELS, DeliveryContext
+from core.config.channel_registry import installed_channels
+from core.model.delivery_context import REFERENCE_CHANNELS, DeliveryContext
 from core.model.keys import (
     DEFAULT_ACCOUNT_ID,
     DEFAULT_AGENT_ID,
@@ -29,9 +30,18 @@ from core.model.keys import (
     normalize_main_key,
     not_visible_from_sandbox,
     parse_agent_key,
-    parse_announce_target,
     session_not_found,
 )
+from core.model.keys import parse_announce_target as parse_with
+
+CHANNELS = installed_channels()
+KNOWN_CHANNELS = frozenset(CHANNELS) | REFERENCE_CHANNELS
+
+
+def parse_announce_target(key: str | None) -> AnnounceTarget | None:
+    """R3.6 with the installed channels' declared traits (D94)."""
+    return parse_with(key, CHANNELS)
+
 
 UUID = "aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa"
 
@@ -842,3 +852,28 @@ def test_normalized_ids_match_the_id_pattern(raw: str) -> None:
         assert value == value.lower()
         assert all(c.isascii() and (c.isalnum() or c in "-_") for c in value)
         assert normalize_agent_id(value) == value
+
+
+def test_the_known_channels_are_the_installed_ones_and_the_references() -> None:
+    """Every channel R3.6 knows is an installed spec (D94) or one we do not ship."""
+    assert {"telegram", "discord", "slack", "webchat", "whatsapp", "signal"} <= set(CHANNELS)
+    assert {name for name, spec in CHANNELS.items() if spec.group_target == "channel"} >= {
+        "discord",
+        "slack",
+    }
+
+
+def test_a_channel_nobody_declares_is_addressed_by_its_bare_id() -> None:
+    assert parse_with("agent:main:discord:group:dev", {}) == AnnounceTarget("discord", "dev")
+
+
+def test_the_key_model_reads_the_declared_traits() -> None:
+    model = KeyModel(channels=CHANNELS, dm_scope="per-peer")
+    assert model.announce_target("agent:main:slack:group:g1") == AnnounceTarget(
+        "slack", "channel:g1"
+    )
+    assert model.inbound_key(None, "webchat", "direct", "anyone") == "agent:main:main"
+    assert model.inbound_key(None, "telegram", "direct", "42") != "agent:main:main"
+    assert KeyModel(dm_scope="per-peer").inbound_key(None, "webchat", "direct", "x") != (
+        "agent:main:main"
+    )
