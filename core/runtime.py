@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Literal, Self, Unpack
 
 from core.config import CrosstalkConfig
 from core.config.channel_registry import installed_channels
@@ -34,6 +34,7 @@ from core.features.tools.registry import ToolRegistry
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import LifecycleError
 from core.model.keys import KeyModel
+from core.model.records import SessionPatch
 from core.model.send_limits import SendRateLimiter
 from core.model.send_policy import SendPolicySpec
 from core.model.tool_context import ToolContext
@@ -261,7 +262,7 @@ class Runtime:
         """The tool context of a run in `entry`: identity comes from here, not the model."""
         return self.services.context_for(entry, via=via, origin=origin)
 
-    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
+    async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry:
         return await self.services.ensure_session(key, **fields)
 
     async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:

@@ -194,6 +194,21 @@ def test_no_package_import_loop() -> None:
     assert strongly_connected(packages) == []
 
 
+# ---- all SQL in the store (D96) -----------------------------------------------------------------
+
+
+def test_only_the_store_speaks_sql() -> None:
+    """SQLAlchemy and sqlmodel are imported only under core/store/ (and the migrations)."""
+    outside = [
+        f"{module} imports {name}"
+        for module, path in MODULES.items()
+        if not module.startswith("core.store")
+        for name in imported_names(path, module)
+        if name.split(".")[0] in ("sqlalchemy", "sqlmodel", "alembic")
+    ]
+    assert outside == []
+
+
 # ---- core names no channel (D94) ---------------------------------------------------------------
 
 

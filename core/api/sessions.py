@@ -35,7 +35,7 @@ from core.model.records import RunRecord, SessionEntry, SessionQuery, Transcript
 from core.model.send_limits import hop_error
 from core.model.send_policy import effective_policy_text
 from core.store import StoreError, now_ms
-from core.store.subagent_store import SubagentRecord
+from core.store.subagents import SubagentRecord
 
 __all__ = [
     "CronError",

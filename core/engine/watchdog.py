@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from core.model.channel import ChannelAdapter
 from core.store import now_ms
-from core.store.ledger import prune_claims
 
 if TYPE_CHECKING:
     from core.engine.outbound.recovery import DeliveryParts
@@ -27,7 +26,7 @@ PRUNE_EVERY = 3600.0
 async def prune_loop(rt: DeliveryParts) -> None:
     window_ms = int(rt.config.gateway.dedup_window_days * 86_400_000)
     while True:
-        removed = await prune_claims(rt.store, now_ms() - window_ms)
+        removed = await rt.store.prune_claims(now_ms() - window_ms)
         if removed:
             log.info("forgot %d inbound identities older than the de-dup window", removed)
         await asyncio.sleep(PRUNE_EVERY)

@@ -16,11 +16,12 @@ import asyncio
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
 from core.model.keys import KeyModel, agent_id_of
+from core.model.records import SessionPatch
 from core.model.tool_context import ToolContext
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class SessionStore(Protocol):
         limit: int = 2,
     ) -> list[SessionEntry]: ...
     async def update_session(
-        self, key: str, *, touch: bool = True, **fields: Any
+        self, key: str, *, touch: bool = True, **fields: Unpack[SessionPatch]
     ) -> SessionEntry: ...
     async def set_label(self, key: str, label: str | None) -> SessionEntry: ...
     async def delete_session(self, key: str) -> bool: ...
@@ -88,7 +89,7 @@ class PluginServices(Protocol):
     def context_for(
         self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
     ) -> ToolContext: ...
-    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry: ...
+    async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry: ...
     async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord: ...
 
 
@@ -135,7 +136,7 @@ class CoreServices:
             via="http" if via == "http" else "agent",
         )
 
-    async def ensure_session(self, key: str, **fields: Any) -> SessionEntry:
+    async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry:
         return await self.store.ensure_session(
             key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 RunStatus = Literal["queued", "running", "ok", "error", "timeout", "aborted"]
 FINAL_RUN_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout", "aborted"})
@@ -43,6 +43,35 @@ class SessionEntry:
 
 
 SESSION_FIELDS: frozenset[str] = frozenset(f.name for f in fields(SessionEntry))
+
+
+class SessionPatch(TypedDict, total=False):
+    """The session fields a write may set (D96): a typed patch, checked by mypy at every call
+    and, for fields from outside (HTTP, tools), by the store."""
+
+    session_id: str
+    """A new transcript for the same key (`/new`)."""
+    updated_at: int
+    channel: str | None
+    chat_type: str | None
+    label: str | None
+    display_name: str | None
+    spawned_by: str | None
+    model: str | None
+    context_tokens: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    cost_usd: float | None
+    thinking_level: str | None
+    verbose_level: str | None
+    system_sent: bool | None
+    aborted_last_run: bool | None
+    send_policy: str | None
+    last_channel: str | None
+    last_to: str | None
+    last_account_id: str | None
+    last_thread_id: str | None
 
 
 @dataclass(slots=True)
@@ -105,6 +134,20 @@ class RunRecord:
     owner: str | None = None
 
 
+class RunPatch(TypedDict, total=False):
+    """The run fields a write may set (D96)."""
+
+    status: str
+    started_at: int | None
+    ended_at: int | None
+    error: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    meta: dict[str, Any] | None
+    owner: str | None
+
+
 @dataclass(slots=True)
 class TurnWrite:
     """What a finished turn stores: its new transcript rows (placed in order), session fields
@@ -112,7 +155,7 @@ class TurnWrite:
 
     entry: SessionEntry
     messages: list[TranscriptMessage]
-    session_fields: dict[str, Any] = field(default_factory=dict)
+    session_fields: SessionPatch = field(default_factory=lambda: SessionPatch())
     run_meta: dict[str, Any] | None = None
 
 

@@ -9,6 +9,7 @@ takes its columns from the parameter keys).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -122,13 +123,13 @@ def message_params(m: Any, key: str, session_id: str) -> dict[str, Any]:
     }
 
 
-def update_session(c: Connection, key: str, values: dict[str, Any]) -> int:
+def update_session(c: Connection, key: str, values: Mapping[str, Any]) -> int:
     return int(c.execute(UPDATE_SESSION, {"b_key": key, **values}).rowcount)
 
 
-def update_run(c: Connection, run_id: str, values: dict[str, Any]) -> int:
+def update_run(c: Connection, run_id: str, values: Mapping[str, Any]) -> int:
     return int(c.execute(UPDATE_RUN, {"b_rid": run_id, **values}).rowcount)
 
 
-def update_run_fenced(c: Connection, run_id: str, owner: str, values: dict[str, Any]) -> int:
+def update_run_fenced(c: Connection, run_id: str, owner: str, values: Mapping[str, Any]) -> int:
     return int(c.execute(UPDATE_RUN_FENCED, {"b_rid": run_id, "b_owner": owner, **values}).rowcount)

@@ -321,10 +321,9 @@ async def test_a_later_failed_status_corrects_the_delivery_log(
         assert row.id == result.delivery_id and row.text == "good morning"
         assert row.reason is not None and row.reason.startswith("OutsideServiceWindow:")
         assert "reported by WhatsApp after sending" in row.reason
-        from core.store.ledger import chunks_of
 
         assert row.id is not None
-        [chunk] = (await chunks_of(rt.store, [row.id]))[row.id]
+        [chunk] = (await rt.store.chunks_of([row.id]))[row.id]
         assert (chunk.state, chunk.platform_message_id) == ("failed", wamid)
         assert await rt.store.list_deliveries(outcome="delivered") == []
         # an unknown message id (sent before this database, say) changes nothing

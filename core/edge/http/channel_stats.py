@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.engine.cluster.status import lease_holders
-from core.store.ledger import failed_counts
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -13,7 +12,7 @@ if TYPE_CHECKING:
 
 async def channel_entries(rt: Runtime) -> list[dict[str, Any]]:
     """Each adapter's status plus redeliveries dropped, failed deliveries, last receive (ms)."""
-    failed = await failed_counts(rt.store)
+    failed = await rt.store.failed_counts()
     holders = await lease_holders(rt.cluster)  # D27: which process holds each connection
     out: list[dict[str, Any]] = []
     for adapter in rt.channels:

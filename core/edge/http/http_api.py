@@ -115,9 +115,8 @@ async def list_deliveries(request: web.Request) -> web.Response:
     if outcome is not None and outcome not in OUTCOMES:
         return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
     rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
-    from core.store.ledger import chunks_of  # D16: each chunk's state and platform message id
 
-    chunks = await chunks_of(rt.store, [r.id for r in rows if r.id is not None])
+    chunks = await rt.store.chunks_of([r.id for r in rows if r.id is not None])
     return web.json_response(
         {
             "ok": True,

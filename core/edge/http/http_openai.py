@@ -21,7 +21,7 @@ from core.edge.http.http_tools import authorized_model
 from core.edge.http.openai_errors import error_body, openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
 from core.edge.http.openai_target import SESSION_HEADER, resolve_target
-from core.store.ledger import Claim, DuplicateInbound
+from core.store.inbound import Claim, DuplicateInbound
 
 __all__ = ["SESSION_HEADER", "chat_completions"]
 

@@ -102,10 +102,10 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     except idempotency.BadKey as exc:
         return idempotency.bad_key(exc)
     if claim is not None:
-        from core.store.ledger import DuplicateInbound, claim_only
+        from core.store.inbound import DuplicateInbound
 
         try:
-            await claim_only(rt.store, (claim,), session_key=key, run_id=idempotency.BOOT_ID)
+            await rt.store.claim_only((claim,), session_key=key, run_id=idempotency.BOOT_ID)
         except DuplicateInbound:
             return await idempotency.replay(rt, claim) or idempotency.conflict()
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from core.store import FINAL_RUN_STATUSES
-from core.store.ledger import Claim, ClaimRecord, get_claim, set_claim_result
+from core.store.inbound import Claim, ClaimRecord
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
@@ -60,7 +60,7 @@ def conflict() -> web.Response:
 
 async def remember(rt: Runtime, claim: Claim | None, status: int, body: Any) -> None:
     if claim is not None:
-        await set_claim_result(rt.store, claim, {"status": status, "body": body})
+        await rt.store.set_claim_result(claim, {"status": status, "body": body})
 
 
 async def first_response(rt: Runtime, claim: Claim) -> dict[str, Any] | None:
@@ -68,7 +68,7 @@ async def first_response(rt: Runtime, claim: Claim) -> dict[str, Any] | None:
 
     Raises LookupError when the key was never used.
     """
-    rec = await get_claim(rt.store, claim)
+    rec = await rt.store.get_claim(claim)
     if rec is None:
         raise LookupError(claim.identity)
     if rec.result is not None:

@@ -19,7 +19,7 @@ from core.edge.http.openai_target import Target
 from core.engine.runs import RunRequest
 from core.engine.runs.manager import RunOutcome
 from core.model.errors import SEND_BLOCKED, SendBlocked
-from core.store.ledger import Claim
+from core.store.inbound import Claim
 
 if TYPE_CHECKING:
     from core.runtime import Runtime

@@ -13,59 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
-
-from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
 
 from core.engine.cluster.events import EventBus
 from core.engine.runs.ordering import ClaimResult
-from core.store import RunRecord, SessionEntry, Store, TranscriptMessage
-from core.store.store import _place
-from core.store.tables import RunRow, SessionRow
-
-R = RunRow.__table__  # type: ignore[attr-defined]
-S = SessionRow.__table__  # type: ignore[attr-defined]
-
-
-# The claim's statements, built once (D42): it runs before every turn on PostgreSQL.
-_LOCK_SESSION = select(S.c.key).where(S.c.key == bindparam("b_key")).with_for_update()
-
-
-def _blocker(order: Any) -> Any:
-    """A run that must go first: one running anywhere, or an older one queued elsewhere."""
-    return (
-        select(R.c.id)
-        .where(
-            and_(
-                R.c.session_key == bindparam("b_key"),
-                R.c.id != bindparam("b_rid"),
-                or_(
-                    R.c.status == "running",
-                    and_(
-                        R.c.status == "queued",
-                        R.c.owner != bindparam("b_me"),
-                        order < bindparam("b_older"),
-                    ),
-                ),
-            )
-        )
-        .limit(1)
-    )
-
-
-_BLOCKER_BY_INPUT = _blocker(R.c.input_message_id)
-_BLOCKER_BY_TIME = _blocker(R.c.created_at)
-_START = (
-    update(R)
-    .where(
-        and_(
-            R.c.id == bindparam("b_rid"),
-            R.c.status == "queued",
-            R.c.owner == bindparam("b_me"),
-        )
-    )
-    .values(status="running", started_at=bindparam("b_started"))
-)
+from core.store import RunRecord, SessionEntry, Store
 
 RUN_TOPIC = "run"
 ABORT_TOPIC = "abort"
@@ -95,34 +46,7 @@ class TurnClaims:
         return self._generation.setdefault(session_key, 0)
 
     async def claim(self, run: RunRecord, entry: SessionEntry) -> ClaimResult:
-        key = entry.key
-        by_input = run.input_message_id is not None
-        params = {
-            "b_key": key,
-            "b_rid": run.id,
-            "b_me": self.owner,
-            "b_older": run.input_message_id if by_input else run.created_at,
-        }
-
-        def op(c: Connection) -> tuple[ClaimResult, TranscriptMessage | None]:
-            if c.dialect.name == "postgresql":
-                c.execute(_LOCK_SESSION, {"b_key": key})
-            blocking = _BLOCKER_BY_INPUT if by_input else _BLOCKER_BY_TIME
-            if c.execute(blocking, params).first() is not None:
-                return "busy", None
-            done = c.execute(
-                _START, {"b_rid": run.id, "b_me": self.owner, "b_started": run.started_at}
-            )
-            if not done.rowcount:
-                return "gone", None
-            if run.input_message_id is None:
-                return "started", None
-            return "started", _place(c, entry.session_id, run.input_message_id)
-
-        result, placed = await self.store.write(op)
-        if placed is not None:
-            await self.store._mirror_placed(entry, [placed])
-        return result
+        return await self.store.claim_turn(run, entry, self.owner)
 
     async def wait(self, session_key: str, since: int, timeout: float | None = None) -> None:
         """Return once a turn of the session ended after `since` (a generation), or after the
@@ -141,21 +65,12 @@ class TurnClaims:
     async def abort_elsewhere(self, session_key: str, reason: str) -> int:
         """Ask the other processes to stop their turns of the session; returns how many
         they hold (queued or running)."""
-        me = self.owner
-        count = await self.store.read(
-            lambda c: c.execute(
-                select(func.count()).where(
-                    and_(
-                        R.c.session_key == session_key,
-                        R.c.owner != me,
-                        R.c.status.in_(("queued", "running")),
-                    )
-                )
-            ).scalar()
-        )
+        count = await self.store.runs_elsewhere(session_key, self.owner)
         if count:
-            await self.bus.publish(ABORT_TOPIC, {"s": session_key, "reason": reason, "from": me})
-        return int(count or 0)
+            await self.bus.publish(
+                ABORT_TOPIC, {"s": session_key, "reason": reason, "from": self.owner}
+            )
+        return count
 
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:
         if topic == ABORT_TOPIC:

@@ -8,28 +8,12 @@ The clock is injectable so tests move time instead of sleeping.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import Connection, and_, delete, or_, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from core.store.cluster_tables import ClusterLeaseRow
-from core.store.store import Store, now_ms
-
-L = ClusterLeaseRow.__table__  # type: ignore[attr-defined]
+from core.store import Store, now_ms
+from core.store.cluster import LeaseInfo
 
 Clock = Callable[[], int]
 """Milliseconds since the epoch."""
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseInfo:
-    name: str
-    holder: str
-    acquired_at: int
-    expires_at: int
 
 
 class Leases:
@@ -52,74 +36,26 @@ class Leases:
 
     async def acquire(self, name: str) -> bool:
         """Take or renew `name`; True when this process holds it until now + ttl."""
-        now = self.clock()
-        values = {
-            "name": name,
-            "holder": self.holder,
-            "acquired_at": now,
-            "expires_at": now + self.valid_ms,
-        }
-
-        def op(c: Connection) -> bool:
-            ins: Any = pg_insert(L) if c.dialect.name == "postgresql" else sqlite_insert(L)
-            ins = ins.values(**values)
-            stmt = ins.on_conflict_do_update(
-                index_elements=["name"],
-                set_={
-                    "holder": ins.excluded.holder,
-                    "expires_at": ins.excluded.expires_at,
-                    "acquired_at": _keep_acquired(ins),
-                },
-                where=or_(L.c.holder == ins.excluded.holder, L.c.expires_at < now),
-            ).returning(L.c.holder)
-            row = c.execute(stmt).first()
-            return row is not None and row[0] == self.holder
-
-        return bool(await self.store.write(op))
+        return await self.store.acquire_lease(name, self.holder, self.clock(), self.valid_ms)
 
     async def release(self, name: str) -> None:
         """Give `name` up at once (a clean stop), so another process need not wait it out."""
-        await self.store.write(
-            lambda c: c.execute(delete(L).where(and_(L.c.name == name, L.c.holder == self.holder)))
-        )
+        await self.store.release_leases([self.holder], name)
 
     async def release_all(self) -> None:
-        await self.store.write(lambda c: c.execute(delete(L).where(L.c.holder == self.holder)))
+        await self.store.release_leases([self.holder])
 
     async def release_dead(self, holders: list[str]) -> int:
         """Free the leases of processes found dead, so a waiting one takes them at once."""
-        if not holders:
-            return 0
-        stmt = delete(L).where(L.c.holder.in_(holders))
-        return int(await self.store.write(lambda c: c.execute(stmt).rowcount) or 0)
+        return await self.store.release_leases(holders)
 
     async def holder_of(self, name: str) -> str | None:
         """The live holder of `name`, or None when it is free or expired."""
-        now = self.clock()
-        row = await self.store.read(
-            lambda c: c.execute(
-                select(L.c.holder).where(and_(L.c.name == name, L.c.expires_at >= now))
-            ).first()
-        )
-        return str(row[0]) if row else None
+        return await self.store.lease_holder(name, self.clock())
 
     async def live(self) -> list[LeaseInfo]:
         """Every unexpired lease in the cluster, by name."""
-        now = self.clock()
-        rows = await self.store.read(
-            lambda c: c.execute(
-                select(L.c.name, L.c.holder, L.c.acquired_at, L.c.expires_at)
-                .where(L.c.expires_at >= now)
-                .order_by(L.c.name)
-            ).all()
-        )
-        return [LeaseInfo(*r) for r in rows]
+        return await self.store.live_leases(self.clock())
 
 
-def _keep_acquired(ins: Any) -> Any:
-    """A renewal keeps the original `acquired_at`; a takeover starts a new one."""
-    from sqlalchemy import case
-
-    return case(
-        (L.c.holder == ins.excluded.holder, L.c.acquired_at), else_=ins.excluded.acquired_at
-    )
+__all__ = ["Clock", "LeaseInfo", "Leases"]

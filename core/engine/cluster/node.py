@@ -202,12 +202,9 @@ class ClusterNode:
 
     async def _release_claims_of_the_dead(self) -> None:
         """Announces and cron firings the dead left half-done happen again, here (D29)."""
-        from core.store import cron_store
-        from core.store.subagent_store import release_stale_claims
-
         live = await self.live_ids()
-        await cron_store.release_claims(self.rt.store, live)
-        await release_stale_claims(self.rt.store, live)
+        await self.rt.store.release_cron_claims(live)
+        await self.rt.store.release_stale_claims(live)
         await self.rt.subagents.resume()  # records the aborted children, announces once
 
     async def _gone_here(self) -> list[str]:

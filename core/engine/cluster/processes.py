@@ -8,27 +8,11 @@ DELETE … RETURNING, so exactly one survivor takes over each dead process's wor
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-
-from sqlalchemy import Connection, delete, select
 
 from core.engine.cluster.identity import ProcessIdentity
 from core.engine.cluster.leases import Clock
-from core.store.cluster_tables import ClusterProcessRow
-from core.store.store import Store, now_ms
-
-P = ClusterProcessRow.__table__  # type: ignore[attr-defined]
-_COLS = (P.c.id, P.c.pid, P.c.host, P.c.started_at, P.c.heartbeat_at, P.c.pid_space)
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessInfo:
-    id: str
-    pid: int
-    host: str
-    started_at: int
-    heartbeat_at: int
-    pid_space: str | None = None
+from core.store import Store, now_ms
+from core.store.cluster import ProcessInfo
 
 
 class ProcessRegister:
@@ -47,50 +31,21 @@ class ProcessRegister:
     async def heartbeat(self) -> bool:
         """Refresh this process's row, inserting it when missing; False when it was missing
         (the first beat, or a survivor declared this process dead and took its work)."""
-        from core.store.store import _insert_ignore
-
-        now = self.clock()
         me = self.me
-
-        def op(c: Connection) -> bool:
-            if c.execute(P.update().where(P.c.id == me.id).values(heartbeat_at=now)).rowcount:
-                return True
-            _insert_ignore(
-                c,
-                P,
-                {
-                    "id": me.id,
-                    "pid": me.pid,
-                    "host": me.host,
-                    "started_at": me.started_at,
-                    "heartbeat_at": now,
-                    "pid_space": me.pid_space or None,
-                },
-                ["id"],
-            )
-            return False
-
-        return bool(await self.store.write(op))
+        row = ProcessInfo(me.id, me.pid, me.host, me.started_at, self.clock(), me.pid_space)
+        return await self.store.heartbeat_process(row)
 
     async def leave(self) -> None:
         """A clean stop: drop this process's row."""
-        await self.store.write(lambda c: c.execute(delete(P).where(P.c.id == self.me.id)))
+        await self.store.remove_process(self.me.id)
 
     async def expire(self) -> None:
         """A clean stop that leaves work behind: the row looks dead at once, so the next
         survivor's beat claims it (and its queued turns) without waiting out the lease."""
-        await self.store.write(
-            lambda c: c.execute(P.update().where(P.c.id == self.me.id).values(heartbeat_at=0))
-        )
+        await self.store.expire_process(self.me.id)
 
     async def live(self) -> list[ProcessInfo]:
-        cutoff = self.clock() - self.dead_after_ms
-        rows = await self.store.read(
-            lambda c: c.execute(
-                select(*_COLS).where(P.c.heartbeat_at >= cutoff).order_by(P.c.started_at)
-            ).all()
-        )
-        return [ProcessInfo(*r) for r in rows]
+        return await self.store.live_processes(self.clock() - self.dead_after_ms)
 
     async def claim_dead(self) -> list[ProcessInfo]:
         """Remove and return the processes whose heartbeat is older than the lease time.
@@ -99,29 +54,16 @@ class ProcessRegister:
         takes over its work: aborts its running turns, runs its queued ones.
         """
         cutoff = self.clock() - self.dead_after_ms
-        rows = await self.store.write(
-            lambda c: c.execute(
-                delete(P).where(P.c.heartbeat_at < cutoff, P.c.id != self.me.id).returning(*_COLS)
-            ).all()
-        )
-        return [ProcessInfo(*r) for r in rows]
+        return await self.store.claim_processes(self.me.id, silent_before=cutoff)
 
     async def registered(self) -> list[ProcessInfo]:
         """Every row, live or not (a dead process stays until a survivor claims it)."""
-        rows = await self.store.read(lambda c: c.execute(select(*_COLS)).all())
-        return [ProcessInfo(*r) for r in rows]
+        return await self.store.registered_processes()
 
     async def claim(self, ids: list[str]) -> list[ProcessInfo]:
         """Remove and return these processes, known dead without waiting for the lease time
         (a pid on this host that no longer exists); the DELETE still picks one claimer."""
-        if not ids:
-            return []
-        rows = await self.store.write(
-            lambda c: c.execute(
-                delete(P).where(P.c.id.in_(ids), P.c.id != self.me.id).returning(*_COLS)
-            ).all()
-        )
-        return [ProcessInfo(*r) for r in rows]
+        return await self.store.claim_processes(self.me.id, ids=ids)
 
 
 def gone_here(processes: list[ProcessInfo], me: ProcessIdentity) -> list[str]:
@@ -144,3 +86,6 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return True  # exists, owned by someone else
     return True
+
+
+__all__ = ["ProcessInfo", "ProcessRegister", "gone_here"]

@@ -22,7 +22,6 @@ from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import DeliveryError, RateLimited
 from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
-from core.store.ledger import finish_delivery, mark_chunk, open_delivery
 
 log = logging.getLogger(__name__)
 
@@ -213,8 +212,8 @@ class OutboundGate:
         attempt.attempts += 1
         if attempt.delivery_id is None:
             attempt.chunks = adapter.chunks(attempt.message.text)
-            attempt.delivery_id = await open_delivery(
-                self.store, self._row(attempt, "pending", None), attempt.chunks
+            attempt.delivery_id = await self.store.open_delivery(
+                self._row(attempt, "pending", None), attempt.chunks
             )
         run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
         for index, chunk in enumerate(attempt.chunks):
@@ -230,11 +229,11 @@ class OutboundGate:
                 raise
             except DeliveryError as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-                await mark_chunk(self.store, attempt.delivery_id, index, "failed", reason=reason)
+                await self.store.mark_chunk(attempt.delivery_id, index, "failed", reason=reason)
                 return DeliveryResult("failed", reason, receipts=self._receipts(attempt))
             attempt.receipts[index] = receipt
-            await mark_chunk(
-                self.store, attempt.delivery_id, index, "sent", message_id=receipt.message_id
+            await self.store.mark_chunk(
+                attempt.delivery_id, index, "sent", message_id=receipt.message_id
             )
         return DeliveryResult("delivered", attempt.note, receipts=self._receipts(attempt))
 
@@ -264,8 +263,8 @@ class OutboundGate:
         if result.outcome == "delivered" and attempt.decision is not None and reason is None:
             reason = f"allowed: {attempt.decision.reason}"
         if attempt.delivery_id is not None:
-            await finish_delivery(
-                self.store, attempt.delivery_id, result.outcome, reason, attempt.attempts
+            await self.store.finish_delivery(
+                attempt.delivery_id, result.outcome, reason, attempt.attempts
             )
             result.delivery_id = attempt.delivery_id
         else:

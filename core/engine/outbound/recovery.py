@@ -18,13 +18,6 @@ from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError, RateLimited
 from core.store import DeliveryRecord, now_ms
-from core.store.ledger import (
-    chunks_of,
-    finish_delivery,
-    last_activity,
-    mark_chunk,
-    pending_deliveries,
-)
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
@@ -80,11 +73,11 @@ async def _send(
 async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: float = 30.0) -> str:
     """Settle one pending delivery; returns its final outcome."""
     assert rec.id is not None
-    chunks = (await chunks_of(rt.store, [rec.id])).get(rec.id, [])
+    chunks = (await rt.store.chunks_of([rec.id])).get(rec.id, [])
     adapter = await _connected(rt, rec, wait)
     if adapter is None:
         reason = f"in doubt after a restart: channel not connected: {rec.channel}"
-        await finish_delivery(rt.store, rec.id, "failed", reason, rec.attempts)
+        await rt.store.finish_delivery(rec.id, "failed", reason, rec.attempts)
         return "failed"
     target = DeliveryContext(
         channel=rec.channel, to=rec.to, account_id=rec.account_id, thread_id=rec.thread_id
@@ -99,20 +92,19 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
             if in_doubt and adapter.reconcile == "lookup":
                 found = await adapter.find_chunk(target, ref)
                 if found is not None:
-                    await mark_chunk(
-                        rt.store, rec.id, chunk.chunk_index, "sent", message_id=found.message_id
+                    await rt.store.mark_chunk(
+                        rec.id, chunk.chunk_index, "sent", message_id=found.message_id
                     )
                     in_doubt = False
                     continue
             receipt = await _send(adapter, target, chunk.text, ref)
         except DeliveryError as exc:
             why = f"{type(exc).__name__}: {exc}"
-            await mark_chunk(rt.store, rec.id, chunk.chunk_index, "failed", reason=why)
-            await finish_delivery(rt.store, rec.id, "failed", why, rec.attempts + 1)
+            await rt.store.mark_chunk(rec.id, chunk.chunk_index, "failed", reason=why)
+            await rt.store.finish_delivery(rec.id, "failed", why, rec.attempts + 1)
             return "failed"
         if in_doubt and adapter.reconcile == "resend":
-            await mark_chunk(
-                rt.store,
+            await rt.store.mark_chunk(
                 rec.id,
                 chunk.chunk_index,
                 "resent_after_crash",
@@ -124,11 +116,11 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
                 "restart and was sent once more"
             )
         else:
-            await mark_chunk(
-                rt.store, rec.id, chunk.chunk_index, "sent", message_id=receipt.message_id
+            await rt.store.mark_chunk(
+                rec.id, chunk.chunk_index, "sent", message_id=receipt.message_id
             )
         in_doubt = False
-    await finish_delivery(rt.store, rec.id, outcome, reason, rec.attempts + 1)
+    await rt.store.finish_delivery(rec.id, outcome, reason, rec.attempts + 1)
     return outcome
 
 
@@ -144,10 +136,10 @@ async def reconcile_pending(
     counts: dict[str, int] = {}
     done: set[int] = set()
     while True:
-        recs = [r for r in await pending_deliveries(rt.store, before_ms) if r.id not in done]
+        recs = [r for r in await rt.store.pending_deliveries(before_ms) if r.id not in done]
         if not recs:
             break
-        active = await last_activity(rt.store, [r.id for r in recs if r.id is not None])
+        active = await rt.store.last_activity([r.id for r in recs if r.id is not None])
         quiet_before = now_ms() - grace_ms
         ready = [r for r in recs if max(r.created_at, active.get(r.id or 0, 0)) < quiet_before]
         for rec in ready:
@@ -175,11 +167,9 @@ async def deliver_orphan_replies(
         await asyncio.sleep(grace_ms / 1000)
     from core.engine.outbound.gate import Outbound
     from core.model.delivery_context import normalize_delivery_context
-    from core.store.ledger import undelivered_replies
 
     sent = 0
-    for run in await undelivered_replies(
-        rt.store,
+    for run in await rt.store.undelivered_replies(
         since_ms=before_ms - window_ms,
         before_ms=before_ms,
         ended_before_ms=now_ms() - grace_ms,

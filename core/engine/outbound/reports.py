@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 
 from core.store import Store
-from core.store.ledger import fail_sent_chunk
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +19,7 @@ class LedgerReports:
         self.store = store
 
     async def failed(self, channel: str, account_id: str, message_id: str, reason: str) -> bool:
-        delivery_id = await fail_sent_chunk(self.store, channel, account_id, message_id, reason)
+        delivery_id = await self.store.fail_sent_chunk(channel, account_id, message_id, reason)
         if delivery_id is None:
             log.info(
                 "%s/%s reported message %s failed; no delivery sent it (%s)",

@@ -20,10 +20,10 @@ from core.engine.observability.logs import bind_turn
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.runs.lanes import Lanes
 from core.model.errors import UnknownRun
-from core.model.records import TurnWrite
+from core.model.records import RunPatch, TurnWrite
 from core.model.tool_context import ToolContext
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
-from core.store.ledger import Claim, enqueue_claimed
+from core.store.inbound import Claim
 
 if TYPE_CHECKING:
     from core.engine.runs.ordering import SessionClaims
@@ -161,7 +161,7 @@ class RunManager:
             )
             msg.run_id = run_id
             request.input_message_id = await (
-                enqueue_claimed(self.store, entry, msg, run, request.claims)
+                self.store.enqueue_claimed(entry, msg, run, request.claims)
                 if request.claims
                 else self.store.enqueue_message(entry, msg, run)
             )
@@ -382,7 +382,7 @@ class RunManager:
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
         run = pending.run
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
-        fields = dict(
+        fields = RunPatch(
             status=run.status,
             error=run.error,
             ended_at=run.ended_at,

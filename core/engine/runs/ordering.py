@@ -8,12 +8,10 @@ runs package does not depend on the cluster.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 from core.model.records import RunRecord, SessionEntry
-
-ClaimResult = Literal["started", "busy", "gone"]
-"""`gone`: the run is no longer queued (a survivor aborted it while we were presumed dead)."""
+from core.store.cluster import ClaimResult
 
 
 class SessionClaims(Protocol):

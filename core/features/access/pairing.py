@@ -17,8 +17,7 @@ from core.engine.outbound.gate import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import InboundMessage
 from core.store import now_ms
-from core.store import pairing_store as ps
-from core.store.pairing_store import Approval, PairingRequest
+from core.store.pairing import Approval, PairingRequest
 
 if TYPE_CHECKING:
     from core.engine.outbound.gate import OutboundGate
@@ -50,18 +49,17 @@ class PairingService:
         self._lock = asyncio.Lock()  # check-then-insert: one request per sender, cap of 3
 
     async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
-        return await ps.is_approved(self.store, channel, account_id, user_id)
+        return await self.store.is_approved(channel, account_id, user_id)
 
     async def on_unknown_dm(self, msg: InboundMessage) -> str:
         """Handle a DM of a sender nobody approved; returns the refusal reason to log."""
         async with self._lock:
             now = self.clock()
             code = new_code()
-            while await ps.code_exists(self.store, code):
+            while await self.store.code_exists(code):
                 code = new_code()
             # checked and added atomically: other gateway processes share these rows (D29)
-            refused = await ps.add_request_once(
-                self.store,
+            refused = await self.store.add_request_once(
                 PairingRequest(
                     code=code,
                     channel=msg.channel,
@@ -84,15 +82,15 @@ class PairingService:
         return "not paired: pairing code sent"
 
     async def pending(self, channel: str | None = None) -> list[PairingRequest]:
-        return await ps.pending_requests(self.store, self.clock(), channel=channel)
+        return await self.store.pending_requests(self.clock(), channel=channel)
 
     async def approved(self, channel: str | None = None) -> list[Approval]:
-        return await ps.approvals(self.store, channel=channel)
+        return await self.store.approvals(channel=channel)
 
     async def approve(self, code: str, channel: str | None = None) -> PairingRequest | None:
         """Approve a pending request; the sender is told once, through the gate."""
-        req = await ps.settle_request(
-            self.store, code.strip().upper(), self.clock(), "approved", channel
+        req = await self.store.settle_request(
+            code.strip().upper(), self.clock(), "approved", channel
         )
         if req is not None:
             log.info(
@@ -118,9 +116,7 @@ class PairingService:
         return req
 
     async def deny(self, code: str, channel: str | None = None) -> PairingRequest | None:
-        req = await ps.settle_request(
-            self.store, code.strip().upper(), self.clock(), "denied", channel
-        )
+        req = await self.store.settle_request(code.strip().upper(), self.clock(), "denied", channel)
         if req is not None:
             log.info(
                 "pairing denied: %s/%s user %s (code %s)",
@@ -132,7 +128,7 @@ class PairingService:
         return req
 
     async def revoke(self, channel: str, user_id: str) -> bool:
-        removed = await ps.revoke(self.store, channel, user_id.strip())
+        removed = await self.store.revoke_approval(channel, user_id.strip())
         if removed:
             log.info("pairing revoked: %s user %s", channel, user_id)
         return removed > 0

@@ -1,6 +1,6 @@
 """The cron service: job CRUD over the store, the scheduler loop, and firings.
 
-A firing claims its job in the store (core.store.cron_store.claim_due: one UPDATE … RETURNING),
+A firing claims its job in the store (core.store.cron.claim_due: one UPDATE … RETURNING),
 runs one agent turn in `agent:<agentId>:cron:<jobId>`, delivers the reply through the gate,
 then records `lastStatus`, the run history and the next time, and releases the claim. Because
 the next time is computed from when the firing happened, ticks missed while the gateway was
@@ -23,8 +23,7 @@ from core.features.cron.turns import deliver_target, finish_turn, public_error, 
 from core.model.cron_schedule import Schedule
 from core.model.errors import CrosstalkError
 from core.store import RunRecord, Store
-from core.store import cron_store as cs
-from core.store.cron_store import CronJobRecord
+from core.store.cron import CronJobRecord
 
 if TYPE_CHECKING:
     from core.features.services import Services
@@ -80,7 +79,7 @@ class CronService:
     # ---- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        released = await cs.release_claims(self.store, await self.live_ids())
+        released = await self.store.release_cron_claims(await self.live_ids())
         if released:
             log.warning("released %d cron claim(s) left by a stopped gateway", released)
         await self.sync_config()
@@ -111,24 +110,23 @@ class CronService:
         """Make the store's config-sourced jobs match `cron.jobs` (state kept when unchanged)."""
         now = self.clock.now()
         wanted = {job.id: job for job in self.services.config.cron.jobs}
-        for rec in await cs.list_jobs(self.store):
+        for rec in await self.store.list_jobs():
             if rec.source == "config" and rec.id not in wanted:
-                await cs.delete_job(self.store, rec.id)
+                await self.store.delete_job(rec.id)
         for job in wanted.values():
             try:
                 self._agent(job)
             except CronError as exc:
                 raise CronError(f"cron.jobs {job.id}: {exc}") from exc
-            stored = await cs.get_job(self.store, job.id)
+            stored = await self.store.get_job(job.id)
             sched = schedule_of(job)
             if stored is None:
                 if sched.at is not None and sched.at <= now:
                     continue  # a one-shot whose time passed before it was ever scheduled
-                await cs.insert_job(self.store, self._record(job, "config", None, now))
+                await self.store.insert_job(self._record(job, "config", None, now))
             elif stored.source != "config" or stored.spec != job.wire():
                 fresh = self._record(job, "config", None, now)
-                await cs.update_job(
-                    self.store,
+                await self.store.update_job(
                     job.id,
                     spec=fresh.spec,
                     source="config",
@@ -193,23 +191,23 @@ class CronService:
         if sched.at is not None and sched.at <= now:
             raise CronError(f"at is in the past: {spec.at}")
         rec = self._record(spec, source, owner_session, now)
-        if not await cs.insert_job(self.store, rec):
+        if not await self.store.insert_job(rec):
             raise CronConflict(f"cron job already exists: {spec.id}")
         self._wake.set()
         return rec
 
     async def get(self, job_id: str) -> CronJobRecord:
-        rec = await cs.get_job(self.store, job_id)
+        rec = await self.store.get_job(job_id)
         if rec is None:
             raise CronNotFound(f"cron job not found: {job_id}")
         return rec
 
     async def jobs(self, *, owner_session: str | None = None) -> list[CronJobRecord]:
-        return await cs.list_jobs(self.store, owner_session=owner_session)
+        return await self.store.list_jobs(owner_session=owner_session)
 
     async def count_jobs(self, owner_session: str) -> int:
         """How many jobs a session owns (the `cron` tool's per-session cap)."""
-        return await cs.count_jobs(self.store, owner_session)
+        return await self.store.count_jobs(owner_session)
 
     async def remove(self, job_id: str) -> None:
         rec = await self.get(job_id)
@@ -217,14 +215,14 @@ class CronService:
             raise CronConflict(
                 f"cron job {job_id} is defined in the config file (cron.jobs); remove it there"
             )
-        await cs.delete_job(self.store, job_id)
+        await self.store.delete_job(job_id)
 
     async def set_enabled(self, job_id: str, enabled: bool) -> CronJobRecord:
         rec = await self.get(job_id)
         values: dict[str, Any] = {"enabled": enabled, "updated_at": to_ms(self.clock.now())}
         if enabled and not rec.enabled:  # ticks missed while disabled do not fire
             values["next_run_at"] = to_ms(schedule_of(spec_of(rec)).first_run(self.clock.now()))
-        updated = await cs.update_job(self.store, job_id, **values)
+        updated = await self.store.update_job(job_id, **values)
         if updated is None:
             raise CronNotFound(f"cron job not found: {job_id}")
         self._wake.set()
@@ -236,11 +234,11 @@ class CronService:
         """Fire every due job once; returns the firings (tests await them)."""
         now = self.clock.now()
         ms = to_ms(now)
-        due = await cs.earliest_due(self.store)
+        due = await self.store.earliest_due()
         if due is None or due > ms:
             return []
         fired = []
-        for rec in await cs.claim_due(self.store, ms, self.services.runs.owner):
+        for rec in await self.store.claim_due(ms, self.services.runs.owner):
             started = await self._fire(rec, now, manual=False)
             if started is not None:
                 fired.append(started[1])
@@ -250,7 +248,7 @@ class CronService:
         """`cron run ID`: fire now whatever the schedule; refused while the job is running."""
         await self.get(job_id)
         now = self.clock.now()
-        rec = await cs.claim_now(self.store, job_id, to_ms(now), self.services.runs.owner)
+        rec = await self.store.claim_now(job_id, to_ms(now), self.services.runs.owner)
         if rec is None:
             raise CronConflict(f"cron job {job_id} is already running")
         started = await self._fire(rec, now, manual=True)
@@ -335,8 +333,7 @@ class CronService:
             "delivery": delivery,
             "trigger": "manual" if manual else "schedule",
         }
-        await cs.finish_firing(
-            self.store,
+        await self.store.finish_firing(
             rec.id,
             entry=entry,
             status=status,

@@ -12,7 +12,7 @@ import logging
 from collections import Counter
 
 from core.model.inbound import InboundMessage
-from core.store.ledger import Claim
+from core.store.inbound import Claim
 
 log = logging.getLogger(__name__)
 

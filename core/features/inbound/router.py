@@ -18,7 +18,7 @@ from core.features.commands.registry import CommandInvocation
 from core.features.inbound.dedup import DuplicateCounter, claims_of
 from core.model.inbound import InboundMessage
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
-from core.store.ledger import Claim, DuplicateInbound, append_claimed, claim_only, is_known
+from core.store.inbound import Claim, DuplicateInbound
 
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
@@ -94,7 +94,7 @@ class Router:
     async def handle_inbound(self, msg: InboundMessage) -> None:
         """Route one message; a redelivery (a known identity, D16) is dropped before anything."""
         claims = claims_of(msg)
-        if claims and await is_known(self.services.store, claims):
+        if claims and await self.services.store.is_known(claims):
             self._drop(msg)
             return
         if not await self.access.admit(msg):  # D11: before any session is touched
@@ -116,7 +116,7 @@ class Router:
         )
         spec = self.commands.lookup(parsed) if parsed else None
         if spec is not None and parsed is not None:
-            await claim_only(self.services.store, claims, session_key=key)
+            await self.services.store.claim_only(claims, session_key=key)
             inv = CommandInvocation(self.command_env, parsed, msg, entry, self.is_owner(msg))
             await self._reply_command(inv, await self.commands.dispatch(spec, inv))
             return
@@ -137,12 +137,12 @@ class Router:
             and self._require_mention(msg)
         ):
             user.meta = {**meta, "noRun": "not addressed to the bot"}
-            await append_claimed(self.services.store, entry, user, claims)
+            await self.services.store.append_claimed(entry, user, claims)
             return
         decision = self.services.gate.decide(entry)
         if decision.action == "deny":
             user.meta = {**meta, "noRun": f"send policy: {decision.reason}"}
-            await append_claimed(self.services.store, entry, user, claims)
+            await self.services.store.append_claimed(entry, user, claims)
             log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
             return
         ctx = replace(

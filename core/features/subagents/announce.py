@@ -21,7 +21,7 @@ from core.features.subagents.prompts import ANNOUNCE_SKIP, ANNOUNCE_USER_MESSAGE
 from core.model.keys import agent_id_of
 from core.model.tool_context import ToolContext
 from core.store import SessionEntry, TranscriptMessage, now_ms
-from core.store.subagent_store import SubagentRecord
+from core.store.subagents import SubagentRecord
 
 if TYPE_CHECKING:
     from core.features.services import Services

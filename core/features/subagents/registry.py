@@ -19,15 +19,8 @@ from core.engine.runs import RunOutcome, RunRequest
 from core.features.subagents.announce import AnnounceInterrupted, announce
 from core.features.subagents.sweeper import DEFAULT_SWEEP_INTERVAL, SubagentSweeper
 from core.store import FINAL_RUN_STATUSES, RunRecord, now_ms
-from core.store.subagent_store import (
+from core.store.subagents import (
     SubagentRecord,
-    delete_subagent_run,
-    get_subagent_run,
-    insert_subagent_run,
-    list_subagent_runs,
-    release_stale_claims,
-    transition_announce,
-    update_subagent_run,
 )
 
 if TYPE_CHECKING:
@@ -71,7 +64,7 @@ class SubagentRegistry:
         if not self._listening:
             self.services.runs.add_listener(self._on_run_finished)
             self._listening = True
-        released = await release_stale_claims(self.services.store, await self.live_ids())
+        released = await self.services.store.release_stale_claims(await self.live_ids())
         if released:
             log.info("resuming %d interrupted sub-agent announce(s)", released)
         await self._resume()
@@ -97,7 +90,7 @@ class SubagentRegistry:
         so a completion racing the insert still finds it."""
         persisted = self._live[rec.run_id] = asyncio.Event()
         try:
-            await insert_subagent_run(self.services.store, rec)
+            await self.services.store.insert_subagent_run(rec)
         finally:
             persisted.set()
 
@@ -133,8 +126,7 @@ class SubagentRegistry:
         answered = (run.meta or {}).get("model") or (entry.model if entry else None)
         if answered:  # the model that answered (a fallback, perhaps), else the pinned one
             usage["model"] = answered
-        await update_subagent_run(
-            self.services.store,
+        await self.services.store.update_subagent_run(
             run.id,
             started_at=run.started_at,
             ended_at=run.ended_at or now_ms(),
@@ -146,14 +138,13 @@ class SubagentRegistry:
 
     async def _finish(self, run_id: str) -> None:
         """Announce (once) and clean up a finished record."""
-        rec = await get_subagent_run(self.services.store, run_id)
+        rec = await self.services.store.get_subagent_run(run_id)
         if rec is None or rec.outcome is None:
             return
         if rec.announce_state == "stopped":
             await self._cleanup(rec)
             return
-        if not await transition_announce(
-            self.services.store,
+        if not await self.services.store.transition_announce(
             run_id,
             ("pending",),
             "running",
@@ -166,10 +157,10 @@ class SubagentRegistry:
             return  # still `running`; released and retried at the next start
         except Exception:
             log.exception("announce of sub-agent run %s failed; will retry at restart", run_id)
-            await transition_announce(self.services.store, run_id, ("running",), "pending")
+            await self.services.store.transition_announce(run_id, ("running",), "pending")
             return
-        await transition_announce(
-            self.services.store, run_id, ("running",), state, announced_at=now_ms()
+        await self.services.store.transition_announce(
+            run_id, ("running",), state, announced_at=now_ms()
         )
         await self._cleanup(rec)
 
@@ -180,11 +171,11 @@ class SubagentRegistry:
     async def delete_child(self, rec: SubagentRecord) -> None:
         """Delete the child session (its transcript file is renamed) and drop the record."""
         await self.services.store.delete_session(rec.child_key)
-        await delete_subagent_run(self.services.store, rec.run_id)
+        await self.services.store.delete_subagent_run(rec.run_id)
 
     async def _resume(self) -> None:
         store = self.services.store
-        for rec in await list_subagent_runs(store, unfinished=True):
+        for rec in await store.list_subagent_runs(unfinished=True):
             run = await store.get_run(rec.run_id)
             if run is None:
                 continue
@@ -192,7 +183,7 @@ class SubagentRegistry:
                 log.warning("sub-agent run %s is still %s after restart", run.id, run.status)
                 continue
             await self._record_outcome(run, run.status, run.error, await self._final_reply(rec))
-        for rec in await list_subagent_runs(store, announce_states=("pending", "stopped")):
+        for rec in await store.list_subagent_runs(announce_states=("pending", "stopped")):
             if rec.outcome is not None and (
                 rec.announce_state == "pending" or rec.cleanup == "delete"
             ):
@@ -210,10 +201,10 @@ class SubagentRegistry:
     # ---- queries and control --------------------------------------------------------------
 
     async def runs_of(self, requester_key: str) -> list[SubagentRecord]:
-        return await list_subagent_runs(self.services.store, requester_key=requester_key)
+        return await self.services.store.list_subagent_runs(requester_key=requester_key)
 
     async def get(self, run_id: str) -> SubagentRecord | None:
-        return await get_subagent_run(self.services.store, run_id)
+        return await self.services.store.get_subagent_run(run_id)
 
     def is_running(self, rec: SubagentRecord) -> bool:
         return rec.outcome is None and self.services.runs.is_active(rec.child_key)
@@ -222,12 +213,12 @@ class SubagentRegistry:
         """Abort a running child; a run stopped by the user is not announced."""
         if rec.outcome is not None:
             return False
-        await transition_announce(self.services.store, rec.run_id, ("pending",), "stopped")
+        await self.services.store.transition_announce(rec.run_id, ("pending",), "stopped")
         if await self.services.runs.abort_session(rec.child_key, STOPPED_REASON) > 0:
             return True
         # it had just finished on its own: announce it after all
-        if await transition_announce(self.services.store, rec.run_id, ("stopped",), "pending"):
-            current = await get_subagent_run(self.services.store, rec.run_id)
+        if await self.services.store.transition_announce(rec.run_id, ("stopped",), "pending"):
+            current = await self.services.store.get_subagent_run(rec.run_id)
             if current is not None and current.outcome is not None:
                 self._spawn(self._finish(rec.run_id))
         return False
@@ -235,8 +226,8 @@ class SubagentRegistry:
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""
         stopped = 0
-        for rec in await list_subagent_runs(
-            self.services.store, requester_key=requester_key, unfinished=True
+        for rec in await self.services.store.list_subagent_runs(
+            requester_key=requester_key, unfinished=True
         ):
             stopped += await self.stop_run(rec)
         return stopped

@@ -15,11 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from core.store import now_ms
-from core.store.subagent_store import due_for_archive
 
 if TYPE_CHECKING:
     from core.features.services import Services
-    from core.store.subagent_store import SubagentRecord
+    from core.store.subagents import SubagentRecord
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +84,7 @@ class SubagentSweeper:
         archived = 0
         if not await self.registry.sweep_lease("sweeper"):
             return 0  # another gateway process sweeps now (D29)
-        for rec in await due_for_archive(rt.store, now if now is not None else now_ms()):
+        for rec in await rt.store.due_for_archive(now if now is not None else now_ms()):
             if rt.runs.is_active(rec.child_key):
                 continue
             await self.registry.delete_child(rec)

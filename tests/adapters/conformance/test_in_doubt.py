@@ -18,7 +18,6 @@ from adapters.base import ChunkRef
 from core.engine.outbound.gate import send_chunk
 from core.model.delivery_context import DeliveryContext
 from core.store import DeliveryRecord, now_ms
-from core.store.ledger import chunks_of, mark_chunk, open_delivery
 from tests.adapters.conformance.drivers import Driver
 from tests.conftest import RuntimeFactory
 from tests.polling import eventually
@@ -74,9 +73,9 @@ async def test_in_doubt_chunk_is_settled_after_a_restart(
         to=target.to,
         account_id="default",
     )
-    delivery_id = await open_delivery(rt.store, rec, PARTS)
+    delivery_id = await rt.store.open_delivery(rec, PARTS)
     first = await send_chunk(adapter, target, PARTS[0], ChunkRef(delivery_id, 0))
-    await mark_chunk(rt.store, delivery_id, 0, "sent", message_id=first.message_id)
+    await rt.store.mark_chunk(delivery_id, 0, "sent", message_id=first.message_id)
     await send_chunk(adapter, target, PARTS[1], ChunkRef(delivery_id, 1))  # then: killed
     await driver.wait_replies(3)
 
@@ -91,6 +90,6 @@ async def test_in_doubt_chunk_is_settled_after_a_restart(
     replies = await driver.wait_replies(1 + len(shown))
     assert [r.text for r in replies] == ["echo: hello", *shown]
     assert all(r.chat == sent.chat for r in replies)
-    chunks = (await chunks_of(rt.store, [delivery_id]))[delivery_id]
+    chunks = (await rt.store.chunks_of([delivery_id]))[delivery_id]
     assert [c.state for c in chunks] == states
     assert all(c.platform_message_id for c in chunks)

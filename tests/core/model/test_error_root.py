@@ -11,7 +11,7 @@ from core.features.extension.discovery import PluginError
 from core.features.models.providers import MissingExtra
 from core.features.models.resolver import ModelNotAvailable
 from core.model.errors import CrosstalkError, LifecycleError
-from core.store.ledger import DuplicateInbound
+from core.store.inbound import DuplicateInbound
 from core.store.store import StoreError
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,10 +19,8 @@ from core.store import (
 )
 
 
-async def _session(store: Store, key: str, **kw: object) -> None:
-    await store.ensure_session(
-        key, agent_id=key.split(":")[1], kind=str(kw.pop("kind", "other")), **kw
-    )
+async def _session(store: Store, key: str, kind: str = "other", **kw: Any) -> None:
+    await store.ensure_session(key, agent_id=key.split(":")[1], kind=kind, **kw)
 
 
 async def test_ensure_session_is_idempotent_and_keeps_session_id(store: Store) -> None:
@@ -120,7 +119,7 @@ async def test_update_unknown_session_raises(store: Store) -> None:
     with pytest.raises(StoreError, match="Unknown session"):
         await store.update_session("agent:main:nope", label="x")
     with pytest.raises(StoreError, match="unknown session fields"):
-        await store.update_session("agent:main:nope", bogus=1)
+        await store.update_session("agent:main:nope", bogus=1)  # type: ignore[call-arg]
 
 
 async def test_runs_persist_and_inflight_are_aborted(store: Store) -> None:

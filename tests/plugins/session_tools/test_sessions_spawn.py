@@ -20,7 +20,6 @@ from core.model.errors import ToolInputError
 from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from core.store import SessionQuery
-from core.store.subagent_store import get_subagent_run
 from tests.conftest import RuntimeFactory
 from tests.core.features.subagents.helpers import is_child, record_state
 from tests.fakes.model import (
@@ -66,7 +65,7 @@ async def test_default_spawn_is_accepted_with_only_three_keys(
     assert re.fullmatch(f"agent:main:subagent:{UUID}", out["childSessionKey"])
     await fake_model.wait_for_requests(1)
     assert last_user_text(fake_model.requests[0]) == "do thing"
-    rec = await get_subagent_run(rt.store, out["runId"])
+    rec = await rt.store.get_subagent_run(out["runId"])
     assert rec is not None and rec.child_key == out["childSessionKey"]
     assert rec.requester_key == "agent:main:main" and rec.cleanup == "keep"
     assert rec.origin == ORIGIN

@@ -15,8 +15,7 @@ from core.model.delivery_context import DeliveryContext
 from core.model.inbound import InboundMessage
 from core.model.send_limits import SendRateLimiter
 from core.store import Store
-from core.store import cron_store as cs
-from core.store.cron_store import CronJobRecord
+from core.store.cron import CronJobRecord
 
 
 async def test_send_rate_counts_across_processes(store: Store) -> None:
@@ -72,12 +71,12 @@ def _job(job_id: str) -> CronJobRecord:
 
 
 async def test_cron_claims_of_live_processes_survive_a_start(store: Store) -> None:
-    assert await cs.insert_job(store, _job("a"))
-    assert [r.id for r in await cs.claim_due(store, 100, "A")] == ["a"]
-    assert await cs.claim_due(store, 100, "B") == []  # claimed once
-    assert await cs.release_claims(store, ["A", "B"]) == 0  # A is alive: its firing stays
-    assert await cs.release_claims(store, ["B"]) == 1  # A died: the job is due again
-    assert [r.id for r in await cs.claim_due(store, 100, "B")] == ["a"]
+    assert await store.insert_job(_job("a"))
+    assert [r.id for r in await store.claim_due(100, "A")] == ["a"]
+    assert await store.claim_due(100, "B") == []  # claimed once
+    assert await store.release_cron_claims(["A", "B"]) == 0  # A is alive: its firing stays
+    assert await store.release_cron_claims(["B"]) == 1  # A died: the job is due again
+    assert [r.id for r in await store.claim_due(100, "B")] == ["a"]
 
 
 async def test_one_sweeper_at_a_time(store: Store) -> None:

@@ -11,7 +11,6 @@ from core.engine.outbound.gate import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import RateLimited, TargetForbidden
 from core.runtime import Runtime
-from core.store.ledger import chunks_of
 from tests.conftest import RuntimeFactory
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -111,7 +110,7 @@ async def test_rate_limit_on_a_later_chunk_resumes_there(make_runtime: RuntimeFa
     assert result.delivered and result.attempts == 2
     assert [r.message_id for r in result.receipts] == ["1", "2"]
     [row] = await rt.store.list_deliveries(outcome="delivered")
-    chunks = (await chunks_of(rt.store, [row.id or 0]))[row.id or 0]
+    chunks = (await rt.store.chunks_of([row.id or 0]))[row.id or 0]
     assert [(c.state, c.platform_message_id) for c in chunks] == [("sent", "1"), ("sent", "2")]
 
 
@@ -125,7 +124,7 @@ async def test_a_failed_chunk_keeps_the_receipts_of_the_ones_before(
     )
     assert result.outcome == "failed" and [r.message_id for r in result.receipts] == ["1"]
     [row] = await rt.store.list_deliveries(outcome="failed")
-    chunks = (await chunks_of(rt.store, [row.id or 0]))[row.id or 0]
+    chunks = (await rt.store.chunks_of([row.id or 0]))[row.id or 0]
     assert [(c.state, c.platform_message_id, c.reason) for c in chunks] == [
         ("sent", "1", None),
         ("failed", None, "TargetForbidden: bot was kicked"),

@@ -13,7 +13,6 @@ import pytest
 from core.config.schema_cron import CronJobConfig
 from core.features.cron.clock import to_ms
 from core.runtime import Runtime
-from core.store import cron_store
 from tests.core.features.cron.helpers import ClockedRuntime
 from tests.fakes.clock import ManualClock
 from tests.fakes.model import FakeModelServer
@@ -114,7 +113,7 @@ async def test_one_shot_fires_once_and_is_removed(
     clock.advance(minutes=1)
     assert await fire(rt) == 1
     assert chat.texts() == ["echo: remind me"]
-    assert await cron_store.get_job(rt.store, "once") is None
+    assert await rt.store.get_job("once") is None
     clock.advance(days=1)
     assert await fire(rt) == 0
 

@@ -16,7 +16,7 @@ from core.features.subagents.prompts import ANNOUNCE_USER_MESSAGE
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from core.store import TranscriptMessage
-from core.store.subagent_store import SubagentRecord, get_subagent_run
+from core.store.subagents import SubagentRecord
 from tests.fakes.model import (
     Reply,
     RequestJSON,
@@ -51,7 +51,7 @@ async def record_state(
     found: list[SubagentRecord] = []
 
     async def check() -> bool:
-        rec = await get_subagent_run(rt.store, run_id)
+        rec = await rt.store.get_subagent_run(run_id)
         if rec is not None and rec.announce_state in states:
             found.append(rec)
             return True

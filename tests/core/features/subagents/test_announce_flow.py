@@ -14,7 +14,7 @@ from typing import Any
 
 from core.model.keys import is_subagent_key
 from core.runtime import Runtime
-from core.store.subagent_store import SubagentRecord, get_subagent_run, list_subagent_runs
+from core.store.subagents import SubagentRecord
 from tests.conftest import RuntimeFactory
 from tests.core.features.subagents.helpers import (
     CHAT,
@@ -51,7 +51,7 @@ async def spawn_via_chat(
 
 
 async def only_record(rt: Runtime) -> SubagentRecord:
-    records = await list_subagent_runs(rt.store)
+    records = await rt.store.list_subagent_runs()
     assert len(records) == 1
     return records[0]
 
@@ -234,7 +234,7 @@ async def test_cleanup_delete_removes_the_child_after_the_announce(
     renamed = list(path.parent.glob(f"{path.name}.deleted.*"))
     assert len(renamed) == 1
     assert json.loads(renamed[0].read_text().splitlines()[0])["role"] == "user"
-    assert await get_subagent_run(rt.store, rec.run_id) is None
+    assert await rt.store.get_subagent_run(rec.run_id) is None
 
 
 async def test_cleanup_other_values_keep(

@@ -19,7 +19,7 @@ from core.features.subagents.announce import (
 from core.features.subagents.prompts import subagent_system_prompt
 from core.runtime import Runtime
 from core.store import SessionEntry
-from core.store.subagent_store import SubagentRecord
+from core.store.subagents import SubagentRecord
 
 CHILD = "agent:main:subagent:0b9c6d7e-1111-4222-8333-944445555666"
 

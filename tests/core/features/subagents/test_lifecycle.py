@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from core.config import CrosstalkConfig
 from core.runtime import Runtime
-from core.store.subagent_store import SubagentRecord, list_subagent_runs, update_subagent_run
+from core.store.subagents import SubagentRecord
 from tests.conftest import RuntimeFactory
 from tests.core.features.subagents.helpers import (
     CHAT,
@@ -59,7 +59,7 @@ async def test_pending_announce_is_delivered_once_after_a_restart(
     async with running(config, first) as rt:
         await first.say("spawn a researcher")
         await asyncio.wait_for(first_step.wait(), 10)
-        [rec] = await list_subagent_runs(rt.store)
+        [rec] = await rt.store.list_subagent_runs()
         assert rec.outcome == "ok" and rec.announce_state == "running"
     assert first.texts("Status:") == []
 
@@ -75,7 +75,7 @@ async def test_pending_announce_is_delivered_once_after_a_restart(
 
     third = RecordingAdapter()
     async with running(config, third) as rt:
-        assert await list_subagent_runs(rt.store, announce_states=("pending", "running")) == []
+        assert await rt.store.list_subagent_runs(announce_states=("pending", "running")) == []
         await rt.subagents.sweeper.sweep()
         assert await announce_rows(rt) == [posted] and third.sent == []
     assert steps == 2
@@ -100,7 +100,7 @@ async def test_child_interrupted_by_a_restart_is_announced_as_error(
     async with running(config, second) as rt:
         [(_, posted)] = await second.wait_for("Status:")
         assert posted.startswith("Status: error\n\nResult:\nlost my work\n\nNotes:\n- Error: ")
-        [rec] = await list_subagent_runs(rt.store)
+        [rec] = await rt.store.list_subagent_runs()
         assert rec.outcome == "aborted"
 
 
@@ -123,10 +123,10 @@ async def test_sweeper_archives_finished_children_only(
     await record_state(rt, done["runId"], ("done",))
     busy = await spawn_tool(rt, label="second")
     await fake_model.wait_for_requests(3)  # child 1, its announce step, child 2
-    recs = {r.run_id: r for r in await list_subagent_runs(rt.store)}
+    recs = {r.run_id: r for r in await rt.store.list_subagent_runs()}
     assert recs[done["runId"]].archive_at == recs[done["runId"]].created_at + 60_000
     for run_id in recs:
-        await update_subagent_run(rt.store, run_id, archive_at=1)
+        await rt.store.update_subagent_run(run_id, archive_at=1)
     entry = await rt.store.get_session(done["childSessionKey"])
     assert entry is not None
     path = rt.store.transcript_path(entry.session_id)
@@ -149,7 +149,7 @@ async def test_sweeper_archives_finished_children_only(
 
     await until(busy_archived, what="archive of the second child after it finished")
     assert len(await announce_rows(rt)) == 2
-    assert await list_subagent_runs(rt.store) == []
+    assert await rt.store.list_subagent_runs() == []
 
 
 async def test_max_concurrent_queues_subagent_runs(
@@ -199,11 +199,11 @@ async def test_stop_in_the_requester_chat_stops_its_subagents(
     assert adapter.sent[-1][1] == "⚙️ Agent was aborted. Stopped 2 sub-agents."
 
     async def recorded() -> bool:
-        recs = await list_subagent_runs(rt.store)
+        recs = await rt.store.list_subagent_runs()
         return all(r.outcome == "aborted" for r in recs)
 
     await until(recorded, what="aborted outcomes")
-    recs: list[SubagentRecord] = await list_subagent_runs(rt.store)
+    recs: list[SubagentRecord] = await rt.store.list_subagent_runs()
     assert {r.announce_state for r in recs} == {"stopped"}
     assert {r.run_id for r in recs} == {o["runId"] for o in outs}
     assert await announce_rows(rt) == []

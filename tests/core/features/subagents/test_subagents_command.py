@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from core.runtime import Runtime
-from core.store.subagent_store import SubagentRecord
+from core.store.subagents import SubagentRecord
 from plugins.chat_commands.subagents import HELP, resolve_target
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.core.features.subagents.helpers import (

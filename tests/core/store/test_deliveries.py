@@ -10,20 +10,7 @@ import uuid
 import pytest
 
 from core.store import DeliveryRecord, RunRecord, Store, TranscriptMessage, now_ms
-from core.store.ledger import (
-    Claim,
-    DuplicateInbound,
-    append_claimed,
-    chunks_of,
-    claim_only,
-    enqueue_claimed,
-    fail_sent_chunk,
-    finish_delivery,
-    is_known,
-    mark_chunk,
-    open_delivery,
-    prune_claims,
-)
+from core.store.inbound import Claim, DuplicateInbound
 
 CLAIMS = (Claim("telegram", "default", "update:7"), Claim("telegram", "default", "msg:42:3"))
 
@@ -46,23 +33,23 @@ async def _users(store: Store, session_id: str) -> list[str]:
 async def test_claim_is_stored_with_the_message_and_refused_again(store: Store) -> None:
     entry = await store.ensure_session("agent:main:main", agent_id="main", kind="main")
     msg = TranscriptMessage.text("user", "hi", now_ms())
-    await enqueue_claimed(store, entry, msg, _run(entry.key), CLAIMS)
-    assert await is_known(store, CLAIMS[1:])  # either identity is enough
+    await store.enqueue_claimed(entry, msg, _run(entry.key), CLAIMS)
+    assert await store.is_known(CLAIMS[1:])  # either identity is enough
     with pytest.raises(DuplicateInbound):
-        await enqueue_claimed(
-            store, entry, TranscriptMessage.text("user", "hi", now_ms()), _run(entry.key), CLAIMS
+        await store.enqueue_claimed(
+            entry, TranscriptMessage.text("user", "hi", now_ms()), _run(entry.key), CLAIMS
         )
     with pytest.raises(DuplicateInbound):
-        await append_claimed(
-            store, entry, TranscriptMessage.text("user", "hi", now_ms()), CLAIMS[:1]
+        await store.append_claimed(
+            entry, TranscriptMessage.text("user", "hi", now_ms()), CLAIMS[:1]
         )
     with pytest.raises(DuplicateInbound):
-        await claim_only(store, CLAIMS[1:])
+        await store.claim_only(CLAIMS[1:])
     assert await _users(store, entry.session_id) == ["hi"]
     assert (await store.last_run(entry.key)) is not None
     # another account or channel with the same platform ids is another message
     other = Claim("telegram", "second-bot", "update:7")
-    await claim_only(store, (other,))
+    await store.claim_only((other,))
 
 
 async def test_two_processes_racing_store_one_message(store: Store, tmp_path: object) -> None:
@@ -75,8 +62,8 @@ async def test_two_processes_racing_store_one_message(store: Store, tmp_path: ob
 
         async def take(s: Store) -> bool:
             try:
-                await enqueue_claimed(
-                    s, entry, TranscriptMessage.text("user", "x", now_ms()), _run(entry.key), claims
+                await s.enqueue_claimed(
+                    entry, TranscriptMessage.text("user", "x", now_ms()), _run(entry.key), claims
                 )
             except DuplicateInbound:
                 return False
@@ -90,11 +77,11 @@ async def test_two_processes_racing_store_one_message(store: Store, tmp_path: ob
 
 
 async def test_claims_older_than_the_window_are_pruned(store: Store) -> None:
-    await claim_only(store, (Claim("discord", "default", "msg:1"),))
-    assert await prune_claims(store, now_ms() - 60_000) == 0
-    assert await prune_claims(store, now_ms() + 1) == 1
-    assert not await is_known(store, (Claim("discord", "default", "msg:1"),))
-    await claim_only(store, (Claim("discord", "default", "msg:1"),))  # accepted again
+    await store.claim_only((Claim("discord", "default", "msg:1"),))
+    assert await store.prune_claims(now_ms() - 60_000) == 0
+    assert await store.prune_claims(now_ms() + 1) == 1
+    assert not await store.is_known((Claim("discord", "default", "msg:1"),))
+    await store.claim_only((Claim("discord", "default", "msg:1"),))  # accepted again
 
 
 async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) -> None:
@@ -110,22 +97,20 @@ async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) ->
             to="4915100000001",
             account_id=account,
         )
-        did = await open_delivery(store, rec, ["a", "b"])
-        await mark_chunk(store, did, 0, "sent", message_id=f"wamid.{did}.0")
-        await mark_chunk(store, did, 1, "sent", message_id=f"wamid.{did}.1")
-        await finish_delivery(store, did, "delivered", None, 1)
+        did = await store.open_delivery(rec, ["a", "b"])
+        await store.mark_chunk(did, 0, "sent", message_id=f"wamid.{did}.0")
+        await store.mark_chunk(did, 1, "sent", message_id=f"wamid.{did}.1")
+        await store.finish_delivery(did, "delivered", None, 1)
         ids.append(did)
     first, second = ids
-    assert await fail_sent_chunk(store, "signal", "default", f"wamid.{first}.1", "x") is None
-    assert await fail_sent_chunk(store, "whatsapp", "work", f"wamid.{first}.1", "x") is None
+    assert await store.fail_sent_chunk("signal", "default", f"wamid.{first}.1", "x") is None
+    assert await store.fail_sent_chunk("whatsapp", "work", f"wamid.{first}.1", "x") is None
     assert (
-        await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{first}.1", "too late") == first
+        await store.fail_sent_chunk("whatsapp", "default", f"wamid.{first}.1", "too late") == first
     )
     # a delivery whose target named no account went to the default account
-    assert (
-        await fail_sent_chunk(store, "whatsapp", "default", f"wamid.{second}.0", "gone") == second
-    )
-    chunks = await chunks_of(store, ids)
+    assert await store.fail_sent_chunk("whatsapp", "default", f"wamid.{second}.0", "gone") == second
+    chunks = await store.chunks_of(ids)
     assert [(c.state, c.reason) for c in chunks[first]] == [("sent", None), ("failed", "too late")]
     assert [c.state for c in chunks[second]] == ["failed", "sent"]
     rows = {d.id: d for d in await store.list_deliveries(outcome="failed")}

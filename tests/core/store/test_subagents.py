@@ -12,16 +12,8 @@ from sqlalchemy import inspect
 from core.model.delivery_context import DeliveryContext
 from core.store import Store
 from core.store.engine import _alembic_config, upgrade
-from core.store.subagent_store import (
+from core.store.subagents import (
     SubagentRecord,
-    delete_subagent_run,
-    due_for_archive,
-    get_subagent_run,
-    insert_subagent_run,
-    list_subagent_runs,
-    release_stale_claims,
-    transition_announce,
-    update_subagent_run,
 )
 
 
@@ -66,59 +58,59 @@ async def test_roundtrip_with_origin_and_long_text(store: Store) -> None:
         label="a label longer than sixty-four characters " * 3,
         task="t" * 10_000,
     )
-    await insert_subagent_run(store, rec)
-    got = await get_subagent_run(store, "r1")
+    await store.insert_subagent_run(rec)
+    got = await store.get_subagent_run("r1")
     assert got == rec
     assert got is not None and got.origin == origin and got.origin.to == "channel:C0AbC"
-    assert await get_subagent_run(store, "missing") is None
+    assert await store.get_subagent_run("missing") is None
 
 
 async def test_announce_claim_is_exclusive(store: Store) -> None:
-    await insert_subagent_run(store, record("r1"))
+    await store.insert_subagent_run(record("r1"))
     claims = await asyncio.gather(
-        *(transition_announce(store, "r1", ("pending",), "running") for _ in range(5))
+        *(store.transition_announce("r1", ("pending",), "running") for _ in range(5))
     )
     assert claims.count(True) == 1
-    assert await release_stale_claims(store) == 1
-    got = await get_subagent_run(store, "r1")
+    assert await store.release_stale_claims() == 1
+    got = await store.get_subagent_run("r1")
     assert got is not None and got.announce_state == "pending"
-    assert await transition_announce(store, "r1", ("pending",), "running")
-    assert await transition_announce(store, "r1", ("running",), "done", announced_at=5)
-    got = await get_subagent_run(store, "r1")
+    assert await store.transition_announce("r1", ("pending",), "running")
+    assert await store.transition_announce("r1", ("running",), "done", announced_at=5)
+    got = await store.get_subagent_run("r1")
     assert got is not None and got.announce_state == "done" and got.announced_at == 5
-    assert not await transition_announce(store, "r1", ("pending",), "running")
+    assert not await store.transition_announce("r1", ("pending",), "running")
 
 
 async def test_lists_and_archive_due(store: Store) -> None:
-    await insert_subagent_run(store, record("a", created=1, archive_at=100))
-    await insert_subagent_run(
-        store, record("b", created=2, archive_at=100, requester="agent:main:other")
+    await store.insert_subagent_run(record("a", created=1, archive_at=100))
+    await store.insert_subagent_run(
+        record("b", created=2, archive_at=100, requester="agent:main:other")
     )
-    await insert_subagent_run(store, record("c", created=3, archive_at=10_000))
-    await insert_subagent_run(store, record("d", created=4, archive_at=None))
-    assert [r.run_id for r in await list_subagent_runs(store, requester_key="agent:main:main")] == [
+    await store.insert_subagent_run(record("c", created=3, archive_at=10_000))
+    await store.insert_subagent_run(record("d", created=4, archive_at=None))
+    assert [r.run_id for r in await store.list_subagent_runs(requester_key="agent:main:main")] == [
         "a",
         "c",
         "d",
     ]
-    assert [r.run_id for r in await list_subagent_runs(store, unfinished=True)] == [
+    assert [r.run_id for r in await store.list_subagent_runs(unfinished=True)] == [
         "a",
         "b",
         "c",
         "d",
     ]
     # due only when finished and announced
-    assert await due_for_archive(store, 200) == []
-    await update_subagent_run(store, "a", outcome="ok", announce_state="done")
-    await update_subagent_run(store, "b", outcome="ok")
-    await update_subagent_run(store, "d", outcome="error", announce_state="skipped")
-    assert [r.run_id for r in await due_for_archive(store, 200)] == ["a"]
-    assert [r.run_id for r in await list_subagent_runs(store, unfinished=True)] == ["c"]
-    assert [r.run_id for r in await list_subagent_runs(store, announce_states=("pending",))] == [
+    assert await store.due_for_archive(200) == []
+    await store.update_subagent_run("a", outcome="ok", announce_state="done")
+    await store.update_subagent_run("b", outcome="ok")
+    await store.update_subagent_run("d", outcome="error", announce_state="skipped")
+    assert [r.run_id for r in await store.due_for_archive(200)] == ["a"]
+    assert [r.run_id for r in await store.list_subagent_runs(unfinished=True)] == ["c"]
+    assert [r.run_id for r in await store.list_subagent_runs(announce_states=("pending",))] == [
         "b",
         "c",
     ]
-    await delete_subagent_run(store, "a")
-    assert await get_subagent_run(store, "a") is None
+    await store.delete_subagent_run("a")
+    assert await store.get_subagent_run("a") is None
     with pytest.raises(ValueError, match="unknown subagent run fields"):
-        await update_subagent_run(store, "b", bogus=1)
+        await store.update_subagent_run("b", bogus=1)  # type: ignore[call-arg]

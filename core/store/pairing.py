@@ -1,0 +1,257 @@
+"""DM pairing (tables `pairing_requests`, `pairing_approvals`): one aggregate of the store.
+
+Approval is one transaction: the request changes state and the sender joins the approved list
+together, so a restart never sees half of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, delete, insert, select, text, update
+
+from core.store.database import Database
+from core.store.pairing_tables import PairingApprovalRow, PairingRequestRow
+
+Q = PairingRequestRow.__table__  # type: ignore[attr-defined]
+A = PairingApprovalRow.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class PairingRequest:
+    code: str
+    channel: str
+    account_id: str
+    user_id: str
+    user_name: str | None
+    chat_id: str
+    thread_id: str | None
+    deliver_to: str
+    preview: str
+    status: str
+    created_at: int
+    expires_at: int
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "channel": self.channel,
+            "accountId": self.account_id,
+            "code": self.code,
+            "userId": self.user_id,
+            "userName": self.user_name,
+            "chatId": self.chat_id,
+            "createdAt": self.created_at,
+            "expiresAt": self.expires_at,
+            "preview": self.preview,
+        }
+
+
+@dataclass(slots=True)
+class Approval:
+    channel: str
+    account_id: str
+    user_id: str
+    approved_at: int
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "channel": self.channel,
+            "accountId": self.account_id,
+            "userId": self.user_id,
+            "approvedAt": self.approved_at,
+        }
+
+
+_REQ_COLS = (
+    Q.c.code,
+    Q.c.channel,
+    Q.c.account_id,
+    Q.c.user_id,
+    Q.c.user_name,
+    Q.c.chat_id,
+    Q.c.thread_id,
+    Q.c.deliver_to,
+    Q.c.preview,
+    Q.c.status,
+    Q.c.created_at,
+    Q.c.expires_at,
+)
+
+
+def _requests(c: Connection, *conds: object) -> list[PairingRequest]:
+    q = select(*_REQ_COLS).where(and_(*conds)).order_by(Q.c.created_at)  # type: ignore[arg-type]
+    return [PairingRequest(*row) for row in c.execute(q)]  # type: ignore[call-arg]
+
+
+def _insert_request(c: Connection, req: PairingRequest) -> None:
+    c.execute(
+        insert(Q).values(
+            code=req.code,
+            channel=req.channel,
+            account_id=req.account_id,
+            user_id=req.user_id,
+            user_name=req.user_name,
+            chat_id=req.chat_id,
+            thread_id=req.thread_id,
+            deliver_to=req.deliver_to,
+            preview=req.preview,
+            status=req.status,
+            created_at=req.created_at,
+            expires_at=req.expires_at,
+        )
+    )
+
+
+class PairingStore(Database):
+    async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
+        q = (
+            select(A.c.id)
+            .where(
+                and_(A.c.channel == channel, A.c.account_id == account_id, A.c.user_id == user_id)
+            )
+            .limit(1)
+        )
+        return await self.read(lambda c: c.execute(q).first() is not None)
+
+    async def open_request(
+        self, channel: str, account_id: str, user_id: str, now: int
+    ) -> PairingRequest | None:
+        """The sender's unexpired pending or denied request (it holds back a new code)."""
+        found = await self.read(
+            lambda c: _requests(
+                c,
+                Q.c.channel == channel,
+                Q.c.account_id == account_id,
+                Q.c.user_id == user_id,
+                Q.c.status.in_(("pending", "denied")),
+                Q.c.expires_at > now,
+            )
+        )
+        return found[-1] if found else None
+
+    async def pending_requests(
+        self, now: int, *, channel: str | None = None, account_id: str | None = None
+    ) -> list[PairingRequest]:
+        conds = [Q.c.status == "pending", Q.c.expires_at > now]
+        if channel is not None:
+            conds.append(Q.c.channel == channel)
+        if account_id is not None:
+            conds.append(Q.c.account_id == account_id)
+        return await self.read(lambda c: _requests(c, *conds))
+
+    async def code_exists(self, code: str) -> bool:
+        q = select(Q.c.code).where(Q.c.code == code).limit(1)
+        return await self.read(lambda c: c.execute(q).first() is not None)
+
+    async def add_request_once(self, req: PairingRequest, max_pending: int) -> str | None:
+        """Check and insert in one transaction, serialised per channel account across gateway
+        processes (an advisory lock on PostgreSQL, D29): one open request per sender, at most
+        `max_pending` per account. Returns the refusal reason, or None when `req` was added."""
+
+        def op(c: Connection) -> str | None:
+            if c.dialect.name == "postgresql":
+                c.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                    {"k": f"pairing:{req.channel}:{req.account_id}"},
+                )
+            mine = _requests(
+                c,
+                Q.c.channel == req.channel,
+                Q.c.account_id == req.account_id,
+                Q.c.user_id == req.user_id,
+                Q.c.status.in_(("pending", "denied")),
+                Q.c.expires_at > req.created_at,
+            )
+            if mine:
+                return (
+                    "pairing request pending"
+                    if mine[-1].status == "pending"
+                    else "pairing request denied"
+                )
+            pending = _requests(
+                c,
+                Q.c.status == "pending",
+                Q.c.expires_at > req.created_at,
+                Q.c.channel == req.channel,
+                Q.c.account_id == req.account_id,
+            )
+            if len(pending) >= max_pending:
+                return f"pairing queue full ({max_pending} pending)"
+            _insert_request(c, req)
+            return None
+
+        return await self.write(op)
+
+    async def add_request(self, req: PairingRequest) -> None:
+        await self.write(
+            lambda c: c.execute(
+                insert(Q).values(
+                    code=req.code,
+                    channel=req.channel,
+                    account_id=req.account_id,
+                    user_id=req.user_id,
+                    user_name=req.user_name,
+                    chat_id=req.chat_id,
+                    thread_id=req.thread_id,
+                    deliver_to=req.deliver_to,
+                    preview=req.preview,
+                    status=req.status,
+                    created_at=req.created_at,
+                    expires_at=req.expires_at,
+                )
+            )
+        )
+
+    async def settle_request(
+        self, code: str, now: int, status: str, channel: str | None = None
+    ) -> PairingRequest | None:
+        """Move an unexpired pending request to `approved` (adding the sender) or `denied`."""
+
+        def op(c: Connection) -> PairingRequest | None:
+            conds = [Q.c.code == code, Q.c.status == "pending", Q.c.expires_at > now]
+            if channel is not None:
+                conds.append(Q.c.channel == channel)
+            found = _requests(c, *conds)
+            if not found:
+                return None
+            req = found[0]
+            c.execute(update(Q).where(Q.c.code == code).values(status=status))
+            req.status = status
+            if status == "approved":
+                exists = c.execute(
+                    select(A.c.id).where(
+                        and_(
+                            A.c.channel == req.channel,
+                            A.c.account_id == req.account_id,
+                            A.c.user_id == req.user_id,
+                        )
+                    )
+                ).first()
+                if exists is None:
+                    c.execute(
+                        insert(A).values(
+                            channel=req.channel,
+                            account_id=req.account_id,
+                            user_id=req.user_id,
+                            approved_at=now,
+                        )
+                    )
+            return req
+
+        return await self.write(op)
+
+    async def approvals(self, *, channel: str | None = None) -> list[Approval]:
+        q = select(A.c.channel, A.c.account_id, A.c.user_id, A.c.approved_at)
+        if channel is not None:
+            q = q.where(A.c.channel == channel)
+        q = q.order_by(A.c.approved_at, A.c.id)
+        return await self.read(lambda c: [Approval(*row) for row in c.execute(q)])
+
+    async def revoke_approval(self, channel: str, user_id: str) -> int:
+        """Remove the sender from every account of `channel`; returns how many rows went."""
+
+        def op(c: Connection) -> int:
+            res = c.execute(delete(A).where(and_(A.c.channel == channel, A.c.user_id == user_id)))
+            return int(res.rowcount or 0)
+
+        return await self.write(op)

@@ -1,0 +1,51 @@
+"""Pairing rows on real SQLite and PostgreSQL: settle once, approvals persist, revoke."""
+
+from __future__ import annotations
+
+from core.store import Store
+from core.store.pairing import PairingRequest
+
+
+def request(code: str, user: str, *, now: int = 1000, account: str = "default") -> PairingRequest:
+    return PairingRequest(
+        code=code,
+        channel="telegram",
+        account_id=account,
+        user_id=user,
+        user_name=None,
+        chat_id=user,
+        thread_id=None,
+        deliver_to=user,
+        preview="hi",
+        status="pending",
+        created_at=now,
+        expires_at=now + 100,
+    )
+
+
+async def test_request_lifecycle(store: Store) -> None:
+    await store.add_request(request("AAAA2222", "7"))
+    await store.add_request(request("BBBB3333", "8"))
+    assert [r.code for r in await store.pending_requests(1050)] == ["AAAA2222", "BBBB3333"]
+    assert await store.pending_requests(1100) == []  # expired at expires_at
+    assert await store.settle_request("AAAA2222", 1050, "approved", "discord") is None
+    approved = await store.settle_request("AAAA2222", 1050, "approved", "telegram")
+    assert approved is not None and approved.user_id == "7"
+    assert await store.settle_request("AAAA2222", 1050, "approved") is None  # only once
+    assert await store.is_approved("telegram", "default", "7")
+    assert not await store.is_approved("telegram", "other", "7")
+    denied = await store.settle_request("BBBB3333", 1050, "denied")
+    assert denied is not None
+    still = await store.open_request("telegram", "default", "8", 1050)
+    assert still is not None and still.status == "denied"  # holds back a new code
+    assert not await store.is_approved("telegram", "default", "8")
+    [a] = await store.approvals()
+    assert a.to_wire() == {
+        "channel": "telegram",
+        "accountId": "default",
+        "userId": "7",
+        "approvedAt": 1050,
+    }
+    assert await store.revoke_approval("telegram", "7") == 1
+    assert await store.revoke_approval("telegram", "7") == 0
+    assert await store.approvals() == []
