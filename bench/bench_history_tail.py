@@ -46,9 +46,9 @@ KEY = "agent:main:dm:bulk"
 
 async def fill(rt: Runtime, count: int) -> str:
     """The big session's id, after `count` messages went into it (plus small neighbours)."""
-    entry = await rt.ensure_session(KEY)
+    entry = await rt.services.ensure_session(KEY)
     for n in range(5):
-        await rt.ensure_session(f"agent:main:dm:small{n}")
+        await rt.services.ensure_session(f"agent:main:dm:small{n}")
     sql = SQLITE_FILL if rt.store.dialect == "sqlite" else PG_FILL
     params = {"key": KEY, "sid": entry.session_id, "count": count, "ts": 1_700_000_000_000}
 

@@ -73,19 +73,19 @@ async def bench(count: int, db_url: str | None, iterations: int) -> None:
         await rt.warmup
     try:
         await seed(rt, count)
-        entry = await rt.ensure_session("agent:main:main")
-        ctx = rt.context_for(entry)
+        entry = await rt.services.ensure_session("agent:main:main")
+        ctx = rt.services.context_for(entry)
         for label, args in (
             ("default (limit 50)", {}),
             ("kinds=[cron] limit 20", {"kinds": ["cron"], "limit": 20}),
             ("messageLimit=3", {"messageLimit": 3}),
         ):
             for _ in range(20):
-                await rt.tools.invoke(rt, "sessions_list", args, ctx)
+                await rt.tools.invoke(rt.tool_env, "sessions_list", args, ctx)
             samples = []
             for _ in range(iterations):
                 t0 = time.perf_counter()
-                out = await rt.tools.invoke(rt, "sessions_list", args, ctx)
+                out = await rt.tools.invoke(rt.tool_env, "sessions_list", args, ctx)
                 samples.append((time.perf_counter() - t0) * 1000)
             print(
                 summary(

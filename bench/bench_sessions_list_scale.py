@@ -39,16 +39,16 @@ async def measure(count: int, db_url: str | None, iterations: int) -> dict[str, 
         t0 = time.perf_counter()
         await seed(rt, count)
         built = time.perf_counter() - t0
-        entry = await rt.ensure_session("agent:main:main")
-        ctx = rt.context_for(entry)
+        entry = await rt.services.ensure_session("agent:main:main")
+        ctx = rt.services.context_for(entry)
         print(f"{rt.store.dialect} sessions={count:>7}: fixture built in {built:.1f} s")
         for label, args in CASES:
             for _ in range(10):
-                await rt.tools.invoke(rt, "sessions_list", args, ctx)
+                await rt.tools.invoke(rt.tool_env, "sessions_list", args, ctx)
             samples = []
             for _ in range(iterations):
                 t1 = time.perf_counter()
-                out = await rt.tools.invoke(rt, "sessions_list", args, ctx)
+                out = await rt.tools.invoke(rt.tool_env, "sessions_list", args, ctx)
                 samples.append((time.perf_counter() - t1) * 1000)
             p50[label] = statistics.median(samples)
             print("  " + summary(f"{label:<22} rows={out['count']:>3}", samples))

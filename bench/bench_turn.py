@@ -39,8 +39,8 @@ async def bench(turns: int, fn: Any, label: str) -> None:
         await rt.warmup
     rt.models._cache["fake/instant"] = FunctionModel(fn)  # the model is the network edge
     try:
-        entry = await rt.ensure_session("agent:main:main")
-        ctx = rt.context_for(entry)
+        entry = await rt.services.ensure_session("agent:main:main")
+        ctx = rt.services.context_for(entry)
         samples = []
         cpu0 = 0.0
         for i in range(turns + 20):

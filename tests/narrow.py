@@ -23,6 +23,7 @@ from core.engine.outbound.gate import OutboundGate
 from core.engine.runs import Lanes, RunManager, RunRequest
 from core.engine.runs.manager import DeltaSink, TurnResult
 from core.features.access.admission import Admission
+from core.features.access.pairing import PairingService
 from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
@@ -95,7 +96,7 @@ async def narrow_parts(
     )
     channels = ChannelRegistry()
     gate = OutboundGate(store, channels, None)
-    access = Admission(config, store, gate)
+    access = Admission(config, PairingService(store, gate))
     executor = EchoExecutor(store)
     runs = RunManager(store, executor, Lanes({"subagent": 2}))
     background = BackgroundTasks("unit")

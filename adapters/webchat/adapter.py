@@ -53,19 +53,19 @@ class WebchatAdapter(ChannelAdapter):
     def __init__(
         self, config: WebchatConfig, account_id: str = "default", env: ChannelEnv | None = None
     ) -> None:
-        if env is None or env.runtime is None:
-            raise ChannelUnavailable("the web chat needs the runtime (ChannelEnv.runtime)")
-        self.rt: WebchatEnv = env.runtime  # D30: what the web chat reads, no more
+        if env is None or env.gateway is None:
+            raise ChannelUnavailable("the web chat needs the gateway's pages (ChannelEnv.gateway)")
+        self.rt: WebchatEnv = env.gateway  # D30: what the web chat reads, no more
         self.config = config
         self.account_id = account_id
         self._sink: InboundSink | None = None
         self._sockets: dict[str, set[web.WebSocketResponse]] = {}
-        self._relay = ClusterRelay(self, self.rt.cluster.bus)  # D28: turns run elsewhere
+        self._relay = ClusterRelay(self, self.rt.bus)  # D28: turns run elsewhere
 
     @classmethod
-    def for_runtime(cls, rt: WebchatEnv) -> WebchatAdapter:
-        """The web chat of `rt`, as the channel registry builds it (tests)."""
-        return cls(rt.config.channels.webchat, "default", ChannelEnv(rt.state_dir, rt))
+    def for_gateway(cls, pages: WebchatEnv) -> WebchatAdapter:
+        """The web chat of a gateway's pages, as the channel registry builds it (tests)."""
+        return cls(pages.config.channels.webchat, "default", ChannelEnv(pages.state_dir, pages))
 
     def mount(self, app: web.Application) -> None:
         app.router.add_get("/", self._page)

@@ -3,7 +3,7 @@
 The web chat serves the gateway's own pages, so it needs more than a platform channel: the
 default agent's main session and its history, the chat commands it lists, the model that
 answers, and the cluster's event bus (turns run on other processes, D28). The runtime
-satisfies this protocol and is what the composition root hands over in ``ChannelEnv.runtime``.
+builds a ``GatewayPages`` that satisfies this protocol and hands it over in ``ChannelEnv.gateway``.
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ from core.api.gateway import (
     ModelResolver,
     SessionStore,
 )
-
-
-class ClusterBus(Protocol):
-    @property
-    def bus(self) -> EventBus: ...
 
 
 class WebchatEnv(Protocol):
@@ -46,4 +41,4 @@ class WebchatEnv(Protocol):
     def state_dir(self) -> Path: ...
 
     @property
-    def cluster(self) -> ClusterBus: ...
+    def bus(self) -> EventBus: ...

@@ -5,9 +5,8 @@ instead of the whole runtime; :class:`PluginServices` is its narrower base, whic
 command environments (core.features.tools.env, core.features.commands.context) extend: it types the
 store as :class:`SessionStore`, the sessions and transcripts a feature reads and edits, not the
 delivery ledger or the run tables (D49). :class:`CoreServices` is the concrete one the composition
-root (core.runtime) builds; the same objects satisfy both protocols.
-The runtime itself still satisfies the protocol, so HTTP edge modules that hold the runtime can
-pass it where a `Services` is wanted. Nothing here imports core.runtime (D30).
+root (core.runtime) builds; the same objects satisfy both protocols. The runtime hands these
+objects, never itself (D30, D97).
 """
 
 from __future__ import annotations

@@ -16,12 +16,14 @@ from core.model.tool_context import ToolContext
 class SendRateLimiter:
     """At most `per_minute` cross-session sends from one source session in any 60 s window."""
 
-    def __init__(self, per_minute: int) -> None:
+    def __init__(
+        self, per_minute: int, *, counter: Callable[[str], Awaitable[str | None]] | None = None
+    ) -> None:
         self.per_minute = per_minute
         self._events: dict[str, deque[float]] = {}
-        self.counter: Callable[[str], Awaitable[str | None]] | None = None
-        """Set by the runtime on PostgreSQL: the count kept in the database, shared by every
-        gateway process (D29); without it this process's own window counts."""
+        self.counter = counter
+        """On PostgreSQL: the count kept in the database, shared by every gateway process
+        (D29); without it this process's own window counts."""
 
     async def acheck(self, source_key: str) -> str | None:
         """:meth:`check`, counted across processes when a shared counter is set."""

@@ -63,7 +63,7 @@ async def user_rows(rt: Runtime) -> list[dict[str, Any]]:
     """The stored user messages of the owner's DM, as sessions_history shows them."""
     [entry] = await rt.store.list_sessions(SessionQuery())
     got = await rt.tools.invoke(
-        rt, "sessions_history", {"sessionKey": entry.key}, rt.context_for(entry)
+        rt.tool_env, "sessions_history", {"sessionKey": entry.key}, rt.services.context_for(entry)
     )
     return [m for m in got["messages"] if m["role"] == "user"]
 

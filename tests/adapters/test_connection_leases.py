@@ -113,5 +113,5 @@ async def test_sqlite_restart_after_a_crash_receives_at_once(
     [adapter] = build_telegram(section, rt)
     await rt.add_adapter(adapter)
     status = adapter.status()
-    assert (status.state, status.extra["holder"]) == ("connected", rt.process.id)
+    assert (status.state, status.extra["holder"]) == ("connected", rt.membership.identity.id)
     await fake_telegram.wait_for("getUpdates")

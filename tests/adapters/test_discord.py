@@ -240,7 +240,7 @@ async def test_sessions_list_shows_discord_sessions(
     [group_key] = await keys_with(rt, thread)
     group = await rt.store.get_session(group_key)
     assert group is not None
-    result = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(group))
+    result = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, rt.services.context_for(group))
     rows = result["sessions"] if isinstance(result, dict) else result
     by_key = {r["key"]: r for r in rows}
     row = by_key[group.key]

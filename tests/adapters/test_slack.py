@@ -232,7 +232,7 @@ async def test_sessions_list_shows_slack_session(
     await fake_slack.wait_for("chat.postMessage", 2)
     entries = await rt.store.list_sessions(SessionQuery())
     [group] = [e for e in entries if "c0chan003" in e.key.lower()]
-    result = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(group))
+    result = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, rt.services.context_for(group))
     rows = result["sessions"] if isinstance(result, dict) else result
     by_key = {r["key"]: r for r in rows}
     assert group.key in by_key, by_key

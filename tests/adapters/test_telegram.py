@@ -246,7 +246,7 @@ async def test_sessions_list_shows_telegram_sessions(
     fake_telegram.user_message(-100123, f"{BOT} hi all", chat_type="supergroup", title="Team")
     await fake_telegram.wait_for("sendMessage", 2)
     main = await session(rt, "agent:main:main")
-    result = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(main))
+    result = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, rt.services.context_for(main))
     rows = {row["key"]: row for row in result["sessions"]}
     group = rows["agent:main:telegram:group:-100123"]
     assert group["kind"] == "group"

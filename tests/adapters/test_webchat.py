@@ -34,7 +34,7 @@ async def test_frames_without_string_text_get_an_error_and_start_no_run(
     make_config: ConfigFactory, bad: Any
 ) -> None:
     rt = Runtime(make_config())
-    adapter = WebchatAdapter.for_runtime(rt)
+    adapter = WebchatAdapter.for_gateway(rt.pages)
     await rt.start(adapters=[adapter], probe_models=False)
     server = TestServer(build_app(rt, "test-token", [adapter]))
     await server.start_server()

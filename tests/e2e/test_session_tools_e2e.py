@@ -70,7 +70,7 @@ async def test_telegram_agent_sends_to_web_chat_main(
         }
     )
     rt = Runtime(config)
-    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt))
+    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt.pages))
     server = TestServer(build_app(rt, "test-token", adapters))
     await server.start_server()
     await rt.start(adapters=adapters, probe_models=False)
@@ -118,7 +118,9 @@ async def test_telegram_agent_sends_to_web_chat_main(
         assert [(d.kind, d.channel) for d in log if d.kind == "announce"] == [
             ("announce", "webchat")
         ]
-        listed = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(tg))
+        listed = await rt.tools.invoke(
+            rt.tool_env, "sessions_list", {}, rt.services.context_for(tg)
+        )
         rows = {r["key"]: r for r in listed["sessions"]}
         assert rows[tg_key]["channel"] == "telegram"
         assert rows[tg_key]["deliveryContext"] == {
@@ -181,12 +183,14 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
     # The Telegram session is sandboxed (mode non-main): it sees only what it spawned.
     tg = await rt.store.get_session(f"agent:main:telegram:dm:{TG_USER}")
     assert tg is not None
-    ctx = rt.context_for(tg)
+    ctx = rt.services.context_for(tg)
     assert ctx.sandboxed
-    listed = await rt.tools.invoke(rt, "sessions_list", {}, ctx)
+    listed = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, ctx)
     assert [r["key"].split(":")[2] for r in listed["sessions"]] == ["subagent"]
-    await rt.ensure_session("agent:main:main")
-    refused = await rt.tools.invoke(rt, "sessions_history", {"sessionKey": "agent:main:main"}, ctx)
+    await rt.services.ensure_session("agent:main:main")
+    refused = await rt.tools.invoke(
+        rt.tool_env, "sessions_history", {"sessionKey": "agent:main:main"}, ctx
+    )
     assert refused == {
         "status": "forbidden",
         "error": "Session not visible from this sandboxed agent session: agent:main:main",

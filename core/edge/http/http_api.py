@@ -61,7 +61,7 @@ async def get_session(request: web.Request) -> web.Response:
     entry = await rt.store.get_session(_key(request))
     if entry is None:
         return error(404, f"Unknown session: {_key(request)}", "not_found")
-    row = session_row(rt, entry, rt.config.default_agent_id())
+    row = session_row(rt.tool_env, entry, rt.config.default_agent_id())
     row["sessionKey"] = entry.key
     return web.json_response({"ok": True, "entry": row})
 
@@ -90,7 +90,7 @@ async def patch_session(request: web.Request) -> web.Response:
         if str(exc).startswith("label already in use"):  # another session holds it
             return error(409, str(exc), "conflict")
         return error(400, str(exc))
-    row = session_row(rt, entry, rt.config.default_agent_id())
+    row = session_row(rt.tool_env, entry, rt.config.default_agent_id())
     return web.json_response({"ok": True, "key": key, "entry": row})
 
 

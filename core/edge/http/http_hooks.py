@@ -95,8 +95,10 @@ async def hook(request: web.Request) -> web.Response:
     except (ValueError, InvalidSessionKey) as exc:
         return _error(400, str(exc))
     target = deliver_target(mapping.deliver)
-    run = await start_turn(rt, key, message, target, lane="hook", meta={"hook": mapping.id})
-    done = rt.spawn(finish_turn(rt, run, target, "hook"))
+    run = await start_turn(
+        rt.services, key, message, target, lane="hook", meta={"hook": mapping.id}
+    )
+    done = rt.spawn(finish_turn(rt.services, run, target, "hook"))
     if request.query.get("wait", "").lower() not in _TRUE:
         return web.json_response({"ok": True, "runId": run.id, "sessionKey": key}, status=202)
     timeout = float(rt.config.agents.defaults.timeout_seconds)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import is_authorized, unauthorized
 from core.edge.http.edge import HttpError, error_response, read_json, read_model
+from core.features.tools.availability import tool_names_for
 from core.features.tools.registry import tool_result
 from core.model.errors import ToolError
 from core.model.keys import agent_id_of
@@ -69,7 +70,7 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
     raw_key = raw_key.strip()
     key = rt.keys.main_session_key() if raw_key in ("", "main") else rt.keys.canonical(raw_key)
     spec = rt.tools.get(tool)
-    if spec is None or tool not in rt.tool_names_for(key, agent_id_of(key)):
+    if spec is None or tool not in tool_names_for(rt.config, rt.tools, key, agent_id_of(key)):
         return web.json_response(
             {"ok": False, "error": {"type": "not_found", "message": f"Tool not available: {tool}"}},
             status=404,
@@ -81,7 +82,7 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
         and "action" in spec.json_schema().get("properties", {})
     ):
         args = {**args, "action": action}
-    entry = await rt.ensure_session(key)
+    entry = await rt.services.ensure_session(key)
     origin = None
     channel = request.headers.get("x-crosstalk-message-channel")
     if channel:
@@ -90,7 +91,7 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
         origin = normalize_delivery_context(
             {"channel": channel, "accountId": request.headers.get("x-crosstalk-account-id")}
         )
-    ctx = rt.context_for(entry, via="http", origin=origin)
+    ctx = rt.services.context_for(entry, via="http", origin=origin)
     if origin is None:
         from dataclasses import replace
 
@@ -109,7 +110,7 @@ async def tools_invoke(request: web.Request) -> web.StreamResponse:
         except DuplicateInbound:
             return await idempotency.replay(rt, claim) or idempotency.conflict()
     try:
-        payload = await rt.tools.invoke(rt, tool, args, ctx)
+        payload = await rt.tools.invoke(rt.tool_env, tool, args, ctx)
     except ToolError as exc:
         failed = {"ok": False, "error": {"type": "tool_error", "message": str(exc)}}
         await idempotency.remember(rt, claim, 400, failed)

@@ -96,7 +96,7 @@ async def start_turn(
 
     `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
     raises DuplicateInbound before anything runs."""
-    entry = await rt.ensure_session(target.session_key)
+    entry = await rt.services.ensure_session(target.session_key)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 
     async def on_delta(piece: str) -> None:
@@ -105,7 +105,7 @@ async def start_turn(
     req = RunRequest(
         session_key=target.session_key,
         message=text,
-        context=rt.context_for(entry),
+        context=rt.services.context_for(entry),
         deliver=False,
         lane="main",
         extra_system_prompt=extra_system_prompt or None,
@@ -114,7 +114,7 @@ async def start_turn(
         claims=claims,
     )
     try:
-        run = await rt.start_run(req)
+        run = await rt.services.start_run(req)
     except SendBlocked:
         return openai_error(403, SEND_BLOCKED, "permission_error")
     return Turn(rt, run.id, deltas)

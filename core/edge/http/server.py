@@ -68,7 +68,7 @@ TALK_PATHS = frozenset({"/", "/ws", "/v1/chat/completions"})
 async def warm_on_talk(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Start the model-stack import when a chat opens, so the first message does not wait."""
     if request.path in TALK_PATHS:
-        request.config_dict[RUNTIME].warm_up_soon()
+        request.config_dict[RUNTIME].warm.soon()
     return await handler(request)
 
 
@@ -119,7 +119,7 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
     """Start everything; `port=0` picks a free port (tests)."""
     rt = Runtime(config)
     secret, generated = load_gateway_secret(config, rt.state_dir)
-    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt))
+    adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt.pages))
     app = build_app(rt, secret, adapters)
     runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
     await runner.setup()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from core.features.tools.availability import tool_names_for
 from core.features.tools.registry import tool_result
 from core.model.errors import ToolError
 from core.model.keys import agent_id_of
@@ -48,7 +49,7 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
         return rt.keys.main_session_key() if raw in ("", "main") else rt.keys.canonical(raw)
 
     def available(key: str) -> list[str]:
-        names = rt.tool_names_for(key, agent_id_of(key))
+        names = tool_names_for(rt.config, rt.tools, key, agent_id_of(key))
         return [n for n in rt.tools.served_over_mcp() if n in names]
 
     async def list_tools(ctx: Any, _params: Any) -> Any:
@@ -71,10 +72,12 @@ def build_server(rt: Runtime, key_of: KeyOf = header_key) -> Any:
             return types.CallToolResult(
                 content=[_text(f"Tool not available: {name}")], is_error=True
             )
-        entry = await rt.ensure_session(key)
-        tool_ctx = replace(rt.context_for(entry, via="http"), origin=None)
+        entry = await rt.services.ensure_session(key)
+        tool_ctx = replace(rt.services.context_for(entry, via="http"), origin=None)
         try:
-            payload = await rt.tools.invoke(rt, name, dict(params.arguments or {}), tool_ctx)
+            payload = await rt.tools.invoke(
+                rt.tool_env, name, dict(params.arguments or {}), tool_ctx
+            )
         except ToolError as exc:
             return types.CallToolResult(content=[_text(str(exc))], is_error=True)
         result = tool_result(payload)

@@ -31,9 +31,9 @@ class ChannelEnv:
     """What core hands every adapter at construction."""
 
     state_dir: Path | None = None
-    runtime: Any = None
-    """The runtime, for the built-in web chat, which serves core's own pages (history,
-    commands); a platform channel never needs it."""
+    gateway: Any = None
+    """What a channel serving the gateway's own pages reads (the web chat: history, commands,
+    models, the event bus; core.features.pages.GatewayPages, D97); a platform never needs it."""
 
 
 def _plugin_dists() -> dict[str, str | None]:

@@ -35,9 +35,13 @@ class TurnClaims:
         self.poll_seconds = poll_seconds
         self._generation: dict[str, int] = {}
         self._events: dict[str, asyncio.Event] = {}
-        self.on_abort: Callable[[str, str], None] | None = None
-        """Stops this process's turns of a session when another process's `/stop` asks."""
+        self._on_abort: list[Callable[[str, str], None]] = []
         bus.subscribe(self._on_event)
+
+    def on_abort(self, handler: Callable[[str, str], None]) -> None:
+        """`handler(session_key, reason)` stops this process's turns of a session when another
+        process's `/stop` asks (the run manager registers itself)."""
+        self._on_abort.append(handler)
 
     def generation(self, session_key: str) -> int:
         """A counter that moves on every ended turn of the session; read before claiming."""
@@ -74,8 +78,9 @@ class TurnClaims:
 
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:
         if topic == ABORT_TOPIC:
-            if payload.get("from") != self.owner and self.on_abort is not None:
-                self.on_abort(str(payload.get("s")), str(payload.get("reason")))
+            if payload.get("from") != self.owner:
+                for handler in self._on_abort:
+                    handler(str(payload.get("s")), str(payload.get("reason")))
             return
         if topic != RUN_TOPIC:
             return

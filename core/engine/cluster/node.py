@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
+from core.engine.channels.supervisor import SoleProcessLease
 from core.engine.cluster.claim import TurnClaims
 from core.engine.cluster.events import EventBus, make_bus
 from core.engine.cluster.identity import ProcessIdentity
@@ -26,43 +28,90 @@ from core.model.delivery_context import normalize_delivery_context
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
     from pathlib import Path
 
-    from core.config import CrosstalkConfig
-    from core.engine.observability.metrics import Metrics
     from core.engine.outbound.gate import OutboundGate
     from core.engine.runs import RunManager
+    from core.engine.runs.ordering import SessionClaims
+    from core.model.channel import ChannelLease
     from core.model.delivery_context import DeliveryContext
     from core.model.records import SessionEntry
     from core.model.tool_context import ToolContext
 
 
-class Resumable(Protocol):
-    """The sub-agent registry as a node sees it: announces interrupted by a death resume."""
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """This process as a member of the cluster (D26), built once by the runtime before the
+    parts that depend on it: its identity, its own connection for heartbeats and leases, the
+    register, the leases, the event bus and the session claims (the run manager's ordering)."""
 
-    async def resume(self) -> None: ...
+    identity: ProcessIdentity
+    db: Store
+    """Heartbeats and leases get their own connections: a pool busy with turns must not make
+    this process look dead (on SQLite there is one process and one file)."""
+    register: ProcessRegister
+    leases: Leases
+    bus: EventBus
+    claims: TurnClaims
+    ttl_ms: int
+    alone: bool
+    """SQLite: one process, which holds every lease and owns every run."""
 
-
-class ClusterEnv(Protocol):
-    """What a cluster node uses (D30): config, store, gate, runs, metrics, the state directory,
-    the tool context of an adopted run, and the sub-agent registry (whose interrupted
-    announces it resumes)."""
+    @classmethod
+    def join(cls, store: Store, state_dir: Path, lease_seconds: float) -> Membership:
+        identity = ProcessIdentity()
+        ttl_ms = int(lease_seconds * 1000)
+        alone = store.dialect == "sqlite"
+        db = store if alone else Store(store.url, state_dir)
+        bus = make_bus(store.url)
+        claims = TurnClaims(store, identity.id, bus, poll_seconds=min(5.0, lease_seconds / 4))
+        return cls(
+            identity=identity,
+            db=db,
+            register=ProcessRegister(db, identity, ttl_ms=ttl_ms),
+            leases=Leases(db, identity.id, ttl_ms=ttl_ms),
+            bus=bus,
+            claims=claims,
+            ttl_ms=ttl_ms,
+            alone=alone,
+        )
 
     @property
-    def config(self) -> CrosstalkConfig: ...
+    def id(self) -> str:
+        return self.identity.id
+
+    @property
+    def ordering(self) -> SessionClaims | None:
+        """The run manager's turn ordering: the claims in a cluster, None alone (D27)."""
+        return None if self.alone else self.claims
+
+    @property
+    def channel_lease(self) -> ChannelLease:
+        """What a channel connection asks before it receives (D36)."""
+        return SoleProcessLease(self.id, self.leases.ttl_ms) if self.alone else self.leases
+
+    async def sweep_lease(self, name: str) -> bool:
+        """A singleton job's lease (the archive sweeper, D29); always ours alone."""
+        return True if self.alone else await self.leases.acquire(name)
+
+    async def live_ids(self) -> list[str] | None:
+        """The processes whose claims (announces, cron firings) stay at a start; None on
+        SQLite, where every claim was left by a previous process (D29)."""
+        if self.alone:
+            return None
+        return [self.id, *(p.id for p in await self.register.live())]
+
+
+class TakeoverEnv(Protocol):
+    """What a node uses to take over a dead process's turns (D30): the store, the gate (the
+    restart notice), the run manager (adopted turns), the tool context of an adopted run."""
+
     @property
     def store(self) -> Store: ...
     @property
     def gate(self) -> OutboundGate: ...
     @property
     def runs(self) -> RunManager: ...
-    @property
-    def state_dir(self) -> Path: ...
-    @property
-    def metrics(self) -> Metrics: ...
-    @property
-    def subagents(self) -> Resumable: ...
 
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
     def context_for(
@@ -74,47 +123,66 @@ log = logging.getLogger(__name__)
 
 
 class ClusterNode:
-    def __init__(self, rt: ClusterEnv) -> None:
-        self.rt = rt
-        self.identity = ProcessIdentity()
-        self.ttl_ms = int(rt.config.cluster.lease_seconds * 1000)
-        # heartbeats and leases get their own connections: a pool busy with turns must not
-        # make this process look dead (on SQLite there is one process and one file)
-        self.db = rt.store if rt.store.dialect == "sqlite" else Store(rt.store.url, rt.state_dir)
-        self.register = ProcessRegister(self.db, self.identity, ttl_ms=self.ttl_ms)
-        self.leases = Leases(self.db, self.identity.id, ttl_ms=self.ttl_ms)
-        self.bus: EventBus = make_bus(rt.store.url)
-        self.claims = TurnClaims(
-            rt.store,
-            self.identity.id,
-            self.bus,
-            poll_seconds=min(5.0, rt.config.cluster.lease_seconds / 4),
-        )
-        rt.runs.owner = self.identity.id
-        if not self.alone:  # SQLite: one process orders its turns itself, as before D27
-            rt.runs.claims = self.claims
-            self.claims.on_abort = rt.runs.abort_here
+    """Heartbeats, takeovers and a clean leave for one :class:`Membership`."""
+
+    def __init__(
+        self,
+        membership: Membership,
+        env: TakeoverEnv,
+        *,
+        resume_announces: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.membership = membership
+        self.env = env
+        self.resume_announces = resume_announces
+        """The sub-agent registry's: the dead's interrupted announces happen here (D29)."""
         self._loop: asyncio.Task[None] | None = None
         self.held: list[str] = []
         """Lease names this process held at its last heartbeat (for `/metrics`)."""
-        rt.metrics.live.leases = lambda: self.held
         self._beat = False
 
     @property
     def id(self) -> str:
-        return self.identity.id
+        return self.membership.id
+
+    def held_leases(self) -> list[str]:
+        """Lease names this process held at its last heartbeat (read by `/metrics`)."""
+        return self.held
+
+    @property
+    def identity(self) -> ProcessIdentity:
+        return self.membership.identity
+
+    @property
+    def register(self) -> ProcessRegister:
+        return self.membership.register
+
+    @property
+    def leases(self) -> Leases:
+        return self.membership.leases
+
+    @property
+    def bus(self) -> EventBus:
+        return self.membership.bus
+
+    @property
+    def claims(self) -> TurnClaims:
+        return self.membership.claims
 
     @property
     def alone(self) -> bool:
-        """SQLite: one process, which holds every lease and owns every run."""
-        return self.rt.store.dialect == "sqlite"
+        return self.membership.alone
+
+    @property
+    def ttl_ms(self) -> int:
+        return self.membership.ttl_ms
 
     async def begin(self) -> list[RunRecord]:
         """After the store opens: connect the event bus; on SQLite abort what the previous
         process left in flight (D12) and return it for the restart notice."""
         await self.bus.start()
         if self.alone:
-            return await self.rt.store.abort_inflight_runs(ABORT_REASON)
+            return await self.env.store.abort_inflight_runs(ABORT_REASON)
         return []
 
     def start(self) -> None:
@@ -137,8 +205,8 @@ class ClusterNode:
         except Exception as exc:  # the store may be gone; the lease time covers it
             log.warning("could not leave the cluster cleanly: %s", exc)
         await self.bus.stop()
-        if self.db is not self.rt.store:
-            await self.db.close()
+        if self.membership.db is not self.env.store:
+            await self.membership.db.close()
 
     async def _watch(self) -> None:
         interval = self.ttl_ms / 4000
@@ -164,13 +232,6 @@ class ClusterNode:
             self._beat = True
             await asyncio.sleep(interval)  # the heartbeat period itself, not a stand-in
 
-    async def live_ids(self) -> list[str] | None:
-        """The processes whose claims (announces, cron firings) stay at a start; None on
-        SQLite, where every claim was left by a previous process (D29)."""
-        if self.alone:
-            return None
-        return [self.id, *(p.id for p in await self.register.live())]
-
     async def take_over(self) -> int:
         """Claim dead processes and take their turns; returns how many runs were taken."""
         dead = await self.register.claim_dead()
@@ -184,7 +245,7 @@ class ClusterNode:
                 ", ".join(f"{d.id} (pid {d.pid} on {d.host})" for d in dead),
             )
         aborted, adopted = await take_runs(
-            self.rt.store,
+            self.env.store,
             self.id,
             Orphans([d.id for d in dead], unowned_before=now_ms() - self.ttl_ms),
         )
@@ -193,7 +254,7 @@ class ClusterNode:
         if aborted:
             from core.engine.outbound.restart_notice import notify_aborted_chats
 
-            self.rt.spawn(notify_aborted_chats(self.rt.gate, aborted))
+            self.env.spawn(notify_aborted_chats(self.env.gate, aborted))
         for run in adopted:
             await self._adopt(run)
         if dead or aborted or adopted:
@@ -202,10 +263,10 @@ class ClusterNode:
 
     async def _release_claims_of_the_dead(self) -> None:
         """Announces and cron firings the dead left half-done happen again, here (D29)."""
-        live = await self.live_ids()
-        await self.rt.store.release_cron_claims(live)
-        await self.rt.store.release_stale_claims(live)
-        await self.rt.subagents.resume()  # records the aborted children, announces once
+        live = await self.membership.live_ids()
+        await self.env.store.release_cron_claims(live)
+        await self.env.store.release_stale_claims(live)
+        await self.resume_announces()  # records the aborted children, announces once
 
     async def _gone_here(self) -> list[str]:
         """Registered processes known dead at once (a kill -9 and a restart on this host)."""
@@ -214,7 +275,7 @@ class ClusterNode:
     async def _adopt(self, run: RunRecord) -> None:
         from core.engine.runs import RunRequest
 
-        store = self.rt.store
+        store = self.env.store
         entry = await store.get_session(run.session_key)
         msg = (
             await input_message(store, run.input_message_id)
@@ -231,7 +292,7 @@ class ClusterNode:
         trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
         extras = meta.pop("request", None) or {}
         origin = meta.get("origin")
-        context = self.rt.context_for(
+        context = self.env.context_for(
             entry, origin=normalize_delivery_context(origin) if isinstance(origin, dict) else None
         )
         context = replace(
@@ -253,4 +314,4 @@ class ClusterNode:
             thinking=extras.get("thinking"),
             timeout_seconds=extras.get("timeoutSeconds"),
         )
-        self.rt.runs.adopt(run, request)
+        self.env.runs.adopt(run, request)

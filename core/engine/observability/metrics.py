@@ -193,9 +193,13 @@ class Metrics:
     # ---- wiring and output ------------------------------------------------------------------
 
     def watch(
-        self, load: Callable[[], tuple[int, int]], channels: Callable[[], Iterable[AdapterStatus]]
+        self,
+        load: Callable[[], tuple[int, int]],
+        channels: Callable[[], Iterable[AdapterStatus]],
+        leases: Callable[[], Iterable[str]],
     ) -> None:
-        self.live.load, self.live.channels = load, channels
+        """Where the values read at scrape time live: queue depth, channel states, leases."""
+        self.live.load, self.live.channels, self.live.leases = load, channels, leases
 
     def exposition(self) -> bytes:
         from prometheus_client import generate_latest

@@ -76,8 +76,6 @@ Middleware = Callable[[Attempt, Next], Awaitable[DeliveryResult]]
 
 
 class OutboundGate:
-    metrics: Metrics = DISCARD  # the runtime sets its own
-
     def __init__(
         self,
         store: Store,
@@ -87,8 +85,10 @@ class OutboundGate:
         max_retries: int = 3,
         max_retry_wait: float = 30.0,
         extra_middleware: Sequence[Middleware] = (),
+        metrics: Metrics = DISCARD,
     ) -> None:
         self.store = store
+        self.metrics = metrics
         self.channels = channels
         self.policy = policy
         self.max_retries = max_retries

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from core.engine.outbound.gate import send_chunk
@@ -40,6 +41,16 @@ class DeliveryParts(Protocol):
     def gate(self) -> OutboundGate: ...
     @property
     def channels(self) -> ChannelRegistry: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryDuties:
+    """The concrete :class:`DeliveryParts` the runtime hands the watchdog (D30, D97)."""
+
+    config: CrosstalkConfig
+    store: Store
+    gate: OutboundGate
+    channels: ChannelRegistry
 
 
 async def _connected(

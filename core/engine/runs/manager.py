@@ -102,16 +102,26 @@ class _Pending:
 
 
 class RunManager:
-    metrics: Metrics = DISCARD  # the runtime sets its own
-    owner: str | None = None
-    """The process id stored on the runs it accepts (D27); set by the cluster node."""
-    claims: SessionClaims | None = None
-    """Session FIFO across processes (D27); None: this process alone decides (tests)."""
-
-    def __init__(self, store: Store, executor: TurnExecutor, lanes: Lanes) -> None:
+    def __init__(
+        self,
+        store: Store,
+        executor: TurnExecutor,
+        lanes: Lanes,
+        *,
+        metrics: Metrics = DISCARD,
+        owner: str | None = None,
+        claims: SessionClaims | None = None,
+    ) -> None:
         self.store = store
         self.executor = executor
         self.lanes = lanes
+        self.metrics = metrics
+        self.owner = owner
+        """The process id stored on the runs it accepts (D27)."""
+        self.claims = claims
+        """Session FIFO across processes (D27); None: this process alone decides."""
+        if claims is not None:
+            claims.on_abort(self.abort_here)
         self._queues: dict[str, deque[_Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}

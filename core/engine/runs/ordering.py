@@ -8,6 +8,7 @@ runs package does not depend on the cluster.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from core.model.records import RunRecord, SessionEntry
@@ -16,6 +17,10 @@ from core.store.cluster import ClaimResult
 
 class SessionClaims(Protocol):
     """Claims turns for this process; one instance per run manager."""
+
+    def on_abort(self, handler: Callable[[str, str], None]) -> None:
+        """Call `handler(session_key, reason)` when another process stops a session."""
+        ...
 
     def generation(self, session_key: str) -> int:
         """A counter that moves on every ended turn of the session; read before claiming."""

@@ -18,18 +18,17 @@ from core.model.inbound import InboundMessage
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
-    from core.engine.outbound.gate import OutboundGate
-    from core.store import Store
 
 log = logging.getLogger(__name__)
 
 
 class Admission:
-    metrics: Metrics = DISCARD  # the runtime sets its own
-
-    def __init__(self, config: CrosstalkConfig, store: Store, gate: OutboundGate) -> None:
+    def __init__(
+        self, config: CrosstalkConfig, pairing: PairingService, *, metrics: Metrics = DISCARD
+    ) -> None:
         self.config = config
-        self.pairing = PairingService(store, gate)
+        self.pairing = pairing
+        self.metrics = metrics
         self._refused: Counter[tuple[str, str]] = Counter()
 
     def require_mention(self, msg: InboundMessage) -> bool | None:

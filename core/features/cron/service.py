@@ -61,12 +61,19 @@ def spec_of(rec: CronJobRecord) -> CronJobConfig:
 
 
 class CronService:
-    def __init__(self, services: Services) -> None:
+    def __init__(
+        self,
+        services: Services,
+        *,
+        live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster,
+        clock: Clock | None = None,
+        run_loop: bool = True,
+    ) -> None:
         self.services = services
-        self.live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster
-        """The live processes whose firing claims stay at a start (D29); set by the runtime."""
-        self.clock: Clock = SystemClock()
-        self.run_loop = True  # tests drive `tick()` themselves with a manual clock
+        self.live_ids = live_ids
+        """The live processes whose firing claims stay at a start (D29)."""
+        self.clock: Clock = clock or SystemClock()
+        self.run_loop = run_loop  # False: tests drive `tick()` themselves with a manual clock
         self._loop_task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._firings: set[asyncio.Task[None]] = set()

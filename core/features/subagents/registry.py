@@ -42,7 +42,12 @@ STOPPED_REASON = "stopped by the requester"
 
 class SubagentRegistry:
     def __init__(
-        self, services: Services, *, sweep_interval: float = DEFAULT_SWEEP_INTERVAL
+        self,
+        services: Services,
+        *,
+        live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster,
+        sweep_lease: Callable[[str], Awaitable[bool]] = _sole_process,
+        sweep_interval: float = DEFAULT_SWEEP_INTERVAL,
     ) -> None:
         self.services = services
         self._live: dict[str, asyncio.Event] = {}
@@ -50,10 +55,10 @@ class SubagentRegistry:
         self.sweeper = SubagentSweeper(self, sweep_interval)
         self._closing = False
         self._listening = False
-        self.live_ids: Callable[[], Awaitable[list[str] | None]] = _no_cluster
-        """The live processes whose announce claims stay at a start (D29); the runtime sets
-        its cluster node's. None: every claim was left by a previous process."""
-        self.sweep_lease: Callable[[str], Awaitable[bool]] = _sole_process
+        self.live_ids = live_ids
+        """The live processes whose announce claims stay at a start (D29); None: every
+        claim was left by a previous process."""
+        self.sweep_lease = sweep_lease
         """Takes the `sweeper` lease, so one process of a cluster sweeps (D29)."""
 
     # ---- lifecycle ------------------------------------------------------------------------

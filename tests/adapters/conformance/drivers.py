@@ -720,7 +720,7 @@ class WebchatDriver(Driver):
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         from adapters.webchat.adapter import WebchatAdapter
 
-        return [WebchatAdapter.for_runtime(rt)]
+        return [WebchatAdapter.for_gateway(rt.pages)]
 
     async def connected(self, rt: Runtime) -> None:
         from core.edge.http.server import build_app

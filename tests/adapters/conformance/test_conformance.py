@@ -170,7 +170,7 @@ async def test_delivery_context_round_trip(driver: Driver, make_runtime: Runtime
     await driver.dm("where am I?")
     [reply] = await driver.wait_replies(1)
     entry, _ = await stored(rt, "where am I?")
-    listed = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(entry))
+    listed = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, rt.services.context_for(entry))
     [row] = [r for r in listed["sessions"] if r["sessionId"] == entry.session_id]
     assert row["channel"] == driver.channel
     assert row["deliveryContext"] == {

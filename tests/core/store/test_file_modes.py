@@ -45,9 +45,9 @@ async def test_in_process_runtime_keeps_its_state_private(
     (state / "transcripts").mkdir(mode=0o755)
     (state / "transcripts" / "old.jsonl").write_text("{}\n")  # left by an older version: 0644
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     fake_model.script(text("hi"))
-    run = await rt.runs.submit(RunRequest(entry.key, "hello", rt.context_for(entry)))
+    run = await rt.runs.submit(RunRequest(entry.key, "hello", rt.services.context_for(entry)))
     assert (await rt.runs.wait(run.id, 10)).status == "ok"
     found = modes(state)
     assert {"crosstalk.db", "crosstalk.db-wal", f"transcripts/{entry.session_id}.jsonl"} <= set(

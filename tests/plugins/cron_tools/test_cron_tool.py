@@ -30,16 +30,16 @@ GUEST_KEY = "agent:main:telegram:dm:guest"
 async def ctx(
     rt: Runtime, key: str, *, owner: bool = False, sandboxed: bool = False, route: str | None = None
 ) -> ToolContext:
-    await rt.ensure_session(key)
+    await rt.services.ensure_session(key)
     if route is not None:
         await rt.store.update_session(key, last_channel="telegram", last_to=route)
     entry = await rt.store.get_session(key)
     assert entry is not None
-    return replace(rt.context_for(entry), owner=owner, sandboxed=sandboxed)
+    return replace(rt.services.context_for(entry), owner=owner, sandboxed=sandboxed)
 
 
 async def cron(rt: Runtime, c: ToolContext, **args: Any) -> dict[str, Any]:
-    return await rt.tools.invoke(rt, "cron", args, c)
+    return await rt.tools.invoke(rt.tool_env, "cron", args, c)
 
 
 async def test_agent_sets_a_reminder_that_fires_into_the_same_chat(
@@ -68,7 +68,7 @@ async def test_agent_sets_a_reminder_that_fires_into_the_same_chat(
     assert await rt.cron.jobs() == []  # one-shot removed
     main = await ctx(rt, "agent:main:main")
     listed = await rt.tools.invoke(
-        rt, "sessions_list", {"kinds": ["cron"]}, replace(main, via="http")
+        rt.tool_env, "sessions_list", {"kinds": ["cron"]}, replace(main, via="http")
     )
     assert [(r["kind"], r["channel"]) for r in listed["sessions"]] == [("cron", "internal")]
 

@@ -292,10 +292,12 @@ async def test_send_to_own_session_is_accepted_at_once(
         return text("noted")
 
     fake_model.set_responder(responder)
-    entry = await rt.ensure_session(
+    entry = await rt.services.ensure_session(
         REQ, channel="discord", chat_type="group", last_channel="discord", last_to="channel:req"
     )
-    run = await rt.start_run(RunRequest(REQ, "remind yourself", rt.context_for(entry)))
+    run = await rt.services.start_run(
+        RunRequest(REQ, "remind yourself", rt.services.context_for(entry))
+    )
     assert (await rt.runs.wait(run.id, 10)).status == "ok"
     result = json.loads(tool_results(fake_model.requests[1])[0]["content"])
     assert result["status"] == "accepted" and result["sessionKey"] == REQ
@@ -327,28 +329,30 @@ def test_message_context_lines() -> None:
 
 async def test_announce_targets(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
-    assert await resolve_announce_target(rt, "agent:main:discord:group:dev") == DeliveryContext(
-        channel="discord", to="channel:dev"
-    )
     assert await resolve_announce_target(
-        rt, "agent:main:telegram:group:-100123:topic:42"
+        rt.tool_env, "agent:main:discord:group:dev"
+    ) == DeliveryContext(channel="discord", to="channel:dev")
+    assert await resolve_announce_target(
+        rt.tool_env, "agent:main:telegram:group:-100123:topic:42"
     ) == DeliveryContext(channel="telegram", to="group:-100123", thread_id="42")
-    await rt.ensure_session(MAIN, last_channel="whatsapp", last_to="+1555")
-    assert await resolve_announce_target(rt, MAIN) == DeliveryContext(
+    await rt.services.ensure_session(MAIN, last_channel="whatsapp", last_to="+1555")
+    assert await resolve_announce_target(rt.tool_env, MAIN) == DeliveryContext(
         channel="whatsapp", to="+1555"
     )
     # Keys are lowercase; the stored route keeps Slack's case and the account.
     slack = "agent:main:slack:channel:c0abc"
-    await rt.ensure_session(
+    await rt.services.ensure_session(
         slack, last_channel="slack", last_to="channel:C0ABC", last_account_id="work"
     )
-    assert await resolve_announce_target(rt, slack) == DeliveryContext(
+    assert await resolve_announce_target(rt.tool_env, slack) == DeliveryContext(
         channel="slack", to="channel:C0ABC", account_id="work"
     )
     # WhatsApp groups prefer the session lookup.
     wa = "agent:main:whatsapp:group:123@g.us"
-    await rt.ensure_session(wa, last_channel="whatsapp", last_to="123@g.us", last_account_id="work")
-    assert await resolve_announce_target(rt, wa) == DeliveryContext(
+    await rt.services.ensure_session(
+        wa, last_channel="whatsapp", last_to="123@g.us", last_account_id="work"
+    )
+    assert await resolve_announce_target(rt.tool_env, wa) == DeliveryContext(
         channel="whatsapp", to="123@g.us", account_id="work"
     )
-    assert await resolve_announce_target(rt, "agent:main:subagent:x") is None
+    assert await resolve_announce_target(rt.tool_env, "agent:main:subagent:x") is None

@@ -9,8 +9,8 @@ from tests.conftest import RuntimeFactory
 
 
 async def agents(rt: Runtime, key: str = "agent:main:main") -> dict[str, Any]:
-    ctx = rt.context_for(await rt.ensure_session(key))
-    return await rt.tools.invoke(rt, "agents_list", {}, ctx)
+    ctx = rt.services.context_for(await rt.services.ensure_session(key))
+    return await rt.tools.invoke(rt.tool_env, "agents_list", {}, ctx)
 
 
 async def test_default_config_lists_only_the_requester(make_runtime: RuntimeFactory) -> None:

@@ -16,18 +16,18 @@ MAIN = "agent:main:main"
 
 
 async def ctx_for(rt: Runtime, key: str = MAIN, *, sandboxed: bool = False) -> ToolContext:
-    entry = await rt.ensure_session(key)
+    entry = await rt.services.ensure_session(key)
     from dataclasses import replace
 
-    return replace(rt.context_for(entry), sandboxed=sandboxed)
+    return replace(rt.services.context_for(entry), sandboxed=sandboxed)
 
 
 async def call(rt: Runtime, tool: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    return await rt.tools.invoke(rt, tool, args, ctx)
+    return await rt.tools.invoke(rt.tool_env, tool, args, ctx)
 
 
 async def add(rt: Runtime, key: str, *, updated: int | None = None, **fields: Any) -> None:
-    await rt.ensure_session(key, **fields)
+    await rt.services.ensure_session(key, **fields)
     if updated is not None:
         await rt.store.update_session(key, updated_at=updated)
 

@@ -68,8 +68,8 @@ async def requester(rt: Runtime, key: str = REQ, **fields: Any) -> Any:
             "last_to": f"channel:{chat}",
             **fields,
         }
-    entry = await rt.ensure_session(key, **fields)
-    return rt.context_for(entry)
+    entry = await rt.services.ensure_session(key, **fields)
+    return rt.services.context_for(entry)
 
 
 async def send(
@@ -78,7 +78,7 @@ async def send(
     ctx = await requester(rt, key)
     if ctx_changes:
         ctx = dataclasses.replace(ctx, **ctx_changes)
-    return await rt.tools.invoke(rt, "sessions_send", args, ctx)
+    return await rt.tools.invoke(rt.tool_env, "sessions_send", args, ctx)
 
 
 async def runs_in(rt: Runtime, key: str) -> list[TranscriptMessage]:
@@ -113,8 +113,8 @@ async def test_message_required_is_thrown_before_anything_else(
             await send(rt, args)
     # Through an agent turn the thrown error becomes the reference's payload.
     fake_model.script(tool_call("sessions_send", {"sessionKey": "main"}), text("ok"))
-    entry = await rt.ensure_session(REQ)
-    run = await rt.start_run(RunRequest(REQ, "go", rt.context_for(entry)))
+    entry = await rt.services.ensure_session(REQ)
+    run = await rt.services.start_run(RunRequest(REQ, "go", rt.services.context_for(entry)))
     assert (await rt.runs.wait(run.id, 10)).status == "ok"
     payload = json.loads(tool_results(fake_model.requests[1])[0]["content"])
     assert payload == {"status": "error", "tool": "sessions_send", "error": "message required"}
@@ -125,7 +125,7 @@ async def test_key_and_label_together_is_refused_with_a_run_id(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
-    await rt.ensure_session(TARGET)
+    await rt.services.ensure_session(TARGET)
     await rt.store.set_label(TARGET, "worker")
     out = await send(rt, {"sessionKey": TARGET, "label": "worker", "message": "hi"})
     assert out["status"] == "error"
@@ -180,8 +180,8 @@ async def test_sandboxed_requester_reaches_only_its_children(
 ) -> None:
     rt = await make_runtime({"agents": {"defaults": {"sandbox": {"mode": "all"}}}, **NO_A2A})
     child = "agent:main:subagent:0c4f3c2e-8d0b-4a43-9d43-1d6d3f3f9d7b"
-    await rt.ensure_session(child, spawned_by=MAIN, label="kid")
-    await rt.ensure_session(TARGET, label="stranger")
+    await rt.services.ensure_session(child, spawned_by=MAIN, label="kid")
+    await rt.services.ensure_session(TARGET, label="stranger")
     ctx = await requester(rt, MAIN)
     assert ctx.sandboxed
 
@@ -203,7 +203,7 @@ async def test_sandboxed_requester_reaches_only_its_children(
 async def test_send_by_label(make_runtime: RuntimeFactory, fake_model: FakeModelServer) -> None:
     rt = await make_runtime(NO_A2A)
     labelled = "agent:main:test-labeled-session"
-    await rt.ensure_session(labelled)
+    await rt.services.ensure_session(labelled)
     await rt.store.set_label(labelled, "my-test-worker")
     out = await send(rt, {"label": "my-test-worker", "message": "job", "timeoutSeconds": 5})
     assert out["status"] == "ok" and out["sessionKey"] == labelled
@@ -213,7 +213,7 @@ async def test_send_by_label(make_runtime: RuntimeFactory, fake_model: FakeModel
     assert out["error"] == "No session found with label: nonexistent-label"
     assert_uuid(out["runId"])
     for key in ("agent:main:w1", "agent:main:w2"):
-        await rt.ensure_session(key, label="worker")
+        await rt.services.ensure_session(key, label="worker")
     out = await send(rt, {"label": "worker", "message": "job"})
     assert out["status"] == "error"
     assert (
@@ -340,7 +340,7 @@ async def test_send_policy_deny_blocks_the_run(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
-    await rt.ensure_session(TARGET, send_policy="deny")
+    await rt.services.ensure_session(TARGET, send_policy="deny")
     out = await send(rt, {"sessionKey": TARGET, "message": "x", "timeoutSeconds": 5})
     assert out["status"] == "error" and out["error"] == "send blocked by session policy"
     assert out["sessionKey"] == TARGET

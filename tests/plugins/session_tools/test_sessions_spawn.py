@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from core.engine.runs import RunRequest
+from core.features.tools.availability import tool_names_for
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ToolInputError
 from core.model.tool_context import ToolContext
@@ -37,14 +38,14 @@ ORIGIN = DeliveryContext(channel="discord", to="channel:req", account_id="acct")
 
 
 async def ctx_for(rt: Runtime, key: str = "agent:main:main", **fields: Any) -> ToolContext:
-    entry = await rt.ensure_session(key)
-    return dataclasses.replace(rt.context_for(entry, origin=ORIGIN), **fields)
+    entry = await rt.services.ensure_session(key)
+    return dataclasses.replace(rt.services.context_for(entry, origin=ORIGIN), **fields)
 
 
 async def spawn(
     rt: Runtime, args: dict[str, Any], ctx: ToolContext | None = None
 ) -> dict[str, Any]:
-    return await rt.tools.invoke(rt, "sessions_spawn", args, ctx or await ctx_for(rt))
+    return await rt.tools.invoke(rt.tool_env, "sessions_spawn", args, ctx or await ctx_for(rt))
 
 
 async def subagent_sessions(rt: Runtime) -> list[str]:
@@ -86,7 +87,9 @@ async def test_task_required_reaches_the_model_as_an_error_payload(
     fake_model.script(tool_call("sessions_spawn", {"label": "x"}), text("ok"))
     rt = await make_runtime()
     ctx = await ctx_for(rt)
-    run = await rt.start_run(RunRequest(session_key=ctx.session_key, message="go", context=ctx))
+    run = await rt.services.start_run(
+        RunRequest(session_key=ctx.session_key, message="go", context=ctx)
+    )
     await rt.runs.wait(run.id, 10)
     result = json.loads(tool_results(fake_model.requests[1])[0]["content"])
     assert result == {"status": "error", "tool": "sessions_spawn", "error": "task required"}
@@ -293,7 +296,7 @@ async def test_spawned_child_is_listed_for_its_sandboxed_parent(
     ctx = await ctx_for(rt)
     assert ctx.sandboxed
     out = await spawn(rt, {"task": "x", "label": "kid"}, ctx)
-    listed = await rt.tools.invoke(rt, "sessions_list", {}, ctx)
+    listed = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, ctx)
     assert [r["key"] for r in listed["sessions"]] == [out["childSessionKey"]]
     entries = await rt.store.list_sessions(SessionQuery(spawned_by="agent:main:main"))
     assert [e.key for e in entries] == [out["childSessionKey"]]
@@ -302,7 +305,7 @@ async def test_spawned_child_is_listed_for_its_sandboxed_parent(
 async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFactory) -> None:
     rt = await make_runtime()
     child = rt.keys.subagent_key("main")
-    names = rt.tool_names_for(child, "main")
+    names = tool_names_for(rt.config, rt.tools, child, "main")
     for denied in (
         "sessions_list",
         "sessions_history",
@@ -311,7 +314,7 @@ async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFact
         "agents_list",
     ):
         assert denied not in names
-    assert "sessions_spawn" in rt.tool_names_for("agent:main:main", "main")
+    assert "sessions_spawn" in tool_names_for(rt.config, rt.tools, "agent:main:main", "main")
 
 
 async def test_spawn_does_not_wait_for_the_child(

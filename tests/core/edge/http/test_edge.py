@@ -169,7 +169,7 @@ async def test_bad_bodies_are_400_with_the_route_error_shape(
     client: tuple[Client, Runtime], path: str, data: bytes, ctype: str | None, starts: str
 ) -> None:
     c, rt = client
-    await rt.ensure_session(rt.keys.main_session_key())
+    await rt.services.ensure_session(rt.keys.main_session_key())
     headers = {**AUTH, "Content-Type": ctype} if ctype else dict(AUTH)
     method = "PATCH" if path.startswith("/api/") else "POST"
     resp = await c.request(
@@ -337,7 +337,7 @@ async def test_a_label_held_by_another_session_is_409(client: tuple[Client, Runt
     """Found by schemathesis: a schema-valid patch is not a bad request; it conflicts."""
     c, rt = client
     for key in ("agent:main:a", "agent:main:b"):
-        await rt.ensure_session(key)
+        await rt.services.ensure_session(key)
     resp = await c.patch("/api/sessions/agent%3Amain%3Aa", json={"label": "home"}, headers=AUTH)
     assert resp.status == 200
     resp = await c.patch("/api/sessions/agent%3Amain%3Ab", json={"label": "home"}, headers=AUTH)

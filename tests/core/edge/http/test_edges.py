@@ -30,7 +30,7 @@ async def gateway(
 ) -> AsyncIterator[tuple[Client, Runtime]]:
     async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[Client, Runtime]]:
         rt = Runtime(make_runtime_config(extra))
-        webchat = WebchatAdapter.for_runtime(rt)
+        webchat = WebchatAdapter.for_gateway(rt.pages)
         await rt.start(adapters=[webchat], probe_models=False)
         try:
             async with TestClient(TestServer(build_app(rt, "test-token", [webchat]))) as c:

@@ -77,7 +77,7 @@ async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime
     c, rt = client
     resp = await c.patch("/api/sessions/main", json={"sendPolicy": "deny"}, headers=AUTH)
     assert resp.status == 404
-    await rt.ensure_session(rt.keys.main_session_key())
+    await rt.services.ensure_session(rt.keys.main_session_key())
     resp = await c.patch(
         "/api/sessions/main", json={"sendPolicy": "deny", "label": "home"}, headers=AUTH
     )
@@ -110,7 +110,7 @@ async def test_chat_completion_into_a_denied_session_is_refused(
     client: tuple[Client, Runtime],
 ) -> None:
     c, rt = client
-    await rt.ensure_session("agent:main:ops")
+    await rt.services.ensure_session("agent:main:ops")
     await rt.store.update_session("agent:main:ops", send_policy="deny")
     resp = await c.post(
         "/v1/chat/completions",

@@ -197,9 +197,9 @@ async def test_hook_renders_the_template_runs_and_delivers(
     waited = await _json(resp2)
     assert waited["status"] == "ok" and waited["reply"] == "echo: CI ok on r"
     assert waited["sessionKey"] != body["sessionKey"] and waited["runId"]
-    main = await rt.ensure_session("agent:main:main")
+    main = await rt.services.ensure_session("agent:main:main")
     listed = await rt.tools.invoke(
-        rt, "sessions_list", {"kinds": ["hook"]}, rt.context_for(main, via="http")
+        rt.tool_env, "sessions_list", {"kinds": ["hook"]}, rt.services.context_for(main, via="http")
     )
     rows = {r["key"]: (r["kind"], r["channel"]) for r in listed["sessions"]}
     assert rows == {

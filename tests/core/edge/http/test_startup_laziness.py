@@ -24,9 +24,9 @@ async def test_the_model_stack_waits_for_a_chat_to_open(make_runtime: RuntimeFac
     rt = await make_runtime()
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
         assert (await c.get("/healthz")).status == 200
-        assert not rt.warm_up_started  # a monitor polling the gateway does not load it
+        assert not rt.warm.started  # a monitor polling the gateway does not load it
         await c.get("/ws")  # the web chat's socket (refused here: no web chat mounted)
-        assert rt.warm_up_started
+        assert rt.warm.started
         assert rt.warmup is not None
         await rt.warmup
 
@@ -35,7 +35,7 @@ async def test_the_first_turn_starts_the_model_stack_and_gets_its_reply(
     make_runtime: RuntimeFactory,
 ) -> None:
     rt = await make_runtime()
-    assert not rt.warm_up_started
+    assert not rt.warm.started
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
         resp = await c.post(
             "/v1/chat/completions",
@@ -45,7 +45,7 @@ async def test_the_first_turn_starts_the_model_stack_and_gets_its_reply(
         body = await resp.json()
     assert resp.status == 200, body
     assert body["choices"][0]["message"]["content"] == "echo: hello"
-    assert rt.warm_up_started
+    assert rt.warm.started
 
 
 def test_a_refused_gateway_start_leaves_gc_on(

@@ -61,7 +61,7 @@ async def test_tools_list_and_call_over_http(
     gateway: tuple[str, Runtime], fake_model: FakeModelServer
 ) -> None:
     url, rt = gateway
-    await rt.ensure_session("agent:main:ops")
+    await rt.services.ensure_session("agent:main:ops")
     async with _client(url) as mcp:
         tools = (await mcp.list_tools()).tools
         assert sorted(t.name for t in tools) == sorted(ALL_TOOLS)
@@ -87,7 +87,7 @@ async def test_send_policy_and_identity_apply(
     gateway: tuple[str, Runtime], fake_model: FakeModelServer
 ) -> None:
     url, rt = gateway
-    await rt.ensure_session("agent:main:quiet")
+    await rt.services.ensure_session("agent:main:quiet")
     await rt.store.update_session("agent:main:quiet", send_policy="deny")
     async with _client(url) as mcp:
         out = _details(
@@ -120,7 +120,7 @@ async def test_stdio_command_relays_to_the_gateway(
 ) -> None:
     gw = await start_gateway(make_config(EXTRA), port=0)
     try:
-        await gw.runtime.ensure_session("agent:main:ops")
+        await gw.runtime.services.ensure_session("agent:main:ops")
         config = tmp_path / "client.yaml"
         config.write_text(f"gateway:\n  stateDir: {tmp_path / 'client-state'}\n", encoding="utf-8")
         params = StdioServerParameters(

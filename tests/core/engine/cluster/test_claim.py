@@ -47,11 +47,8 @@ def manager(
     store: Store, owner: str, bus: EventBus, log: list[str], running: list[str]
 ) -> tuple[RunManager, Recorder]:
     rec = Recorder(log, running)
-    runs = RunManager(store, rec, Lanes({}))
-    runs.owner = owner
-    runs.claims = TurnClaims(store, owner, bus, poll_seconds=5.0)
-    runs.claims.on_abort = runs.abort_here
-    return runs, rec
+    claims = TurnClaims(store, owner, bus, poll_seconds=5.0)
+    return RunManager(store, rec, Lanes({}), owner=owner, claims=claims), rec
 
 
 def request(text: str) -> RunRequest:

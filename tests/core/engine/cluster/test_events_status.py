@@ -90,7 +90,7 @@ async def test_an_adopted_turn_keeps_its_request(
 ) -> None:
     """A queued run of a dead process is rebuilt from its row: input, chain, extras (D27)."""
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:adopted")
+    entry = await rt.services.ensure_session("agent:main:adopted")
     run = RunRecord(
         id="r-adopted",
         session_key=entry.key,

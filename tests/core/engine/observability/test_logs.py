@@ -46,11 +46,11 @@ async def test_every_line_of_a_turn_carries_run_id_and_session_key(
     rt = await make_runtime()
     if rt.warmup is not None:
         await rt.warmup
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     log.info("before any turn")
     fake_model.script(ErrorReply(500, "model broke", "server_error"))  # so the turn logs a warning
     start = len(json_log.getvalue())
-    run = await rt.runs.submit(RunRequest(entry.key, "hello", rt.context_for(entry)))
+    run = await rt.runs.submit(RunRequest(entry.key, "hello", rt.services.context_for(entry)))
     assert (await rt.runs.wait(run.id, 10)).status == "error"
     during = [
         r for r in lines(json_log.getvalue()[start:]) if not r["logger"].startswith("aiohttp")

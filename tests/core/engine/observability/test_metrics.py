@@ -136,7 +136,7 @@ async def test_suppressed_deliveries_are_counted_by_outcome(
     c, rt, ad = gateway
     before = await scrape(c)
     key = "agent:main:quiet:direct:q1"
-    await rt.ensure_session(key, channel="quiet", last_channel="quiet", last_to="q1")
+    await rt.services.ensure_session(key, channel="quiet", last_channel="quiet", last_to="q1")
     result = await rt.gate.deliver(Outbound("psst", "announce", key))
     assert result.outcome == "suppressed_by_policy"
     s = await scrape(c)
@@ -166,9 +166,9 @@ async def test_queue_depth_and_running_turns_while_a_turn_blocks(
 
     fake_model.set_responder(slow)
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     runs = [
-        await rt.runs.submit(RunRequest(entry.key, f"m{i}", rt.context_for(entry)))
+        await rt.runs.submit(RunRequest(entry.key, f"m{i}", rt.services.context_for(entry)))
         for i in range(3)
     ]
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
@@ -213,8 +213,8 @@ async def test_loopback_port_is_off_by_default(make_runtime: RuntimeFactory) -> 
 
 async def test_each_runtime_has_its_own_registry(make_runtime: RuntimeFactory) -> None:
     a, b = await make_runtime(), await make_runtime()
-    entry = await a.ensure_session("agent:main:main")
-    run = await a.runs.submit(RunRequest(entry.key, "hi", a.context_for(entry)))
+    entry = await a.services.ensure_session("agent:main:main")
+    run = await a.runs.submit(RunRequest(entry.key, "hi", a.services.context_for(entry)))
     assert (await a.runs.wait(run.id, 10)).status == "ok"
     assert a.metrics.registry is not b.metrics.registry
     assert a.metrics.sample("crosstalk_turns_finished_total", lane="main", status="ok") == 1
@@ -246,8 +246,8 @@ async def test_model_latency_is_labelled_by_the_model_that_answered(
             },
         }
     )
-    entry = await rt.ensure_session("agent:main:main")
-    run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.context_for(entry)))
+    entry = await rt.services.ensure_session("agent:main:main")
+    run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.services.context_for(entry)))
     assert (await rt.runs.wait(run.id, 20)).status == "ok"
     assert (
         rt.metrics.sample(

@@ -22,7 +22,9 @@ async def _runtime(
 ) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter(text_limit=20)
     rt = await make_runtime(extra, adapters=[adapter])
-    await rt.ensure_session("agent:main:testchat:group:g1", channel="testchat", chat_type="group")
+    await rt.services.ensure_session(
+        "agent:main:testchat:group:g1", channel="testchat", chat_type="group"
+    )
     await rt.store.update_session(
         "agent:main:testchat:group:g1",
         last_channel="testchat",

@@ -33,7 +33,7 @@ async def _setup(
 ) -> tuple[Runtime, RecordingAdapter, LiveFeedback, RunRecord, RunRequest]:
     adapter = RecordingAdapter()
     rt = await make_runtime(dict(extra) or None, adapters=[adapter])
-    entry = await rt.ensure_session(KEY)
+    entry = await rt.services.ensure_session(KEY)
     live = LiveFeedback(
         rt.gate, rt.config, typing_interval=3600, **({"clock": clock} if clock else {})
     )
@@ -46,7 +46,10 @@ async def _setup(
         created_at=now_ms(),
     )
     request = RunRequest(
-        session_key=KEY, message="hi", deliver=True, context=rt.context_for(entry, origin=TARGET)
+        session_key=KEY,
+        message="hi",
+        deliver=True,
+        context=rt.services.context_for(entry, origin=TARGET),
     )
     return rt, adapter, live, run, request
 
@@ -106,7 +109,7 @@ async def test_streaming_off_means_typing_only(make_runtime: RuntimeFactory) -> 
     rt, _adapter, live, run, request = await _setup(make_runtime)
     rt.config.channels.webchat.streaming = "off"
     webchat = DeliveryContext(channel="webchat", to="owner", account_id="default")
-    request.context = rt.context_for((await rt.store.get_session(KEY)), origin=webchat)  # type: ignore[arg-type]
+    request.context = rt.services.context_for((await rt.store.get_session(KEY)), origin=webchat)  # type: ignore[arg-type]
     assert live.sink_for(run, request) is None
     await live.on_run_finished(run, request, RunOutcome(run.id, "ok", reply="x"))
 

@@ -14,7 +14,7 @@ from tests.conftest import RuntimeFactory
 async def test_orphan_reply_is_delivered_after_a_restart(make_runtime: RuntimeFactory) -> None:
     first = RecordingAdapter()
     rt = await make_runtime(adapters=[first])
-    entry = await rt.ensure_session("agent:main:testchat:direct:u9")
+    entry = await rt.services.ensure_session("agent:main:testchat:direct:u9")
     origin = DeliveryContext(channel="testchat", to="u9", account_id="default")
     run = RunRecord(
         id=str(uuid.uuid4()),

@@ -14,10 +14,10 @@ async def test_runs_in_one_session_are_serialised_in_order(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     fake_model.script(delay(0.2, text("first")), text("second"))
-    r1 = await rt.runs.submit(RunRequest(entry.key, "one", rt.context_for(entry)))
-    r2 = await rt.runs.submit(RunRequest(entry.key, "two", rt.context_for(entry)))
+    r1 = await rt.runs.submit(RunRequest(entry.key, "one", rt.services.context_for(entry)))
+    r2 = await rt.runs.submit(RunRequest(entry.key, "two", rt.services.context_for(entry)))
     assert (await rt.runs.wait(r2.id, 10)).reply == "second"
     assert (await rt.runs.wait(r1.id, 0)).reply is None  # already ended: read from the store
     history = await rt.store.history(entry.session_id)
@@ -36,9 +36,9 @@ async def test_wait_timeout_then_wait_again_gets_the_final_status(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     fake_model.script(delay(0.3, text("late")))
-    run = await rt.runs.submit(RunRequest(entry.key, "slow", rt.context_for(entry)))
+    run = await rt.runs.submit(RunRequest(entry.key, "slow", rt.services.context_for(entry)))
     assert (await rt.runs.wait(run.id, 0.01)).status == "timeout"
     final = await rt.runs.wait(run.id, 10)
     assert final.status == "ok" and final.reply == "late"
@@ -50,10 +50,10 @@ async def test_run_timeout_aborts_the_turn(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime()
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     fake_model.script(delay(5, text("never")))
     run = await rt.runs.submit(
-        RunRequest(entry.key, "x", rt.context_for(entry), timeout_seconds=0.2)
+        RunRequest(entry.key, "x", rt.services.context_for(entry), timeout_seconds=0.2)
     )
     out = await rt.runs.wait(run.id, 10)
     assert out.status == "timeout" and "timed out" in (out.error or "")
@@ -68,8 +68,8 @@ async def test_no_model_configured_answers_with_instructions(make_config: Config
     rt = Runtime(validate_config(base))
     await rt.start(probe_models=False)
     try:
-        entry = await rt.ensure_session("agent:main:main")
-        run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.context_for(entry)))
+        entry = await rt.services.ensure_session("agent:main:main")
+        run = await rt.runs.submit(RunRequest(entry.key, "hi", rt.services.context_for(entry)))
         out = await rt.runs.wait(run.id, 10)
         assert out.status == "ok" and out.reply and "No model is configured" in out.reply
     finally:
@@ -82,9 +82,9 @@ async def test_runs_in_flight_at_a_crash_are_aborted_on_start(
     config = make_config()
     rt = Runtime(config)
     await rt.start(probe_models=False)
-    entry = await rt.ensure_session("agent:main:main")
+    entry = await rt.services.ensure_session("agent:main:main")
     fake_model.script(delay(30, text("never")))
-    run = await rt.runs.submit(RunRequest(entry.key, "in flight", rt.context_for(entry)))
+    run = await rt.runs.submit(RunRequest(entry.key, "in flight", rt.services.context_for(entry)))
     await fake_model.wait_for_requests(1)
     await rt.store.close()  # the process "dies": nothing gets to record the end of the run
     rt2 = Runtime(config)

@@ -40,10 +40,10 @@ async def test_twenty_quick_messages_interleave_everywhere(
     assert ["".join(b["text"] for b in json.loads(line)["content"]) for line in lines] == expected
 
     history = await rt.tools.invoke(
-        rt,
+        rt.tool_env,
         "sessions_history",
         {"sessionKey": key, "limit": 200},
-        rt.context_for(await rt.ensure_session("agent:main:main"), via="http"),
+        rt.services.context_for(await rt.services.ensure_session("agent:main:main"), via="http"),
     )
     assert [m["content"][0]["text"] for m in history["messages"]] == expected
 

@@ -59,9 +59,9 @@ async def test_due_job_runs_in_its_cron_session_and_delivers_through_the_gate(
     assert wire["runs"][0]["status"] == "ok" and wire["runs"][0]["delivery"] == "delivered"
     deliveries = await rt.store.list_deliveries(session_key="agent:main:cron:nightly")
     assert [(d.kind, d.outcome) for d in deliveries] == [("cron", "delivered")]
-    main = await rt.ensure_session("agent:main:main")
+    main = await rt.services.ensure_session("agent:main:main")
     listed = await rt.tools.invoke(
-        rt, "sessions_list", {"kinds": ["cron"]}, rt.context_for(main, via="http")
+        rt.tool_env, "sessions_list", {"kinds": ["cron"]}, rt.services.context_for(main, via="http")
     )
     assert [(r["key"], r["kind"], r["channel"]) for r in listed["sessions"]] == [
         ("agent:main:cron:nightly", "cron", "internal")

@@ -21,9 +21,9 @@ STDIO = {
 
 
 async def _turn(rt: Runtime, message: str, key: str = "agent:main:main") -> RunOutcome:
-    entry = await rt.ensure_session(key)
-    run = await rt.start_run(
-        RunRequest(session_key=key, message=message, context=rt.context_for(entry))
+    entry = await rt.services.ensure_session(key)
+    run = await rt.services.start_run(
+        RunRequest(session_key=key, message=message, context=rt.services.context_for(entry))
     )
     return await rt.runs.wait(run.id, 60)
 

@@ -16,16 +16,16 @@ from tests.fakes.model import FakeModelServer
 
 
 async def _turn(rt: Runtime, text: str) -> None:
-    entry = await rt.ensure_session("agent:main:main")
-    run = await rt.start_run(
-        RunRequest(session_key=entry.key, message=text, context=rt.context_for(entry))
+    entry = await rt.services.ensure_session("agent:main:main")
+    run = await rt.services.start_run(
+        RunRequest(session_key=entry.key, message=text, context=rt.services.context_for(entry))
     )
     assert (await rt.runs.wait(run.id, 30)).status == "ok"
 
 
 async def _rows(rt: Runtime) -> list[dict[str, Any]]:
-    entry = await rt.ensure_session("agent:main:main")
-    out = await rt.tools.invoke(rt, "sessions_list", {}, rt.context_for(entry))
+    entry = await rt.services.ensure_session("agent:main:main")
+    out = await rt.tools.invoke(rt.tool_env, "sessions_list", {}, rt.services.context_for(entry))
     return list(out["sessions"])
 
 

@@ -16,9 +16,9 @@ from tests.conftest import ConfigFactory
 async def test_model_connections_close_with_the_runtime(make_config: ConfigFactory) -> None:
     rt = Runtime(make_config())
     await rt.start(probe_models=False)
-    entry = await rt.ensure_session("agent:main:main")
-    run = await rt.start_run(
-        RunRequest(session_key=entry.key, message="hi", context=rt.context_for(entry))
+    entry = await rt.services.ensure_session("agent:main:main")
+    run = await rt.services.start_run(
+        RunRequest(session_key=entry.key, message="hi", context=rt.services.context_for(entry))
     )
     assert (await rt.runs.wait(run.id, 30)).reply == "echo: hi"
     clients = list(rt.models._clients)

@@ -37,7 +37,7 @@ async def test_http_client_and_web_chat_get_the_public_text(
     make_config: ConfigFactory, fake_model: FakeModelServer
 ) -> None:
     rt = Runtime(make_config())
-    webchat = WebchatAdapter.for_runtime(rt)
+    webchat = WebchatAdapter.for_gateway(rt.pages)
     await rt.start(adapters=[webchat], probe_models=False)
     try:
         async with TestClient(TestServer(build_app(rt, "test-token", [webchat]))) as c:

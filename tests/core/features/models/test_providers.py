@@ -47,17 +47,17 @@ def _providers(fake: FakeProviders, fake_model: FakeModelServer) -> dict[str, An
 async def _turn(
     rt: Runtime, text: str, *, stream: bool, key: str = "agent:main:main"
 ) -> tuple[RunOutcome, list[str]]:
-    entry = await rt.ensure_session(key)
+    entry = await rt.services.ensure_session(key)
     deltas: list[str] = []
 
     async def on_delta(t: str) -> None:
         deltas.append(t)
 
-    run = await rt.start_run(
+    run = await rt.services.start_run(
         RunRequest(
             session_key=key,
             message=text,
-            context=rt.context_for(entry),
+            context=rt.services.context_for(entry),
             extra_system_prompt="Be kind.",
             on_delta=on_delta if stream else None,
         )
@@ -196,7 +196,7 @@ async def test_each_api_calls_the_session_tools(
     rt = await make_runtime(
         {**_providers(providers, fake_model), "agents": {"defaults": {"model": ref}}}
     )
-    await rt.ensure_session("agent:main:ops")
+    await rt.services.ensure_session("agent:main:ops")
     providers.script(Call("sessions_list", {"limit": 5}), "listed")
     outcome, _ = await _turn(rt, "list them", stream=False)
     assert (outcome.status, outcome.reply) == ("ok", "listed")

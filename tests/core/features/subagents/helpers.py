@@ -124,6 +124,6 @@ OWNER_CONFIG: dict[str, Any] = {"channels": {"telegram": {"owners": [OWNER]}}}
 
 async def spawn_tool(rt: Runtime, **args: Any) -> dict[str, Any]:
     """`sessions_spawn` called by the owner's main session, whose chat is ORIGIN."""
-    entry = await rt.ensure_session(REQUESTER)
-    ctx = rt.context_for(entry, origin=ORIGIN)
-    return await rt.tools.invoke(rt, "sessions_spawn", {"task": "x", **args}, ctx)
+    entry = await rt.services.ensure_session(REQUESTER)
+    ctx = rt.services.context_for(entry, origin=ORIGIN)
+    return await rt.tools.invoke(rt.tool_env, "sessions_spawn", {"task": "x", **args}, ctx)

@@ -146,7 +146,7 @@ def _record(**kw: object) -> SubagentRecord:
 
 def test_stats_line_acceptance_116(make_config: Callable[..., CrosstalkConfig]) -> None:
     rt = Runtime(make_config())
-    line = stats_line(rt, _record(), _entry())
+    line = stats_line(rt.services, _record(), _entry())
     transcript = rt.store.transcript_path("aaaaaaaa-aaaa-4aaa-aaaa-aaaaaaaaaaaa")
     assert line == (
         f"Stats: runtime 7s • tokens 11.2k (in 12 / out 516) • sessionKey {CHILD} "
@@ -168,13 +168,15 @@ def test_stats_line_with_cost_and_missing_parts(
             }
         )
     )
-    line = stats_line(rt, _record(), _entry())
+    line = stats_line(rt.services, _record(), _entry())
     assert "• tokens 11.2k (in 12 / out 516) • est $0.0078 • sessionKey" in line
     bare = stats_line(
-        rt, _record(ended_at=None, input_tokens=None, output_tokens=None, total_tokens=None), None
+        rt.services,
+        _record(ended_at=None, input_tokens=None, output_tokens=None, total_tokens=None),
+        None,
     )
     assert bare == f"Stats: runtime n/a • tokens n/a • sessionKey {CHILD}"
-    partial = stats_line(rt, _record(total_tokens=None, output_tokens=None), None)
+    partial = stats_line(rt.services, _record(total_tokens=None, output_tokens=None), None)
     assert "tokens 12 (in 12 / out n/a)" in partial
 
 

@@ -226,7 +226,7 @@ async def test_stop_with_one_subagent_uses_the_singular(
     rt = await make_runtime(OWNER_CONFIG, adapters=[adapter])
     await spawn_tool(rt)
     await fake_model.wait_for_requests(1)
-    assert await rt.stop_subagents_of("agent:main:other") == 0
+    assert await rt.subagents.stop_of("agent:main:other") == 0
     await adapter.say("/stop")
     assert adapter.sent[-1][1] == "⚙️ Agent was aborted. Stopped 1 sub-agent."
     gate.set()

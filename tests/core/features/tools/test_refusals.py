@@ -16,9 +16,9 @@ from core.model.permission import OWNER
 from core.model.tool_context import ToolContext
 
 if TYPE_CHECKING:
-    from core.runtime import Runtime
+    from core.features.tools.env import ToolEnv
 
-RT = cast("Runtime", object())
+RT = cast("ToolEnv", object())  # handlers here ignore their environment
 
 
 class NoArgs(BaseModel):
@@ -36,7 +36,7 @@ def registry_with(handler: Any, **spec: Any) -> ToolRegistry:
 async def test_owner_tool_is_refused_for_a_non_owner_without_running() -> None:
     calls: list[str] = []
 
-    async def handler(rt: Runtime, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
+    async def handler(rt: ToolEnv, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         calls.append(ctx.session_key)
         return {"status": "ok"}
 
@@ -56,7 +56,7 @@ async def test_owner_tool_is_refused_for_a_non_owner_without_running() -> None:
 
 
 async def test_a_raised_refusal_becomes_the_documented_payload() -> None:
-    async def handler(rt: Runtime, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
+    async def handler(rt: ToolEnv, ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
         try:
             raise ToolRefused("No session found: x", status="error", sessionKey="x")
         except ToolRefused as refusal:
