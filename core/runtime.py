@@ -34,6 +34,7 @@ from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
 from core.features.extension.discovery import load_plugins
+from core.features.inbound.pipeline import InboundSteps
 from core.features.inbound.router import Router
 from core.features.mcp.client import McpClients
 from core.features.models.resolver import ModelResolver
@@ -146,6 +147,7 @@ class Runtime:
             **base, cron=self.cron, subagents=self.subagents, send_limiter=self.send_limiter
         )
         self.tool_env = tool_env
+        self.inbound = InboundSteps()
         self.router = Router(
             self.services,
             access=self.access,
@@ -158,6 +160,7 @@ class Runtime:
                 pairing=self.pairing,
                 commands=self.commands,
             ),
+            steps=self.inbound,
         )
         self.cluster = ClusterNode(
             self.membership, self.services, resume_announces=self.subagents.resume
@@ -207,7 +210,9 @@ class Runtime:
             )
         self.state = "starting"
         # Plugins first: one that is missing or fails to register stops the start cleanly.
-        self.plugins = load_plugins(self.config.plugins, tools=self.tools, commands=self.commands)
+        self.plugins = load_plugins(
+            self.config.plugins, tools=self.tools, commands=self.commands, inbound=self.inbound
+        )
         started_ms = now_ms()  # deliveries and runs older than this belong to a dead process
         await self.store.open()
         aborted = await self.cluster.begin()

@@ -17,6 +17,7 @@ from core.features.commands.parse import (
 )
 from core.features.commands.registry import CommandEnv, CommandInvocation, CommandSpec, ErrorHook
 from core.features.extension.context import PluginContext
+from core.features.inbound.pipeline import Inbound, InboundStep, Proceed
 from core.features.services import PluginServices, Services, SessionStore
 from core.features.tools.args import ToolArgs, floor_clamp, required_text
 from core.features.tools.env import ToolEnv
@@ -37,12 +38,15 @@ __all__ = [
     "CommandInvocation",
     "CommandSpec",
     "ErrorHook",
+    "Inbound",
+    "InboundStep",
     "Json",
     "ParsedCommand",
     "Payload",
     "Permission",
     "PluginContext",
     "PluginServices",
+    "Proceed",
     "RowBuilder",
     "SendBlocked",
     "Services",

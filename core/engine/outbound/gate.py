@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.outbound.channels import ChannelRegistry
@@ -24,6 +24,7 @@ from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron", "hook"]
 Outcome = Literal[
@@ -186,14 +187,26 @@ class OutboundGate:
         return await nxt()
 
     async def _retry_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
+        try:
+            return await self.retrying(nxt)
+        except RateLimited as exc:
+            return DeliveryResult(
+                "failed", f"rate limited after {attempt.attempts} attempts: {exc}"
+            )
+
+    async def retrying(self, send: Callable[[], Awaitable[T]]) -> T:
+        """The retry step: `send` again after a platform's rate limit, waiting what it asks
+        (at most `max_retry_wait`), up to `max_retries` more times; then the limit is raised.
+        Recovery resends an in-doubt chunk through it too (D16, D99), not through a loop of
+        its own."""
+        tries = 0
         while True:
+            tries += 1
             try:
-                return await nxt()
+                return await send()
             except RateLimited as exc:
-                if attempt.attempts > self.max_retries:
-                    return DeliveryResult(
-                        "failed", f"rate limited after {attempt.attempts} attempts: {exc}"
-                    )
+                if tries > self.max_retries:
+                    raise
                 await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
 
     async def _send_step(self, attempt: Attempt) -> DeliveryResult:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from core.engine.outbound.gate import send_chunk
-from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
+from core.model.channel import ChannelAdapter, ChunkRef
 from core.model.delivery_context import DeliveryContext
-from core.model.errors import DeliveryError, RateLimited
+from core.model.errors import DeliveryError
 from core.store import DeliveryRecord, now_ms
 
 if TYPE_CHECKING:
@@ -68,19 +69,6 @@ async def _connected(
         await asyncio.sleep(0.2)
 
 
-async def _send(
-    adapter: ChannelAdapter, target: DeliveryContext, text: str, ref: ChunkRef, tries: int = 4
-) -> SendReceipt:
-    for attempt in range(tries):
-        try:
-            return await send_chunk(adapter, target, text, ref)
-        except RateLimited as exc:
-            if attempt == tries - 1:
-                raise
-            await asyncio.sleep(min(max(exc.retry_after, 0.0), 30.0))
-    raise AssertionError("unreachable")
-
-
 async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: float = 30.0) -> str:
     """Settle one pending delivery; returns its final outcome."""
     assert rec.id is not None
@@ -108,7 +96,7 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
                     )
                     in_doubt = False
                     continue
-            receipt = await _send(adapter, target, chunk.text, ref)
+            receipt = await rt.gate.retrying(partial(send_chunk, adapter, target, chunk.text, ref))
         except DeliveryError as exc:
             why = f"{type(exc).__name__}: {exc}"
             await rt.store.mark_chunk(rec.id, chunk.chunk_index, "failed", reason=why)
@@ -176,7 +164,7 @@ async def deliver_orphan_replies(
     (only turns that ended `grace_ms` ago: a live process may be about to deliver)."""
     if grace_ms:
         await asyncio.sleep(grace_ms / 1000)
-    from core.engine.outbound.gate import Outbound
+    from core.engine.outbound.run_end import deliver_run_end
     from core.model.delivery_context import normalize_delivery_context
 
     sent = 0
@@ -196,8 +184,13 @@ async def deliver_orphan_replies(
             continue
         if target is not None:
             await _connected(rt, target, 30.0)
-        await rt.gate.deliver(
-            Outbound(reply, "reply", run.session_key, target=target, run_id=run.id)
+        await deliver_run_end(
+            rt.gate,
+            session_key=run.session_key,
+            run_id=run.id,
+            target=target,
+            status="ok",
+            reply=reply,
         )
         sent += 1
     if sent:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.run_end import deliver_run_end
 from core.store import RunRecord
 
 if TYPE_CHECKING:
@@ -25,5 +25,12 @@ async def notify_aborted_chats(gate: OutboundGate, aborted: list[RunRecord]) -> 
         if run.deliver:
             latest[run.session_key] = run
     for key, run in latest.items():
-        await gate.deliver(Outbound(RESTART_NOTICE, "notice", key, run_id=run.id))
+        await deliver_run_end(
+            gate,
+            session_key=key,
+            run_id=run.id,
+            target=None,
+            status="aborted",
+            notice=RESTART_NOTICE,
+        )
     return len(latest)

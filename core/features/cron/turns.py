@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.config.schema_cron import DeliverTarget
-from core.engine.outbound.gate import DeliveryResult, Outbound
+from core.engine.outbound.gate import DeliveryResult
+from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
 from core.model.delivery_context import DeliveryContext, normalize_delivery_context
 from core.store import RunRecord
@@ -82,9 +83,17 @@ async def finish_turn(
     """Wait for the turn to end and deliver its reply (when it has one and a target)."""
     outcome = await rt.runs.wait(run.id, None)
     delivery = None
-    if outcome.status == "ok" and outcome.reply and target is not None:
-        delivery = await rt.gate.deliver(
-            Outbound(outcome.reply, kind, run.session_key, target=target, run_id=run.id)
+    if target is not None:  # the turn's reply (no failure notice) to its target, D99's one path
+        delivery = await deliver_run_end(
+            rt.gate,
+            session_key=run.session_key,
+            run_id=run.id,
+            target=target,
+            status=outcome.status,
+            reply=outcome.reply,
+            error=outcome.error,
+            reply_kind=kind,
+            notices=False,
         )
     return TurnDone(outcome, delivery)
 

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from core.config.schema_plugins import PluginsConfig
 from core.features.commands.registry import CommandRegistry
 from core.features.extension.context import PluginContext
+from core.features.inbound.pipeline import InboundSteps
 from core.features.tools.registry import ToolRegistry
 from core.model.errors import CrosstalkError
 
@@ -84,7 +85,11 @@ def _register_fn(entry: PluginEntry) -> Register:
 
 
 def load_plugins(
-    config: PluginsConfig, *, tools: ToolRegistry, commands: CommandRegistry
+    config: PluginsConfig,
+    *,
+    tools: ToolRegistry,
+    commands: CommandRegistry,
+    inbound: InboundSteps | None = None,
 ) -> list[str]:
     """Register every enabled plugin; returns their names in load order."""
     loaded = []
@@ -99,7 +104,11 @@ def load_plugins(
     for entry in selected(found, config):
         register = _register_fn(entry)
         ctx = PluginContext(
-            entry.name, tools=tools, commands=commands, options=config.options.get(entry.name)
+            entry.name,
+            tools=tools,
+            commands=commands,
+            inbound=inbound,
+            options=config.options.get(entry.name),
         )
         try:
             register(ctx)

@@ -1,8 +1,13 @@
-"""Inbound routing: message → session key → command, stored-only, or agent run.
+"""Inbound routing: the built-in steps of the inbound pipeline (D98), and the run listener.
 
-Adapters hand every normalised message to :meth:`Router.handle_inbound`. The router is the only
-place that derives session keys from platform messages (through core.model.keys) and that decides
-whether a message starts a run; replies of finished runs go back out through the gate.
+Adapters hand every normalised message to :meth:`Router.handle_inbound`, which runs the
+pipeline (:mod:`core.features.inbound.pipeline`): ``dedup`` drops a redelivery (D16),
+``admission`` asks D11 before any session is touched, ``route`` derives the session key (through
+the key module) and points the session's reply route at the chat, ``command`` answers a chat
+command, ``mention`` stores a group message that did not address the bot without a run,
+``policy`` stores a message of a session whose send policy denies it without a run, and ``run``
+stores the message with its queued run in one transaction. Plugins add steps between these.
+Finished chat runs go back out through the gate's one path (:func:`deliver_run_end`, D99).
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.engine.outbound.gate import Outbound
+from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
 from core.features.commands.parse import parse_command
 from core.features.commands.registry import CommandInvocation
 from core.features.inbound.dedup import DuplicateCounter, claims_of
+from core.features.inbound.pipeline import Inbound, InboundStep, InboundSteps, Proceed
 from core.model.inbound import InboundMessage
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
-from core.store.inbound import Claim, DuplicateInbound
+from core.store.inbound import DuplicateInbound
 
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
@@ -28,10 +35,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BUILT_IN_STEPS = ("dedup", "admission", "route", "command", "mention", "policy", "run")
+
 
 class Router:
     """Takes its collaborators explicitly (D30): the sessions façade, admission, the channels
-    (for mention handling), the commands and the environment their handlers get."""
+    (for mention handling), the commands and the environment their handlers get, and the
+    pipeline it adds its steps to."""
 
     def __init__(
         self,
@@ -41,6 +51,7 @@ class Router:
         channels: ChannelRegistry,
         commands: CommandRegistry,
         command_env: CommandEnv,
+        steps: InboundSteps | None = None,
     ) -> None:
         self.services = services
         self.access = access
@@ -48,6 +59,113 @@ class Router:
         self.commands = commands
         self.command_env = command_env
         self.duplicates = DuplicateCounter()
+        self.steps = steps if steps is not None else InboundSteps()
+        for name, run in (
+            ("dedup", self._dedup),
+            ("admission", self._admission),
+            ("route", self._route),
+            ("command", self._command),
+            ("mention", self._mention),
+            ("policy", self._policy),
+            ("run", self._run),
+        ):
+            self.steps.append(InboundStep(name, run))
+
+    async def handle_inbound(self, msg: InboundMessage) -> None:
+        """Run one message through the pipeline; a redelivery found while storing (another
+        process claimed its identity first, D16) is dropped like one found at the start."""
+        inbound = Inbound(msg, claims_of(msg))
+        try:
+            await self.steps.handle(inbound)
+        except DuplicateInbound:
+            self._drop(msg)
+
+    # ---- the built-in steps ----------------------------------------------------------------
+
+    async def _dedup(self, inbound: Inbound, proceed: Proceed) -> None:
+        """A known identity (D16) is dropped before anything."""
+        if inbound.claims and await self.services.store.is_known(inbound.claims):
+            self._drop(inbound.message)
+            return
+        await proceed()
+
+    async def _admission(self, inbound: Inbound, proceed: Proceed) -> None:
+        """D11, before any session is touched: a refused sender leaves no session row."""
+        if await self.access.admit(inbound.message):
+            await proceed()
+
+    async def _route(self, inbound: Inbound, proceed: Proceed) -> None:
+        msg = inbound.message
+        inbound.session_key = self.session_key_for(msg)
+        inbound.entry = await self._touch_route(inbound.session_key, msg)
+        inbound.is_owner = self.is_owner(msg)
+        await proceed()
+
+    async def _command(self, inbound: Inbound, proceed: Proceed) -> None:
+        msg, entry = inbound.message, _entry(inbound)
+        adapter = self.channels.get(msg.channel, msg.account_id)
+        parsed = parse_command(
+            msg.text,
+            bot_username=adapter.bot_username if adapter else None,
+            is_group=msg.chat_type != "direct",
+            mention_patterns=adapter.mention_patterns if adapter else (),
+        )
+        spec = self.commands.lookup(parsed) if parsed else None
+        if spec is None or parsed is None:
+            await proceed()
+            return
+        await self.services.store.claim_only(inbound.claims, session_key=entry.key)
+        inv = CommandInvocation(self.command_env, parsed, msg, entry, inbound.is_owner)
+        await self._reply_command(inv, await self.commands.dispatch(spec, inv))
+
+    async def _mention(self, inbound: Inbound, proceed: Proceed) -> None:
+        msg = inbound.message
+        if (
+            msg.chat_type != "direct"
+            and not (msg.mentioned or msg.reply_to_bot)
+            and self._require_mention(msg)
+        ):
+            await self._store_only(inbound, "not addressed to the bot")
+            return
+        await proceed()
+
+    async def _policy(self, inbound: Inbound, proceed: Proceed) -> None:
+        decision = self.services.gate.decide(_entry(inbound))
+        if decision.action == "deny":
+            await self._store_only(inbound, f"send policy: {decision.reason}")
+            log.info(
+                "Send blocked by policy for session %s (%s)", inbound.session_key, decision.reason
+            )
+            return
+        await proceed()
+
+    async def _run(self, inbound: Inbound, proceed: Proceed) -> None:
+        msg, entry = inbound.message, _entry(inbound)
+        ctx = replace(self.services.context_for(entry, origin=msg.reply_to), owner=inbound.is_owner)
+        # the message, its run and its identities are stored in one transaction
+        await self.services.runs.submit(
+            RunRequest(
+                session_key=entry.key,
+                message=msg.text,
+                context=ctx,
+                deliver=True,
+                input_message=_user_message(msg),
+                claims=inbound.claims,
+                lane="main",
+                meta={
+                    "origin": msg.reply_to.model_dump(),  # a reply lost to a crash finds its chat
+                    **(
+                        {"attachments": [a.part() for a in msg.attachments]}
+                        if msg.attachments
+                        else {}
+                    ),
+                },
+                timeout_seconds=float(self.services.config.agents.defaults.timeout_seconds),
+            )
+        )
+        await proceed()
+
+    # ---- helpers ---------------------------------------------------------------------------
 
     def session_key_for(self, msg: InboundMessage) -> str:
         return self.services.keys.inbound_key(
@@ -88,87 +206,14 @@ class Router:
             display_name=display if display != entry.display_name else entry.display_name,
         )
 
+    async def _store_only(self, inbound: Inbound, why: str) -> None:
+        """Keep a message that starts no run (nothing is lost), with the reason on it."""
+        user = _user_message(inbound.message)
+        user.meta = {**(user.meta or {}), "noRun": why}
+        await self.services.store.append_claimed(_entry(inbound), user, inbound.claims)
+
     def _drop(self, msg: InboundMessage) -> None:
         self.duplicates.dropped(msg.channel, msg.account_id, ",".join(msg.identities))
-
-    async def handle_inbound(self, msg: InboundMessage) -> None:
-        """Route one message; a redelivery (a known identity, D16) is dropped before anything."""
-        claims = claims_of(msg)
-        if claims and await self.services.store.is_known(claims):
-            self._drop(msg)
-            return
-        if not await self.access.admit(msg):  # D11: before any session is touched
-            return
-        try:
-            await self._handle(msg, claims)
-        except DuplicateInbound:
-            self._drop(msg)
-
-    async def _handle(self, msg: InboundMessage, claims: tuple[Claim, ...]) -> None:
-        key = self.session_key_for(msg)
-        entry = await self._touch_route(key, msg)
-        adapter = self.channels.get(msg.channel, msg.account_id)
-        parsed = parse_command(
-            msg.text,
-            bot_username=adapter.bot_username if adapter else None,
-            is_group=msg.chat_type != "direct",
-            mention_patterns=adapter.mention_patterns if adapter else (),
-        )
-        spec = self.commands.lookup(parsed) if parsed else None
-        if spec is not None and parsed is not None:
-            await self.services.store.claim_only(claims, session_key=key)
-            inv = CommandInvocation(self.command_env, parsed, msg, entry, self.is_owner(msg))
-            await self._reply_command(inv, await self.commands.dispatch(spec, inv))
-            return
-        meta = {
-            "senderId": msg.sender_id,
-            "senderName": msg.sender_name,
-            "channel": msg.channel,
-            "messageId": msg.message_id,
-        }
-        user = TranscriptMessage.text("user", msg.text, msg.timestamp_ms or now_ms(), meta=meta)
-        if msg.attachments:  # stored with the message (D3), so nothing is dropped
-            user.content = [p for p in user.content if p.get("text")] + [
-                a.part() for a in msg.attachments
-            ]
-        if (
-            msg.chat_type != "direct"
-            and not (msg.mentioned or msg.reply_to_bot)
-            and self._require_mention(msg)
-        ):
-            user.meta = {**meta, "noRun": "not addressed to the bot"}
-            await self.services.store.append_claimed(entry, user, claims)
-            return
-        decision = self.services.gate.decide(entry)
-        if decision.action == "deny":
-            user.meta = {**meta, "noRun": f"send policy: {decision.reason}"}
-            await self.services.store.append_claimed(entry, user, claims)
-            log.info("Send blocked by policy for session %s (%s)", key, decision.reason)
-            return
-        ctx = replace(
-            self.services.context_for(entry, origin=msg.reply_to), owner=self.is_owner(msg)
-        )
-        # the message, its run and its identities are stored in one transaction
-        await self.services.runs.submit(
-            RunRequest(
-                session_key=key,
-                message=msg.text,
-                context=ctx,
-                deliver=True,
-                input_message=user,
-                claims=claims,
-                lane="main",
-                meta={
-                    "origin": msg.reply_to.model_dump(),  # a reply lost to a crash finds its chat
-                    **(
-                        {"attachments": [a.part() for a in msg.attachments]}
-                        if msg.attachments
-                        else {}
-                    ),
-                },
-                timeout_seconds=float(self.services.config.agents.defaults.timeout_seconds),
-            )
-        )
 
     def _require_mention(self, msg: InboundMessage) -> bool:
         per_account = self.access.require_mention(msg)
@@ -193,24 +238,35 @@ class Router:
     async def on_run_finished(
         self, run: RunRecord, request: RunRequest, outcome: RunOutcome
     ) -> None:
-        """Deliver what a chat-facing run produced: the reply, or a notice of what went wrong."""
-        if not request.deliver:
-            return
-        target = request.context.origin
-        if outcome.status == "ok":
-            if outcome.reply:
-                await self.services.gate.deliver(
-                    Outbound(outcome.reply, "reply", run.session_key, target=target, run_id=run.id)
-                )
-            return
-        if outcome.status == "aborted" and outcome.error == "aborted":
-            return
-        text = {
-            "timeout": "⚠️ The agent took too long and was stopped.",
-            "aborted": f"⚙️ Agent run aborted: {outcome.error}",
-        }.get(outcome.status, f"⚠️ The agent failed: {outcome.error or 'unknown error'}")
-        if outcome.status == "error" and outcome.error and outcome.error.startswith("⚠️ "):
-            text = outcome.error  # already a notice for the chat (e.g. a provider failure)
-        await self.services.gate.deliver(
-            Outbound(text, "notice", run.session_key, target=target, run_id=run.id)
-        )
+        """A chat-facing run's reply, or the notice of what went wrong, through the one path
+        from a finished run to the gate (D99)."""
+        if request.deliver:
+            await deliver_run_end(
+                self.services.gate,
+                session_key=run.session_key,
+                run_id=run.id,
+                target=request.context.origin,
+                status=outcome.status,
+                reply=outcome.reply,
+                error=outcome.error,
+            )
+
+
+def _entry(inbound: Inbound) -> SessionEntry:
+    assert inbound.entry is not None, "the route step runs first"
+    return inbound.entry
+
+
+def _user_message(msg: InboundMessage) -> TranscriptMessage:
+    meta = {
+        "senderId": msg.sender_id,
+        "senderName": msg.sender_name,
+        "channel": msg.channel,
+        "messageId": msg.message_id,
+    }
+    user = TranscriptMessage.text("user", msg.text, msg.timestamp_ms or now_ms(), meta=meta)
+    if msg.attachments:  # stored with the message (D3), so nothing is dropped
+        user.content = [p for p in user.content if p.get("text")] + [
+            a.part() for a in msg.attachments
+        ]
+    return user

@@ -181,3 +181,29 @@ def test_no_module_but_the_gate_calls_send_text() -> None:
                     if rel != "core/engine/outbound/gate.py" and not (own and adapter):
                         offenders.append(f"{rel}:{node.lineno}")
     assert offenders == []
+
+
+async def test_the_retry_step_is_the_one_recovery_resends_through(
+    make_runtime: RuntimeFactory,
+) -> None:
+    """`OutboundGate.retrying` (D99): a rate limit is waited out `max_retries` times, then it
+    is raised; recovery's in-doubt resends use it instead of a loop of their own."""
+    rt = await make_runtime()
+    calls: list[int] = []
+
+    async def send(limit: int) -> str:
+        calls.append(len(calls))
+        if len(calls) <= limit:
+            raise RateLimited("slow down", 0.0)
+        return "sent"
+
+    assert await rt.gate.retrying(lambda: send(rt.gate.max_retries)) == "sent"
+    assert len(calls) == rt.gate.max_retries + 1
+    calls.clear()
+    try:
+        await rt.gate.retrying(lambda: send(99))
+    except RateLimited:
+        pass
+    else:
+        raise AssertionError("the last rate limit is raised")
+    assert len(calls) == rt.gate.max_retries + 1

@@ -13,7 +13,11 @@ from core.config import CrosstalkConfig
 from core.features.commands.parse import parse_command
 from core.features.commands.registry import CommandRegistry
 from core.features.extension.context import PluginContext
+from core.features.inbound.pipeline import Inbound, InboundStep, InboundSteps, Proceed
+from core.features.inbound.router import BUILT_IN_STEPS
 from core.features.tools.registry import ToolRegistry
+from core.model.delivery_context import DeliveryContext
+from core.model.inbound import InboundMessage
 from core.model.tool_context import ToolContext
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "PLUGINS.md"
@@ -23,14 +27,33 @@ def blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
+async def _passthrough(inbound: Inbound, proceed: Proceed) -> None:
+    await proceed()
+
+
 async def test_python_examples_register_and_run() -> None:
-    tools, commands = ToolRegistry(), CommandRegistry()
+    tools, commands, inbound = ToolRegistry(), CommandRegistry(), InboundSteps()
+    for name in BUILT_IN_STEPS:
+        inbound.append(InboundStep(name, _passthrough))
     python = [b for b in blocks("python") if "def register" in b]  # channels: test_channel_doc
-    assert len(python) == 2
+    assert len(python) == 3
     for source in python:
         namespace: dict[str, Any] = {}
         exec(compile(source, str(DOC), "exec"), namespace)
-        namespace["register"](PluginContext("doc", tools=tools, commands=commands))
+        namespace["register"](PluginContext("doc", tools=tools, commands=commands, inbound=inbound))
+    assert inbound.names[-2:] == ["shout-guard", "run"]
+    shouted = Inbound(
+        InboundMessage(
+            channel="doc",
+            chat_type="direct",
+            chat_id="u",
+            sender_id="u",
+            text="HEY",
+            reply_to=DeliveryContext(channel="doc", to="u"),
+        )
+    )
+    await inbound.handle(shouted)
+    assert shouted.notes == {"shouted": True}
     parsed = parse_command("/shout hi")
     assert parsed is not None and commands.lookup(parsed) is not None
     ctx = ToolContext(session_key="agent:main:main", agent_id="main")
