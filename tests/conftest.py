@@ -21,10 +21,13 @@ from core.runtime import Runtime
 from core.store import Store
 from tests.fakes.fixtures import (  # noqa: F401
     fake_discord,
+    fake_email,
+    fake_matrix,
     fake_signal,
     fake_slack,
     fake_telegram,
     fake_whatsapp,
+    synapse,
 )
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database

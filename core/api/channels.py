@@ -27,6 +27,7 @@ from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
 from core.model.channel import (
     AdapterState,
     AdapterStatus,
+    Admit,
     ChannelAdapter,
     ChannelLease,
     ChunkRef,
@@ -61,6 +62,7 @@ __all__ = [
     "AccountGroupsConfig",
     "AdapterState",
     "AdapterStatus",
+    "Admit",
     "Attachment",
     "AttachmentKind",
     "Backoff",

@@ -54,6 +54,9 @@ class ChannelSpec:
     group_target: GroupTarget = "kind"
     """How announces address a group (R3.6): ``"channel"`` when the platform names every group
     by a channel id (``channel:<id>``), else by the key's kind (``group:<id>``/``channel:<id>``)."""
+    dm_threads: bool = False
+    """A direct chat's thread (``InboundMessage.thread_id``) is a session of its own: the
+    sender's DM session with a ``:thread:<id>`` suffix (D77; email threads, D171)."""
     prefer_session_lookup: bool = False
     """Announces use the session's stored route before the target parsed from its key (R3.6)."""
     default_section: bool = False

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 InboundSink = Callable[[InboundMessage], Awaitable[None]]
+Admit = Callable[[InboundMessage], Awaitable[bool]]
 GroupTarget = Literal["channel", "kind"]
 """How an announce to a group session is addressed (R3.6): ``"channel"`` = always
 ``channel:<id>`` (the platform names groups by channel id), ``"kind"`` = ``group:<id>`` or
@@ -46,6 +47,11 @@ class ChannelTraits(Protocol):
 
     @property
     def group_target(self) -> GroupTarget: ...
+
+    @property
+    def dm_threads(self) -> bool:
+        """A direct chat's thread is a session of its own (email, D171)."""
+        ...
 
     @property
     def prefer_session_lookup(self) -> bool:
@@ -142,6 +148,11 @@ class ChannelAdapter(abc.ABC):
     #: Set by the runtime before `start` (D166): for platforms that accept a message and report
     #: later that it could not be delivered (WhatsApp's `failed` status). None: not reported.
     delivery_reports: DeliveryReports | None = None
+    #: Set by the runtime before `start` (D174): D11's verdict on a would-be message, for a
+    #: platform that must accept before it can receive at all (a Matrix invite). The same
+    #: admission as every message, refusals counted and logged; it sends nothing for a sender
+    #: under ``allowlist`` or ``disabled``. None: no gateway to ask.
+    admission: Admit | None = None
 
     @abc.abstractmethod
     async def start(self, sink: InboundSink) -> None:

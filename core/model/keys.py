@@ -396,12 +396,15 @@ class KeyModel:
         topic: bool = False,
     ) -> str:
         """The session of a message from a chat: a main-session channel's (the web chat, D17)
-        is the agent's main session; a direct chat follows dmScope; a group has its own."""
+        is the agent's main session; a direct chat follows dmScope (with `:thread:<id>` where
+        the channel's DM threads are sessions, D77); a group has its own."""
         traits = self.channels.get(channel)
         if traits is not None and traits.main_session:
             return self.main_session_key(agent_id)
         if chat_type == "direct":
-            return self.dm_key(agent_id, channel, chat_id, account_id)
+            key = self.dm_key(agent_id, channel, chat_id, account_id)
+            thread = _id_segment(thread_id, "") if traits is not None and traits.dm_threads else ""
+            return f"{key}:thread:{thread}" if thread else key  # a thread of its own (D77)
         return self.group_key(agent_id, channel, chat_type, chat_id, thread_id, topic=topic)
 
     def announce_target(self, key: str | None) -> AnnounceTarget | None:

@@ -7,14 +7,17 @@ test *before* these fixtures tear down, or it will see the server vanish and sta
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
 from tests.fakes.discord import FakeDiscord, patch_discord_library
+from tests.fakes.mailserver import MailServer
+from tests.fakes.matrix_proxy import MatrixProxy
 from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
+from tests.fakes.synapse import Homeserver
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
 
@@ -69,3 +72,36 @@ async def fake_signal() -> AsyncIterator[FakeSignal]:
         yield fake
     finally:
         await fake.stop()
+
+
+@pytest.fixture(scope="session")
+def synapse() -> Iterator[Homeserver]:
+    """One real Synapse for the whole session (fresh users and rooms per test, D173)."""
+    server = Homeserver()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_matrix(synapse: Homeserver) -> AsyncIterator[MatrixProxy]:
+    """The recording proxy in front of the session's Synapse (``.server`` is Synapse)."""
+    proxy = MatrixProxy(synapse)
+    await proxy.start()
+    try:
+        yield proxy
+    finally:
+        await proxy.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_email() -> AsyncIterator[MailServer]:
+    """A real IMAP/SMTP server (mail-devel) on loopback, empty mailboxes."""
+    server = MailServer()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

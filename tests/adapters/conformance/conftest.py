@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -31,13 +32,16 @@ def platform_fake(request: pytest.FixtureRequest, platform: str) -> EmulatorServ
 
 @pytest.fixture
 async def driver(
-    platform: str, platform_fake: EmulatorServer | None, make_runtime: RuntimeFactory
+    platform: str,
+    platform_fake: EmulatorServer | None,
+    make_runtime: RuntimeFactory,
+    tmp_path: Path,
 ) -> AsyncIterator[Driver]:
     """A not-yet-started driver; the test calls ``await driver.start(make_runtime, ...)``.
 
     It depends on ``make_runtime`` only so that it is torn down first: the adapter (and the web
     chat client) stop before the runtime and before the platform fake.
     """
-    drv = make_driver(platform, platform_fake)
+    drv = make_driver(platform, platform_fake, tmp_path)
     yield drv
-    await drv.stop()
+    await drv.close()

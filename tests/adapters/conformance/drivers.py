@@ -29,6 +29,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import aiohttp
@@ -141,6 +142,10 @@ class Driver(abc.ABC):
             assert adapter.status().state == "connected", adapter.status()
         await self.connected(rt)
         return rt
+
+    async def close(self) -> None:
+        """The end of the test: everything the driver started (its people too)."""
+        await self.stop()
 
     async def stop(self) -> None:
         """Disconnect before the fake goes away (adapters' stop is idempotent)."""
@@ -793,11 +798,23 @@ class WebchatDriver(Driver):
         return markdown_features(self._replies[index].text)  # rendered by the page's marked
 
 
-PLATFORMS = ("telegram", "discord", "slack", "webchat", "whatsapp", "signal")
+PLATFORMS = ("telegram", "discord", "slack", "webchat", "whatsapp", "signal", "matrix", "email")
 
 
-def make_driver(platform: str, fake: EmulatorServer | None) -> Driver:
+def make_driver(platform: str, fake: EmulatorServer | None, tmp: Path | None = None) -> Driver:
     """The driver of ``platform`` on its (already started) fake."""
+    if platform == "matrix":
+        from tests.adapters.conformance.driver_matrix import MatrixDriver
+        from tests.fakes.matrix_proxy import MatrixProxy
+
+        assert isinstance(fake, MatrixProxy) and tmp is not None
+        return MatrixDriver(fake, tmp / "people")
+    if platform == "email":
+        from tests.adapters.conformance.driver_email import EmailDriver
+        from tests.fakes.mailserver import MailServer
+
+        assert isinstance(fake, MailServer)
+        return EmailDriver(fake)
     if platform == "telegram":
         assert isinstance(fake, FakeTelegram)
         return TelegramDriver(fake)

@@ -25,7 +25,7 @@ def test_builtins_are_entry_points_in_order() -> None:
     found = installed_channels()
     builtin = [name for name, spec in found.items() if spec.dist == "crosstalk"]
     assert builtin[:4] == ["webchat", "telegram", "discord", "slack"]
-    assert {"whatsapp", "signal"} <= set(builtin[4:])  # packages of their own (D77)
+    assert {"whatsapp", "signal", "matrix", "email"} <= set(builtin[4:])  # their own (D77)
     assert found["telegram"].adapter == "adapters.telegram.adapter:TelegramAdapter"  # a string
     assert found["whatsapp"].adapter == "adapters.whatsapp.adapter:WhatsAppAdapter"
     assert found["signal"].adapter == "adapters.signal.adapter:SignalAdapter"

@@ -1,0 +1,471 @@
+"""Matrix channel adapter on matrix-nio with end-to-end encryption (vodozemac; D77, D170).
+
+The sync loop is the connection the supervisor keeps up (D35; with a lease, one process of a
+cluster receives, D36). Replies are HTML (``org.matrix.custom.html``) with the markdown as the
+plain ``body``; live previews are one message edited with ``m.replace``; typing notifications
+while a run is active. Each chunk is sent with a transaction id derived from its delivery and
+index, so a resend after a crash is the same event: the homeserver de-duplicates it (D16,
+reconcile "nonce").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import uuid
+from collections import deque
+from typing import Any
+
+import aiohttp
+from nio import (
+    AsyncClient,
+    DirectRoomsResponse,
+    DownloadError,
+    ErrorResponse,
+    MatrixRoom,
+    ProfileGetDisplayNameResponse,
+    RoomSendResponse,
+)
+from nio.crypto.attachments import decrypt_attachment
+from nio.exceptions import LocalProtocolError
+
+from adapters.markup import markdown_html
+from adapters.matrix.normalize import CHANNEL, Me
+from adapters.matrix.session import LoginRefused, account_dir, open_device
+from adapters.matrix.spec import MatrixConfig
+from adapters.matrix.sync import SyncFailed, SyncLoop, keep_keys
+from adapters.previews import EditablePreviews
+from core.api.channels import (
+    AdapterState,
+    AdapterStatus,
+    Attachment,
+    Backoff,
+    ChannelEnv,
+    ChannelUnavailable,
+    ChunkRef,
+    ConnectionSupervisor,
+    DeliveryContext,
+    DeliveryError,
+    InboundMessage,
+    InboundSink,
+    RateLimited,
+    SendReceipt,
+    TargetForbidden,
+    TargetNotFound,
+)
+from core.api.rendering import split_markdown
+
+log = logging.getLogger(__name__)
+
+TEXT_LIMIT = 10_000
+"""Per chunk, counted as JSON-escaped text: an event is at most 64 KiB, and an edit carries the
+text about three times (fallback, new body, HTML), encrypted (base64) on top."""
+TYPING_MS = 8_000
+_OWN_KEEP = 512
+
+
+class MatrixAdapter(EditablePreviews):
+    """One Matrix account."""
+
+    channel = CHANNEL
+    text_limit = TEXT_LIMIT
+    reconcile = "nonce"
+    chunk_refs = True
+
+    def __init__(
+        self,
+        config: MatrixConfig,
+        account_id: str = "default",
+        env: ChannelEnv | None = None,
+        *,
+        poll_timeout_ms: int = 30_000,
+        request_timeout: float = 60.0,
+        retry_initial: float = 1.0,
+        retry_max: float = 60.0,
+    ) -> None:
+        self.config = config
+        self.account_id = account_id
+        self.state_dir = env.state_dir if env is not None else None
+        self.poll_timeout_ms = poll_timeout_ms
+        self.request_timeout = request_timeout
+        self.retry_initial = retry_initial
+        self.retry_max = retry_max
+        self._client: AsyncClient | None = None
+        self._sink: InboundSink | None = None
+        self._sup: ConnectionSupervisor | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._sync: SyncLoop | None = None
+        self._failed: str | None = None
+        self._display_name: str | None = None
+        self._direct: dict[str, str] = {}
+        self._own: set[str] = set()
+        self._own_order: deque[str] = deque()
+
+    # ---- identity ---------------------------------------------------------------------------
+
+    @property
+    def bot_username(self) -> str | None:
+        return self.config.user_id
+
+    @property
+    def mention_patterns(self) -> tuple[str, ...]:
+        names = [self.config.user_id]
+        if self._display_name:
+            names += [f"{self._display_name}:", self._display_name]
+        return tuple(names)
+
+    @property
+    def _where(self) -> str:
+        return f"{CHANNEL} account {self.account_id}"
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def start(self, sink: InboundSink) -> None:
+        if self._sup is not None:
+            return
+        self._sink, self._failed = sink, None
+        self._sup = ConnectionSupervisor(
+            self._where,
+            self,
+            backoff=Backoff(self.retry_initial, self.retry_max),
+            lease=self.connection_lease,
+            lease_name=f"channel:{CHANNEL}:{self.account_id}",
+        )
+        try:
+            await self._sup.start()
+        except ChannelUnavailable:
+            self._failed = self._sup.detail
+            self._sup = None
+            await self._teardown()
+            raise
+
+    async def stop(self) -> None:
+        if self._sup is not None:
+            await self._sup.stop()
+            self._failed = self._sup.detail if self._sup.state == "failed" else None
+        self._sup = None
+        await self._teardown()
+
+    def status(self) -> AdapterStatus:
+        extra = {"userId": self.config.user_id}
+        if self._client is not None and self._client.device_id:
+            extra["deviceId"] = self._client.device_id
+        sup = self._sup
+        if sup is None:
+            state: AdapterState = "failed" if self._failed else "stopped"
+            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
+        if sup.holder:
+            extra["holder"] = sup.holder
+        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+
+    async def restart_connection(self, reason: str) -> None:
+        if self._sup is not None:
+            await self._sup.restart(reason)
+
+    async def _teardown(self) -> None:
+        await self.close()
+        client, self._client = self._client, None
+        self._sync = None
+        if client is not None:
+            await client.close()
+
+    # The Connection the supervisor drives.
+
+    async def prepare(self) -> None:
+        """Log in (once) and publish the device's keys: what sending needs. Rooms are learnt
+        from the sync, or when a send names one this process has not synced (a standby)."""
+        if self._client is not None:
+            return
+        directory = account_dir(self.state_dir, self.account_id)
+        client = await open_device(self.config, directory, self.request_timeout)
+        try:
+            await keep_keys(client)  # the device's keys are published before anything else
+            name = await client.get_displayname()
+            if isinstance(name, ProfileGetDisplayNameResponse):
+                self._display_name = name.displayname
+            rooms = await client.list_direct_rooms()
+            if isinstance(rooms, DirectRoomsResponse):
+                self._direct = {room: user for user, ids in rooms.rooms.items() for room in ids}
+        except BaseException:
+            await client.close()
+            raise
+        me = Me(self.config.user_id, self._display_name, self.account_id)
+        self._sync = SyncLoop(
+            client,
+            directory,
+            me,
+            accept_invite=self._accept_invite,
+            direct=self._direct,
+            own_events=self._own,
+            edits_start_turn=self.config.edits_start_turn,
+            on_direct=self._mark_direct,
+        )
+        self._client = client
+        log.info("%s logged in as %s (device %s)", self._where, client.user_id, client.device_id)
+
+    async def open(self) -> None:
+        sync, sink = self._sync, self._sink
+        assert sync is not None and sink is not None
+        await sync.once(sink, 0)  # proves the connection; a first start sets the baseline
+        self.last_receive_ms = sync.last_receive_ms
+        self._loop_task = asyncio.create_task(
+            self._run(sync, sink), name=f"matrix-{self.account_id}"
+        )
+
+    async def _run(self, sync: SyncLoop, sink: InboundSink) -> None:
+        while True:
+            await sync.once(sink, self.poll_timeout_ms)
+            self.last_receive_ms = sync.last_receive_ms
+
+    async def wait_closed(self) -> None:
+        task = self._loop_task
+        if task is None:
+            await asyncio.Event().wait()
+            return
+        await task
+
+    async def close(self) -> None:
+        task, self._loop_task = self._loop_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def fatal_reason(self, exc: BaseException) -> str | None:
+        if isinstance(exc, LoginRefused):
+            return str(exc)
+        if isinstance(exc, SyncFailed) and exc.status_code == "M_UNKNOWN_TOKEN":
+            return "access token rejected by the homeserver"
+        return None
+
+    # ---- D11 for invites ----------------------------------------------------------------------
+
+    async def _accept_invite(self, room_id: str, inviter: str, direct: bool) -> bool:
+        """D11 for an invite (D174). Where people are let in and judged message by message
+        (DMs under ``pairing``/``open``, groups unless ``allowlist``/``disabled``), the bot
+        joins. Otherwise the invite is put to the gateway's admission as the inviter's first
+        message would be: an owner, an allow-listed or approved person, an allowed group is
+        joined; anyone else is declined, and the refusal is counted and logged like any."""
+        cfg = self.config
+        policy = cfg.dm_policy if direct else cfg.group_policy
+        if policy not in ("allowlist", "disabled"):
+            return True
+        probe = InboundMessage(
+            channel=CHANNEL,
+            account_id=self.account_id,
+            chat_type="direct" if direct else "group",
+            chat_id=inviter if direct else room_id,
+            sender_id=inviter,
+            text="(an invitation to a room)",
+            mentioned=True,
+            reply_to=DeliveryContext(channel=CHANNEL, to=room_id, account_id=self.account_id),
+        )
+        if self.admission is not None:
+            return await self.admission(probe)
+        if policy == "disabled":  # no gateway to ask (a bare adapter): the static rules
+            return False
+        if direct:
+            known = {*cfg.owners, *cfg.allow_from}
+            return "*" in known or inviter in known
+        return "*" in cfg.groups.allow or room_id in cfg.groups.allow
+
+    async def _mark_direct(self, room_id: str, peer: str) -> None:
+        """Remember a DM in the account's ``m.direct`` (server side: it outlives restarts)."""
+        self._direct[room_id] = peer
+        client = self._client
+        if client is None:
+            return
+        mapping: dict[str, list[str]] = {}
+        for room, user in self._direct.items():
+            mapping.setdefault(user, []).append(room)
+        path = f"/_matrix/client/v3/user/{client.user_id}/account_data/m.direct"
+        try:
+            resp = await client.send(
+                "PUT",
+                path,
+                json.dumps(mapping),
+                headers={
+                    "Authorization": f"Bearer {client.access_token}",
+                    "Content-Type": "application/json",
+                },
+            )
+            resp.release()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log.warning("%s: could not record %s as direct (%s)", self._where, room_id, exc)
+
+    # ---- outbound ---------------------------------------------------------------------------
+
+    def chunks(self, text: str) -> list[str]:
+        return split_markdown(text, TEXT_LIMIT, measure=_json_size)
+
+    def _live(self, target: DeliveryContext) -> tuple[AsyncClient, str, str]:
+        client, room = self._client, str(target.to or "")
+        where = f"{self._where} room {room}"
+        if client is None or self.status().state in ("stopped", "failed"):
+            raise ChannelUnavailable(
+                f"{where}: not connected ({self.status().detail or self.status().state})"
+            )
+        return client, room, where
+
+    async def send_text(
+        self, target: DeliveryContext, text: str, ref: ChunkRef | None = None
+    ) -> SendReceipt:
+        content = _message(text)
+        if target.thread_id not in (None, ""):
+            thread = str(target.thread_id)
+            content["m.relates_to"] = {
+                "rel_type": "m.thread",
+                "event_id": thread,
+                "is_falling_back": True,
+                "m.in_reply_to": {"event_id": thread},
+            }
+        return await self._send(target, content, txn_id(ref, str(target.to or ""), text))
+
+    async def _send(
+        self, target: DeliveryContext, content: dict[str, Any], txn: str | None
+    ) -> SendReceipt:
+        client, room, where = self._live(target)
+        try:
+            await load_room(client, room)
+            await track_members(client, room)
+            resp = await client.room_send(
+                room,
+                "m.room.message",
+                content,
+                tx_id=txn or str(uuid.uuid4()),
+                ignore_unverified_devices=True,
+            )
+        except LocalProtocolError as exc:  # a room this account is not in
+            raise TargetNotFound(f"{where}: {exc}") from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(resp, RoomSendResponse):
+            raise send_error(resp, where)
+        self._remember(resp.event_id)
+        return SendReceipt(message_id=resp.event_id)
+
+    def _remember(self, event_id: str) -> None:
+        self._own.add(event_id)
+        self._own_order.append(event_id)
+        while len(self._own_order) > _OWN_KEEP:
+            self._own.discard(self._own_order.popleft())
+
+    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
+        receipt = await self.send_text(target, _head(text))
+        return str(receipt.message_id)
+
+    async def _edit(
+        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
+    ) -> None:
+        text = text if final else _head(text)  # a final chunk already fits
+        content = {
+            "msgtype": "m.text",
+            "body": f"* {text}",
+            "m.new_content": _message(text),
+            "m.relates_to": {"rel_type": "m.replace", "event_id": message_id},
+        }
+        await self._send(target, content, None)
+
+    async def send_typing(self, target: DeliveryContext) -> None:
+        client, room, where = self._live(target)
+        try:
+            resp = await client.room_typing(room, typing_state=True, timeout=TYPING_MS)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelUnavailable(f"{where}: {exc}") from exc
+        if isinstance(resp, ErrorResponse):
+            raise send_error(resp, where)
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        client = self._client
+        if client is None or not attachment.file_id:
+            return None
+        handle = json.loads(attachment.file_id)
+        resp = await client.download(mxc=str(handle["url"]))
+        if isinstance(resp, DownloadError):
+            raise send_error(resp, f"{self._where} file {attachment.name}")
+        body = resp.body if isinstance(resp.body, bytes) else bytes(resp.body)
+        if handle.get("key"):
+            return bytes(decrypt_attachment(body, handle["key"], handle["sha256"], handle["iv"]))
+        return body
+
+
+async def load_room(client: AsyncClient, room_id: str) -> None:
+    """Make a room nio has not synced known to it: encrypted or not, and its members.
+    (A restarted process resumes its sync where it stopped, so quiet rooms never come.)"""
+    if room_id in client.rooms:
+        return
+    state = await client.room_get_state_event(room_id, "m.room.encryption")
+    status = getattr(getattr(state, "transport_response", None), "status", None)
+    if isinstance(state, ErrorResponse) and status != 404:
+        raise send_error(state, f"{CHANNEL} room {room_id}")
+    encrypted = not isinstance(state, ErrorResponse)
+    client.rooms[room_id] = MatrixRoom(room_id, client.user_id, encrypted)
+    if encrypted:
+        client.encrypted_rooms.add(room_id)
+    members = await client.joined_members(room_id)
+    if isinstance(members, ErrorResponse):
+        del client.rooms[room_id]
+        raise send_error(members, f"{CHANNEL} room {room_id}")
+
+
+async def track_members(client: AsyncClient, room_id: str) -> None:
+    """Know every member's devices before encrypting for them: a member whose device list
+    was never fetched would silently get no room key (and could not read the reply)."""
+    room = client.rooms.get(room_id)
+    if client.olm is None or room is None or not room.encrypted:
+        return
+    client.olm.update_tracked_users(room)
+    if client.should_query_keys:
+        await client.keys_query()
+
+
+def _json_size(text: str) -> int:
+    return len(json.dumps(text)) - 2
+
+
+def _head(text: str) -> str:
+    """What a preview shows of a long partial reply: its first chunk."""
+    parts = split_markdown(text, TEXT_LIMIT, measure=_json_size)
+    return parts[0] if parts else text
+
+
+def _message(text: str) -> dict[str, Any]:
+    """A text message: markdown as the plain body, its HTML as the formatted body."""
+    return {
+        "msgtype": "m.text",
+        "body": text,
+        "format": "org.matrix.custom.html",
+        "formatted_body": markdown_html(text),
+    }
+
+
+def txn_id(ref: ChunkRef | None, room: str, text: str) -> str | None:
+    """The chunk's transaction id: the same chunk resent is the same id (the homeserver
+    answers with the event it already has); the digest keeps two databases' delivery ids
+    from ever meaning the same transaction."""
+    if ref is None:
+        return None
+    digest = hashlib.sha256(f"{room}\n{text}".encode()).hexdigest()[:16]
+    return f"ct{ref.delivery_id}.{ref.index}.{digest}"
+
+
+def send_error(resp: Any, where: str) -> DeliveryError:
+    """A Matrix error response → the gate's typed delivery errors."""
+    transport = getattr(resp, "transport_response", None)
+    status = getattr(transport, "status", None)
+    code = getattr(resp, "status_code", None)
+    text = f"{where}: {code or status}: {getattr(resp, 'message', '')}".rstrip(": ")
+    if code == "M_LIMIT_EXCEEDED" or status == 429:
+        wait = getattr(resp, "retry_after_ms", None) or 1000
+        return RateLimited(text, wait / 1000)
+    if isinstance(status, int) and status >= 500:
+        # the transaction id makes the retry safe: a send that did land is not repeated
+        return RateLimited(f"{text} (server error, retrying)", 1.0)
+    if code == "M_FORBIDDEN" or status == 403:
+        return TargetForbidden(text)
+    if code == "M_NOT_FOUND" or status == 404:
+        return TargetNotFound(text)
+    if code == "M_UNKNOWN_TOKEN" or status == 401:
+        return ChannelUnavailable(text)
+    return DeliveryError(text)
