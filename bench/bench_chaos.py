@@ -1,12 +1,12 @@
 """Chaos benchmark (decision D16): a real gateway SIGKILLed at random moments during bursts of
-Telegram, Slack, WhatsApp or Signal messages from the fake platforms, restarted each time; the
-ledger is checked at the end.
+Telegram, Slack, WhatsApp or Signal messages from the fake platforms, or of mail to a real IMAP
+server, restarted each time; the ledger is checked at the end.
 
 Prints messages, kills, duplicates, losses (silent), turns aborted by a kill, chunks resent
 after a crash, and the wall time, per database backend. It prints figures; it asserts nothing.
 
     .venv/bin/python -m bench.bench_chaos [--rounds 8] [--burst 10] [--seed 1] [--backend both]
-        [--platform both|all|telegram|slack|whatsapp|signal]
+        [--platform both|all|telegram|slack|whatsapp|signal|email]
 """
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ async def main() -> None:
     p.add_argument(
         "--platform",
         default="both",
-        choices=["telegram", "slack", "whatsapp", "signal", "both", "all"],
-        help="both: Telegram and Slack; all: the four platforms that redeliver",
+        choices=["telegram", "slack", "whatsapp", "signal", "email", "both", "all"],
+        help="both: Telegram and Slack; all: the five platforms that redeliver",
     )
     args = p.parse_args()
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     platforms = {
         "both": ["telegram", "slack"],
-        "all": ["telegram", "slack", "whatsapp", "signal"],
+        "all": ["telegram", "slack", "whatsapp", "signal", "email"],
     }.get(args.platform, [args.platform])
     for platform in platforms:
         for backend in backends:

@@ -25,14 +25,18 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from email.message import EmailMessage
+from email.utils import make_msgid
 from pathlib import Path
 from typing import Any
 
+import aiosmtplib
 from sqlalchemy import func, select
 
 from core.store import Store
 from core.store.ledger_tables import DeliveryChunkRow
 from core.store.tables import DeliveryRow, MessageRow, RunRow
+from tests.fakes.mailserver import MailServer
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import Reply, RequestJSON, content_text, text
 from tests.fakes.signal import FakeSignal
@@ -87,7 +91,8 @@ class ChaosReport:
         )
 
 
-Fake = FakeTelegram | FakeSlack | FakeWhatsApp | FakeSignal
+Fake = FakeTelegram | FakeSlack | FakeWhatsApp | FakeSignal | MailServer
+BOT_ADDRESS = "bot@example.org"
 
 
 def _channel_yaml(fake: Fake) -> str:
@@ -102,6 +107,13 @@ def _channel_yaml(fake: Fake) -> str:
             f'    phoneNumberId: "{fake.phone_number_id}"\n'
             f"    accessToken: {fake.token}\n    appSecret: {fake.app_secret}\n"
             f"    verifyToken: {fake.verify_token}\n    apiBaseUrl: {fake.api_base}\n"
+        )
+    if isinstance(fake, MailServer):  # plain IMAP/SMTP on loopback; IDLE, polled every 0.5s
+        server = f"host: 127.0.0.1, username: {BOT_ADDRESS}, password: {fake.password}, tls: none"
+        return (
+            f"channels:\n  email:\n    dmPolicy: open\n    from: {BOT_ADDRESS}\n"
+            f"    pollSeconds: 0.5\n    imap: {{{server}, port: {fake.imap_port}}}\n"
+            f"    smtp: {{{server}, port: {fake.smtp_port}}}\n"
         )
     if isinstance(fake, FakeSignal):
         return (
@@ -170,6 +182,7 @@ class _People:
             "slack": FakeSlack,
             "whatsapp": FakeWhatsApp,
             "signal": FakeSignal,
+            "email": MailServer,
         }
         self.fake: Fake = fakes[platform]()
         if isinstance(self.fake, FakeSlack):
@@ -187,6 +200,14 @@ class _People:
             self.fake.user_message(f"4915100000{chat}", said)
         elif isinstance(self.fake, FakeSignal):
             self.fake.user_message(f"+1555000{chat}", said)
+        elif isinstance(self.fake, MailServer):  # a new mail; a kill may leave it unseen
+            msg = EmailMessage()
+            msg["From"], msg["To"] = f"user{chat}@example.org", BOT_ADDRESS
+            msg["Message-ID"] = make_msgid(domain="example.org")
+            msg.set_content(said)
+            await aiosmtplib.send(
+                msg, hostname="127.0.0.1", port=self.fake.smtp_port, start_tls=False
+            )
         else:
             await self.fake.queue_event(
                 self.fake.message_event(f"D0{chat}", said, user=f"U0{chat}")
@@ -200,6 +221,12 @@ class _People:
                 (str(c.params["chat_id"]), " ".join(str(c.params["text"]).split()))
                 for c in self.fake.calls_for("sendMessage")
                 if c.status == 200
+            )
+        if isinstance(self.fake, MailServer):
+            return Counter(
+                (str(m["To"]), " ".join(str(part.get_content()).split()))
+                for m in self.fake.sent()
+                if BOT_ADDRESS in str(m["From"]) and (part := m.get_body(("plain",)))
             )
         if isinstance(self.fake, FakeWhatsApp | FakeSignal):
             return Counter((str(m["to"]), " ".join(str(m["text"]).split())) for m in self.fake.sent)

@@ -11,7 +11,6 @@ reconcile "nonce").
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import uuid
@@ -24,15 +23,23 @@ from nio import (
     DirectRoomsResponse,
     DownloadError,
     ErrorResponse,
-    MatrixRoom,
     ProfileGetDisplayNameResponse,
     RoomSendResponse,
 )
 from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import LocalProtocolError
 
-from adapters.markup import markdown_html
 from adapters.matrix.normalize import CHANNEL, Me
+from adapters.matrix.send import (
+    TEXT_LIMIT,
+    head,
+    json_size,
+    load_room,
+    message,
+    send_error,
+    track_members,
+    txn_id,
+)
 from adapters.matrix.session import LoginRefused, account_dir, open_device
 from adapters.matrix.spec import MatrixConfig
 from adapters.matrix.sync import SyncFailed, SyncLoop, keep_keys
@@ -47,21 +54,15 @@ from core.api.channels import (
     ChunkRef,
     ConnectionSupervisor,
     DeliveryContext,
-    DeliveryError,
     InboundMessage,
     InboundSink,
-    RateLimited,
     SendReceipt,
-    TargetForbidden,
     TargetNotFound,
 )
 from core.api.rendering import split_markdown
 
 log = logging.getLogger(__name__)
 
-TEXT_LIMIT = 10_000
-"""Per chunk, counted as JSON-escaped text: an event is at most 64 KiB, and an edit carries the
-text about three times (fallback, new body, HTML), encrypted (base64) on top."""
 TYPING_MS = 8_000
 _OWN_KEEP = 512
 
@@ -297,7 +298,7 @@ class MatrixAdapter(EditablePreviews):
     # ---- outbound ---------------------------------------------------------------------------
 
     def chunks(self, text: str) -> list[str]:
-        return split_markdown(text, TEXT_LIMIT, measure=_json_size)
+        return split_markdown(text, TEXT_LIMIT, measure=json_size)
 
     def _live(self, target: DeliveryContext) -> tuple[AsyncClient, str, str]:
         client, room = self._client, str(target.to or "")
@@ -311,7 +312,7 @@ class MatrixAdapter(EditablePreviews):
     async def send_text(
         self, target: DeliveryContext, text: str, ref: ChunkRef | None = None
     ) -> SendReceipt:
-        content = _message(text)
+        content = message(text)
         if target.thread_id not in (None, ""):
             thread = str(target.thread_id)
             content["m.relates_to"] = {
@@ -352,17 +353,17 @@ class MatrixAdapter(EditablePreviews):
             self._own.discard(self._own_order.popleft())
 
     async def _post_preview(self, target: DeliveryContext, text: str) -> str:
-        receipt = await self.send_text(target, _head(text))
+        receipt = await self.send_text(target, head(text))
         return str(receipt.message_id)
 
     async def _edit(
         self, target: DeliveryContext, message_id: str, text: str, *, final: bool
     ) -> None:
-        text = text if final else _head(text)  # a final chunk already fits
+        text = text if final else head(text)  # a final chunk already fits
         content = {
             "msgtype": "m.text",
             "body": f"* {text}",
-            "m.new_content": _message(text),
+            "m.new_content": message(text),
             "m.relates_to": {"rel_type": "m.replace", "event_id": message_id},
         }
         await self._send(target, content, None)
@@ -388,84 +389,3 @@ class MatrixAdapter(EditablePreviews):
         if handle.get("key"):
             return bytes(decrypt_attachment(body, handle["key"], handle["sha256"], handle["iv"]))
         return body
-
-
-async def load_room(client: AsyncClient, room_id: str) -> None:
-    """Make a room nio has not synced known to it: encrypted or not, and its members.
-    (A restarted process resumes its sync where it stopped, so quiet rooms never come.)"""
-    if room_id in client.rooms:
-        return
-    state = await client.room_get_state_event(room_id, "m.room.encryption")
-    status = getattr(getattr(state, "transport_response", None), "status", None)
-    if isinstance(state, ErrorResponse) and status != 404:
-        raise send_error(state, f"{CHANNEL} room {room_id}")
-    encrypted = not isinstance(state, ErrorResponse)
-    client.rooms[room_id] = MatrixRoom(room_id, client.user_id, encrypted)
-    if encrypted:
-        client.encrypted_rooms.add(room_id)
-    members = await client.joined_members(room_id)
-    if isinstance(members, ErrorResponse):
-        del client.rooms[room_id]
-        raise send_error(members, f"{CHANNEL} room {room_id}")
-
-
-async def track_members(client: AsyncClient, room_id: str) -> None:
-    """Know every member's devices before encrypting for them: a member whose device list
-    was never fetched would silently get no room key (and could not read the reply)."""
-    room = client.rooms.get(room_id)
-    if client.olm is None or room is None or not room.encrypted:
-        return
-    client.olm.update_tracked_users(room)
-    if client.should_query_keys:
-        await client.keys_query()
-
-
-def _json_size(text: str) -> int:
-    return len(json.dumps(text)) - 2
-
-
-def _head(text: str) -> str:
-    """What a preview shows of a long partial reply: its first chunk."""
-    parts = split_markdown(text, TEXT_LIMIT, measure=_json_size)
-    return parts[0] if parts else text
-
-
-def _message(text: str) -> dict[str, Any]:
-    """A text message: markdown as the plain body, its HTML as the formatted body."""
-    return {
-        "msgtype": "m.text",
-        "body": text,
-        "format": "org.matrix.custom.html",
-        "formatted_body": markdown_html(text),
-    }
-
-
-def txn_id(ref: ChunkRef | None, room: str, text: str) -> str | None:
-    """The chunk's transaction id: the same chunk resent is the same id (the homeserver
-    answers with the event it already has); the digest keeps two databases' delivery ids
-    from ever meaning the same transaction."""
-    if ref is None:
-        return None
-    digest = hashlib.sha256(f"{room}\n{text}".encode()).hexdigest()[:16]
-    return f"ct{ref.delivery_id}.{ref.index}.{digest}"
-
-
-def send_error(resp: Any, where: str) -> DeliveryError:
-    """A Matrix error response → the gate's typed delivery errors."""
-    transport = getattr(resp, "transport_response", None)
-    status = getattr(transport, "status", None)
-    code = getattr(resp, "status_code", None)
-    text = f"{where}: {code or status}: {getattr(resp, 'message', '')}".rstrip(": ")
-    if code == "M_LIMIT_EXCEEDED" or status == 429:
-        wait = getattr(resp, "retry_after_ms", None) or 1000
-        return RateLimited(text, wait / 1000)
-    if isinstance(status, int) and status >= 500:
-        # the transaction id makes the retry safe: a send that did land is not repeated
-        return RateLimited(f"{text} (server error, retrying)", 1.0)
-    if code == "M_FORBIDDEN" or status == 403:
-        return TargetForbidden(text)
-    if code == "M_NOT_FOUND" or status == 404:
-        return TargetNotFound(text)
-    if code == "M_UNKNOWN_TOKEN" or status == 401:
-        return ChannelUnavailable(text)
-    return DeliveryError(text)

@@ -24,6 +24,8 @@ ENV = {
     "WHATSAPP_ACCESS_TOKEN": "EAAfake-access-token",
     "WHATSAPP_APP_SECRET": "fake-app-secret",
     "WHATSAPP_VERIFY_TOKEN": "fake-verify-token",
+    "MATRIX_PASSWORD": "fake-matrix-password",
+    "MAIL_PASSWORD": "fake-mail-password",
 }
 
 
@@ -43,7 +45,7 @@ def test_the_doc_links_from_readme_and_its_sections_load(
     readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
     assert "docs/CHANNELS.md" in readme
     found = sections()
-    assert set(found) == {"whatsapp", "signal"}
+    assert set(found) == {"whatsapp", "signal", "matrix", "email"}
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
     for block in re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S):
@@ -53,9 +55,13 @@ def test_the_doc_links_from_readme_and_its_sections_load(
         [section] = [
             getattr(config.channels, n) for n in found if getattr(config.channels, n) is not None
         ]
-        assert section.owners and section.dm_policy == "pairing"
+        # email's default is allowlist (D171): a forged sender gets nothing
+        policy = "allowlist" if section is config.channels.email else "pairing"
+        assert section.owners and section.dm_policy == policy
     wa = found["whatsapp"]
     assert wa["accessToken"] == "${WHATSAPP_ACCESS_TOKEN}"  # no secret in the file
+    assert found["matrix"]["password"] == "${MATRIX_PASSWORD}"
+    assert found["email"]["imap"]["password"] == "${MAIL_PASSWORD}"
 
 
 async def test_the_printed_verify_challenge(

@@ -1,6 +1,7 @@
 """A short, bounded chaos run (decision D16): a real gateway process SIGKILLed at random moments
-during bursts of messages from the fake Telegram / Slack / WhatsApp / Signal (which redeliver
-what was not confirmed, acked, answered 200 or stored, as the platforms do), on SQLite and
+during bursts of messages from the fake Telegram / Slack / WhatsApp / Signal and a real IMAP
+server (which redeliver what was not confirmed, acked, answered 200, stored or flagged \\Seen,
+as the platforms do), on SQLite and
 PostgreSQL; the ledger must show 0
 duplicates and 0 silent losses. `bench/bench_chaos.py` runs a longer one and prints figures."""
 
@@ -28,6 +29,7 @@ SHORT: dict[str, Any] = {"rounds": 2, "burst": 5, "kill_within": 3.0}
         ("slack", "sqlite"),
         ("whatsapp", "sqlite"),
         ("signal", "sqlite"),
+        ("email", "sqlite"),
     ],
 )
 async def test_kill_minus_nine_loses_and_duplicates_nothing(
