@@ -36,6 +36,7 @@ from adapters.matrix.send import (
     json_size,
     load_room,
     message,
+    room_id,
     send_error,
     track_members,
     txn_id,
@@ -301,7 +302,7 @@ class MatrixAdapter(EditablePreviews):
         return split_markdown(text, TEXT_LIMIT, measure=json_size)
 
     def _live(self, target: DeliveryContext) -> tuple[AsyncClient, str, str]:
-        client, room = self._client, str(target.to or "")
+        client, room = self._client, room_id(str(target.to or ""))
         where = f"{self._where} room {room}"
         if client is None or self.status().state in ("stopped", "failed"):
             raise ChannelUnavailable(
@@ -321,7 +322,7 @@ class MatrixAdapter(EditablePreviews):
                 "is_falling_back": True,
                 "m.in_reply_to": {"event_id": thread},
             }
-        return await self._send(target, content, txn_id(ref, str(target.to or ""), text))
+        return await self._send(target, content, txn_id(ref, room_id(str(target.to or "")), text))
 
     async def _send(
         self, target: DeliveryContext, content: dict[str, Any], txn: str | None

@@ -28,6 +28,15 @@ TEXT_LIMIT = 10_000
 text about three times (fallback, new body, HTML), encrypted (base64) on top."""
 
 
+def room_id(to: str) -> str:
+    """The room of a delivery target: an announce to a group session may name it by the key's
+    kind (``group:!room:server``); a room id itself starts with ``!``."""
+    text = to.strip()
+    while text.lower().startswith(("matrix:", "group:", "channel:", "room:")):
+        text = text.split(":", 1)[1].strip()
+    return text
+
+
 async def load_room(client: AsyncClient, room_id: str) -> None:
     """Make a room nio has not synced known to it: encrypted or not, and its members.
     (A restarted process resumes its sync where it stopped, so quiet rooms never come.)"""

@@ -161,3 +161,12 @@ async def test_an_encrypted_image_arrives_and_is_fetched_decrypted(
 
     fetched = await driver.adapters[0].fetch_attachment(Attachment.from_part(part))
     assert fetched == image
+
+
+def test_an_announce_target_names_the_room_by_the_keys_kind() -> None:
+    """A group session's announce target is ``group:<room>`` (R3.6): the room is what is left."""
+    from adapters.matrix.send import room_id
+
+    assert room_id("group:!abc:example.org") == "!abc:example.org"
+    assert room_id("channel:!abc:example.org") == "!abc:example.org"
+    assert room_id("!abc:example.org") == "!abc:example.org"

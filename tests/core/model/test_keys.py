@@ -644,8 +644,8 @@ def test_cron_and_node_keys_need_an_id(call: str) -> None:
         ("agent:main:signal:group:abc:thread:7", AnnounceTarget("signal", "group:abc", "7")),
         ("agent:main:imsg:group:chat1", AnnounceTarget("imessage", "group:chat1")),
         ("agent:main:google-chat:channel:spaces", AnnounceTarget("googlechat", "channel:spaces")),
-        ("agent:main:matrix:group:room", AnnounceTarget("matrix", "room")),
-        ("agent:main:Matrix:channel:room:topic:3", AnnounceTarget("matrix", "room", "3")),
+        ("agent:main:irc:group:room", AnnounceTarget("irc", "room")),
+        ("agent:main:IRC:channel:room:topic:3", AnnounceTarget("irc", "room", "3")),
         ("discord:group:dev", AnnounceTarget("discord", "channel:dev")),
         (
             "agent:main:discord:group:dev:thread:abc",
