@@ -11,6 +11,7 @@ from core.config import primary_model
 from core.config.schema_cron import CronJobConfig
 from core.engine.outbound.gate import Outbound
 from core.engine.runs import RunRequest
+from core.engine.runs.reset import reset_session
 from core.features.cron.clock import iso
 from core.features.cron.service import CronError
 from core.features.cron.turns import deliver_target, target_wire
@@ -68,6 +69,7 @@ __all__ = [
     "now_ms",
     "parse_announce_target",
     "primary_model",
+    "reset_session",
     "session_target",
     "status_word",
     "subagent_system_prompt",

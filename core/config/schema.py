@@ -19,6 +19,7 @@ from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig as StaticChannelsConfig
 from core.config.schema_channels import with_installed_channels
 from core.config.schema_cluster import ClusterConfig
+from core.config.schema_console import ConsoleConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
@@ -278,6 +279,7 @@ class CrosstalkConfig(ConfigModel):
     mcp: McpConfig = Field(default_factory=McpConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

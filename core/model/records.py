@@ -205,3 +205,7 @@ class SessionQuery:
     spawned_by: str | None = None
     include_reserved: bool = False
     exclude_keys: tuple[str, ...] = field(default_factory=tuple)
+    channels: tuple[str, ...] = ()
+    """The session's channel (its own, else its last route's) is one of these (console)."""
+    text: str | None = None
+    """Substring of the key, label, display name or session id, any case (console search)."""

@@ -225,6 +225,16 @@ class PolicyDecision:
     def allowed(self) -> bool:
         return self.action == "allow"
 
+    def to_wire(self) -> dict[str, str]:
+        """As the HTTP API shows it: `allow|deny`, `/send`'s `on|off`, and what decided it."""
+        return {
+            "action": self.action,
+            "state": "on" if self.allowed else "off",
+            "source": self.source,
+            "reason": self.reason,
+            "text": effective_policy_text(self).removeprefix("⚙️ "),
+        }
+
 
 def resolve_send_policy(
     spec: SendPolicySpec | None,

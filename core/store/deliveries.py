@@ -257,13 +257,23 @@ class DeliveriesStore(Database):
         return rec.id
 
     async def list_deliveries(
-        self, *, session_key: str | None = None, outcome: str | None = None, limit: int = 100
+        self,
+        *,
+        session_key: str | None = None,
+        outcome: str | None = None,
+        limit: int = 100,
+        channel: str | None = None,
+        since: int | None = None,
     ) -> list[DeliveryRecord]:
         q = select(D)
         if session_key is not None:
             q = q.where(D.c.session_key == session_key)
         if outcome is not None:
             q = q.where(D.c.outcome == outcome)
+        if channel is not None:
+            q = q.where(D.c.channel == channel)
+        if since is not None:
+            q = q.where(D.c.created_at >= since)
         q = q.order_by(D.c.id.desc()).limit(limit)
         return await self.read(
             lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()]

@@ -36,6 +36,17 @@ def check_fields(values: Mapping[str, Any]) -> None:
         raise StoreError(f"unknown session fields: {', '.join(sorted(unknown))}")
 
 
+def _matches_text(text: str) -> Any:
+    """Substring (any case) of a session's key, sessionId, label or display name."""
+    like = f"%{text.lower()}%"
+    return or_(
+        func.lower(S.c.key).like(like),
+        func.lower(S.c.session_id).like(like),
+        func.lower(S.c.label).like(like),
+        func.lower(S.c.display_name).like(like),
+    )
+
+
 class SessionsStore(Database):
     async def get_session(self, key: str) -> SessionEntry | None:
         return await self.read(lambda c: session_by_key(c, key))
@@ -142,6 +153,10 @@ class SessionsStore(Database):
             conds.append(S.c.key.not_in(("global", "unknown")))
         if query.exclude_keys:
             conds.append(S.c.key.not_in(query.exclude_keys))
+        if query.channels:
+            conds.append(func.coalesce(S.c.channel, S.c.last_channel).in_(query.channels))
+        if query.text:
+            conds.append(_matches_text(query.text))
         q = select(*_SESSION_COLS)
         if conds:
             q = q.where(and_(*conds))
@@ -154,15 +169,7 @@ class SessionsStore(Database):
         self, text: str, *, spawned_by: str | None = None, limit: int = 8
     ) -> list[SessionEntry]:
         """Substring match on key, sessionId, label or display name (sessionId resolution)."""
-        like = f"%{text.lower()}%"
-        conds = [
-            or_(
-                func.lower(S.c.key).like(like),
-                func.lower(S.c.session_id).like(like),
-                func.lower(S.c.label).like(like),
-                func.lower(S.c.display_name).like(like),
-            )
-        ]
+        conds = [_matches_text(text)]
         if spawned_by is not None:
             conds.append(S.c.spawned_by == spawned_by)
         q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)

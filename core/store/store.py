@@ -8,6 +8,7 @@ operation is one function of a connection run in one transaction (:mod:`core.sto
 from __future__ import annotations
 
 from core.store.cluster import ClusterStore
+from core.store.console import ConsoleStore
 from core.store.cron import CronStore
 from core.store.database import StoreError, now_ms
 from core.store.deliveries import DeliveriesStore
@@ -16,9 +17,17 @@ from core.store.pairing import PairingStore
 from core.store.subagents import SubagentStore
 
 
-class Store(InboundStore, ClusterStore, DeliveriesStore, PairingStore, CronStore, SubagentStore):
+class Store(
+    InboundStore,
+    ClusterStore,
+    DeliveriesStore,
+    PairingStore,
+    CronStore,
+    SubagentStore,
+    ConsoleStore,
+):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts, runs, deliveries, inbound
-    identities, pairing, cron jobs, sub-agents and the cluster's rows."""
+    identities, pairing, cron jobs, sub-agents, the cluster's rows and the owner console's."""
 
 
 __all__ = ["Store", "StoreError", "now_ms"]

@@ -88,6 +88,7 @@ class RunRow(SQLModel, table=True):
         Index("ix_runs_status", "status"),
         Index("ix_runs_owner", "owner", "status"),
         Index("ix_runs_session_status", "session_key", "status"),
+        Index("ix_runs_created", "created_at"),  # usage over a time range (D182)
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -189,4 +190,5 @@ __all__ = [
 ]
 
 import core.store.cluster_tables  # noqa: E402  (registers the cluster tables, D26)
+import core.store.console_tables  # noqa: E402  (registers the console sign-ins, D79)
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

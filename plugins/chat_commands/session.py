@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
-
 from core.api.plugins import OWNER, CommandInvocation, CommandSpec
-from core.api.sessions import effective_policy_text
+from core.api.sessions import effective_policy_text, reset_session
 from plugins.chat_commands.usage import usage_lines
 
 
@@ -29,19 +27,8 @@ async def handle_status(inv: CommandInvocation) -> str:
 
 async def handle_new(inv: CommandInvocation) -> str:
     env = inv.env
-    await env.runs.abort_session(inv.entry.key, "session reset by /new")
-    new_id = str(uuid.uuid4())
-    await env.store.update_session(
-        inv.entry.key,
-        session_id=new_id,
-        input_tokens=None,
-        output_tokens=None,
-        total_tokens=None,
-        context_tokens=None,
-        cost_usd=None,
-        aborted_last_run=None,
-    )
-    return f"⚙️ New session started ({new_id[:8]}). Send policy kept."
+    entry = await reset_session(env.runs, env.store, inv.entry.key, "session reset by /new")
+    return f"⚙️ New session started ({entry.session_id[:8]}). Send policy kept."
 
 
 async def handle_stop(inv: CommandInvocation) -> str:
