@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -14,11 +14,15 @@ from core.edge.http.auth import is_authorized, unauthorized
 from core.edge.http.edge import error_response
 from core.edge.http.http_tools import authorized_model
 from core.engine.outbound.gate import Outcome
-from core.features.tools.rows import session_row
+from core.features.tools.rows import RowBuilder
 from core.model.text import clean_text
-from core.store import StoreError
+from core.store import SessionEntry, StoreError
+
+if TYPE_CHECKING:
+    from core.features.tools.env import ToolEnv
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
+CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def error(status: int, message: str, type_: str = "invalid_request_error") -> web.Response:
@@ -46,6 +50,20 @@ class SessionPatch(BaseModel):
         return v
 
 
+def entry_row(
+    rt: ToolEnv, entry: SessionEntry, builder: RowBuilder | None = None
+) -> dict[str, Any]:
+    """A session as the API shows it: the `sessions_list` row, its canonical key and agent,
+    and its effective send policy with what decided it (the gate's own `decide`, D5)."""
+    row = (builder or RowBuilder(rt, rt.config.default_agent_id())).row(entry)
+    row.update(
+        sessionKey=entry.key,
+        agentId=entry.agent_id,
+        effectiveSendPolicy=rt.gate.decide(entry).to_wire(),
+    )
+    return row
+
+
 def _key(request: web.Request) -> str:
     """The path's key, canonical; a blank, separator-only or too long key raises
     InvalidSessionKey, which the edge answers with 400 (D12)."""
@@ -61,9 +79,7 @@ async def get_session(request: web.Request) -> web.Response:
     entry = await rt.store.get_session(_key(request))
     if entry is None:
         return error(404, f"Unknown session: {_key(request)}", "not_found")
-    row = session_row(rt.tool_env, entry, rt.config.default_agent_id())
-    row["sessionKey"] = entry.key
-    return web.json_response({"ok": True, "entry": row})
+    return web.json_response({"ok": True, "entry": entry_row(rt.tool_env, entry)})
 
 
 async def patch_session(request: web.Request) -> web.Response:
@@ -90,8 +106,7 @@ async def patch_session(request: web.Request) -> web.Response:
         if str(exc).startswith("label already in use"):  # another session holds it
             return error(409, str(exc), "conflict")
         return error(400, str(exc))
-    row = session_row(rt.tool_env, entry, rt.config.default_agent_id())
-    return web.json_response({"ok": True, "key": key, "entry": row})
+    return web.json_response({"ok": True, "key": key, "entry": entry_row(rt.tool_env, entry)})
 
 
 async def list_deliveries(request: web.Request) -> web.Response:
@@ -114,8 +129,19 @@ async def list_deliveries(request: web.Request) -> web.Response:
     outcome = request.query.get("outcome") or None
     if outcome is not None and outcome not in OUTCOMES:
         return error(400, f"outcome must be one of: {', '.join(OUTCOMES)}")
-    rows = await rt.store.list_deliveries(session_key=key, outcome=outcome, limit=limit)
-
+    channel = request.query.get("channel") or None
+    if channel is not None and not CHANNEL_NAME.fullmatch(channel):
+        return error(400, f"invalid channel: {channel[:64]!r} (a lowercase channel name)")
+    raw_since = request.query.get("since")
+    if raw_since is not None and not re.fullmatch(r"[0-9]{1,15}", raw_since):
+        return error(400, "since must be a time in milliseconds since the epoch")
+    rows = await rt.store.list_deliveries(
+        session_key=key,
+        outcome=outcome,
+        limit=limit,
+        channel=channel,
+        since=None if raw_since is None else int(raw_since),
+    )
     chunks = await rt.store.chunks_of([r.id for r in rows if r.id is not None])
     return web.json_response(
         {
@@ -128,9 +154,14 @@ async def list_deliveries(request: web.Request) -> web.Response:
     )
 
 
+SESSION_PATH = "/api/sessions/{key:.+(?<!/reset)}"
+"""A key runs to the end of the path (it may hold `/`), except the `/reset` action's suffix
+(`core.edge.http.http_sessions`): one resource per path keeps each `Allow` header exact."""
+
+
 def routes() -> list[web.RouteDef]:
     return [
-        web.get("/api/sessions/{key:.+}", get_session),
-        web.patch("/api/sessions/{key:.+}", patch_session),
+        web.get(SESSION_PATH, get_session),
+        web.patch(SESSION_PATH, patch_session),
         web.get("/api/deliveries", list_deliveries),
     ]

@@ -262,14 +262,18 @@ def _chat_paths(config: CrosstalkConfig) -> dict[str, Any]:
     }
 
 
-def _session_paths(config: CrosstalkConfig) -> dict[str, Any]:
-    key = {
+def _key_param(config: CrosstalkConfig) -> dict[str, Any]:
+    return {
         "name": "key",
         "in": "path",
         "required": True,
         "schema": {**key_schema(config), "examples": ["main"]},
         "description": "session key (`main` = the main session), percent-encoded",
     }
+
+
+def _session_paths(config: CrosstalkConfig) -> dict[str, Any]:
+    key = _key_param(config)
     patch = {
         "type": "object",
         "additionalProperties": False,
@@ -340,6 +344,18 @@ def _session_paths(config: CrosstalkConfig) -> dict[str, Any]:
                         "in": "query",
                         "schema": {"type": "integer"},
                         "description": "clamped to 1..1000; default 100",
+                    },
+                    {
+                        "name": "channel",
+                        "in": "query",
+                        "schema": {"type": "string", "pattern": "^$|^[a-z0-9][a-z0-9_-]{0,63}$"},
+                        "description": "only deliveries to this channel (blank = all)",
+                    },
+                    {
+                        "name": "since",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999},
+                        "description": "only deliveries created at or after (ms since the epoch)",
                     },
                 ],
                 "responses": {
@@ -478,8 +494,19 @@ def _cron_and_hook_paths() -> dict[str, Any]:
     from core.edge.http.http_cron import OPENAPI_PATHS as cron
     from core.edge.http.http_hooks import OPENAPI_PATHS as hooks
 
-    paths: dict[str, Any] = {**cron, **hooks}
-    for item in paths.values():  # every client error carries the one error body
+    return _with_error_bodies({**cron, **hooks})
+
+
+def _console_paths(config: CrosstalkConfig) -> dict[str, Any]:
+    from core.edge.http.openapi_console import console_paths
+
+    return _with_error_bodies(console_paths(_key_param(config)))
+
+
+def _with_error_bodies(paths: dict[str, Any]) -> dict[str, Any]:
+    """Every client error carries the one error body, and every operation documents the edge's
+    own 400 and 408 (and 401 where it needs the token)."""
+    for item in paths.values():
         for op in item.values():
             if not isinstance(op, dict) or "responses" not in op:
                 continue
@@ -591,7 +618,9 @@ def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
             "title": "Crosstalk gateway",
             "version": "0.1.0",
             "description": "Also served: the web chat page `/` and its WebSocket "
-            "`/ws?token=...`, and MCP "
+            "`/ws?token=...`, the owner console `/console` (D79: signed in with the token "
+            "through a form; its session cookie then stands for the token on these routes), "
+            "and MCP "
             "(streamable HTTP, bearer token) at `/mcp`, serving the session tools as the "
             "session of header `x-crosstalk-session-key`. "
             "Unknown paths answer 404 and unsupported methods 405, both with the "
@@ -608,5 +637,6 @@ def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
             **_openai_paths(config),
             **_metrics_paths(),
             **_cron_and_hook_paths(),
+            **_console_paths(config),
         },
     }
