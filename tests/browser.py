@@ -25,6 +25,9 @@ CHROMIUM_FLAGS = (
 )
 
 
+_NAVIGATING = ("navigated or closed", "Cannot find context", "Execution context was destroyed")
+
+
 def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -38,6 +41,8 @@ class Browser:
         self._http: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._ids = itertools.count(1)
+        self.events: list[dict[str, Any]] = []
+        """DevTools events seen while waiting for answers (enable a domain to get its own)."""
 
     async def __aenter__(self) -> Browser:
         exe = chromium_path()
@@ -76,6 +81,9 @@ class Browser:
         )
         while True:
             frame = json.loads((await asyncio.wait_for(self._ws.receive(), 30)).data)
+            if "method" in frame and "id" not in frame:
+                self.events.append(frame)
+                continue
             if frame.get("id") == msg_id:
                 if "error" in frame:
                     raise AssertionError(f"{method}: {frame['error']}")
@@ -91,6 +99,10 @@ class Browser:
             raise AssertionError(f"bad script: {res['result'].get('description')}")
         return res["result"].get("value")
 
+    def events_named(self, method: str) -> list[dict[str, Any]]:
+        """The params of every recorded event called `method` (e.g. Network.requestWillBeSent)."""
+        return [e.get("params", {}) for e in self.events if e.get("method") == method]
+
     async def goto(self, url: str) -> None:
         await self.send("Page.enable")
         await self.send("Page.navigate", {"url": url})
@@ -100,7 +112,12 @@ class Browser:
 
         async def loop() -> Any:
             while True:
-                value = await self.evaluate(expression)
+                try:
+                    value = await self.evaluate(expression)
+                except AssertionError as exc:  # a form submit or link is loading a new page
+                    if not any(m in str(exc) for m in _NAVIGATING):
+                        raise
+                    value = None
                 if value:
                     return value
                 await asyncio.sleep(0.05)  # DOM polling: the page offers no event to await here

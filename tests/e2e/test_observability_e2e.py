@@ -61,6 +61,7 @@ async def test_json_logs_and_metrics_of_a_real_gateway(
         assert samples[("crosstalk_turns_finished_total", "error")] == 1
         gw.token = "wrong"
         assert (await gw.request("GET", "/metrics"))[0] == 401
-    # besides the two `print`ed ready lines, everything the process wrote is JSON
+    # besides the three `print`ed ready lines, everything the process wrote is JSON
     others = [line for line in gw.output if not line.startswith("{")]
-    assert all(line.startswith(("Crosstalk gateway ready", "Web chat:")) for line in others), others
+    ready = ("Crosstalk gateway ready", "Web chat:", "Console:")
+    assert all(line.startswith(ready) for line in others), others

@@ -11,6 +11,8 @@ from aiohttp import web
 from core.config import CrosstalkConfig, secret_value
 
 UNAUTHORIZED = {"error": {"message": "Unauthorized", "type": "unauthorized"}}
+CONSOLE_SIGNED_IN: web.RequestKey[bool] = web.RequestKey("crosstalk.console.signed_in", bool)
+"""Set by the console's middleware when the request carries a valid console sign-in (D79)."""
 
 
 def gateway_secret(config: CrosstalkConfig, state_dir: Path) -> str:
@@ -49,6 +51,8 @@ def is_authorized(request: web.Request, secret: str) -> bool:
     `?token=` arrives percent-decoded as UTF-8 by aiohttp; undecodable bytes become U+FFFD,
     which no configured token matches unless it holds U+FFFD itself.
     """
+    if request.get(CONSOLE_SIGNED_IN):  # the console's session cookie stands for the token
+        return True
     given = presented_secret(request)
     if not secret or given is None:
         return False

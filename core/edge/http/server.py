@@ -21,14 +21,18 @@ from core.edge.http import (
     http_hooks,
     http_metrics,
     http_openai,
+    http_overview,
     http_pairing,
+    http_sessions,
     http_tools,
+    http_usage,
     openai_routes,
 )
 from core.edge.http import http_mcp as mcp_http
 from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import load_gateway_secret
 from core.edge.http.channel_stats import channel_entries
+from core.edge.http.console import install as install_console
 from core.edge.http.edge import install_edge
 from core.edge.http.openapi import openapi_spec
 from core.engine.channels.build import ChannelEnv, build_adapters
@@ -84,12 +88,14 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.router.add_route("*", "/tools/invoke", http_tools.tools_invoke)
     app.router.add_post("/v1/chat/completions", http_openai.chat_completions)
     app.add_routes(http_api.routes())
+    app.add_routes([*http_sessions.routes(), *http_usage.routes(), *http_overview.routes()])
     app.add_routes(http_pairing.routes())
     app.add_routes(http_cluster.routes())
     http_metrics.install(app)
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])
     openai_routes.register(app)
     mcp_http.register(app)
+    install_console(app)  # D79: the owner console and its sign-in
     for adapter in adapters:
         if isinstance(adapter, HttpMounted):  # D37: declared by type; served by every process
             adapter.mount(app)
@@ -146,6 +152,7 @@ async def serve(config: CrosstalkConfig) -> None:
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr, flush=True)
     print(gw.web_chat_line(), flush=True)
+    print(f"Console: {gw.url}console (sign in with the same token)", flush=True)  # D79
     gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
     gc.enable()
     stop = asyncio.Event()
