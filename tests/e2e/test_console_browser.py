@@ -166,6 +166,11 @@ async def test_sign_in_then_approve_a_stranger_from_the_console(
         assert "Mallory (7)" in row and "hello, may I talk to your bot?" in row
         assert await browser.evaluate("document.getElementById('pending-count').textContent") == "1"
         await shot(browser, "console-access.png")
+        # linked identities (D65) and tool approvals (D72) show where the gateway serves them
+        _, spec = await gw.request("GET", "/openapi.json")
+        for section, path in (("identities", "/api/identities"), ("approvals", "/api/approvals")):
+            shown = await browser.evaluate(f"document.getElementById('{section}') !== null")
+            assert shown == (path in spec["paths"]), section
         await click(browser, f"button.approve[data-code='{code}']")
         sent = await fake_telegram.wait_for("sendMessage", 2, timeout=15)
         assert str(sent[1].params["chat_id"]) == str(STRANGER)  # told once, in their chat

@@ -20,7 +20,7 @@ from core.engine.cluster.claim import RUN_TOPIC
 from core.runtime import Runtime
 from core.store import DeliveryRecord, now_ms
 from core.store.pairing_store import PairingRequest, add_request
-from tests.conftest import ConfigFactory, RuntimeFactory
+from tests.conftest import Client, ConfigFactory, RuntimeFactory
 from tests.fakes.clock import ManualClock
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
@@ -58,7 +58,7 @@ class Events:
         return topics
 
 
-async def open_events(c: TestClient, headers: dict[str, str] | None = None) -> Events:
+async def open_events(c: Client, headers: dict[str, str] | None = None) -> Events:
     resp = await c.get("/api/events", headers=AUTH if headers is None else headers)
     assert resp.status == 200 and resp.content_type == "text/event-stream"
     events = Events(resp)

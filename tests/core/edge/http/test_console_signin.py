@@ -22,7 +22,7 @@ from core.store.console_store import (
     console_session_expiry,
     end_console_session,
 )
-from tests.conftest import RuntimeFactory
+from tests.conftest import Client, RuntimeFactory
 from tests.fakes.clock import ManualClock
 
 CONSOLE = {"X-Crosstalk-Console": "1"}
@@ -32,7 +32,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 @pytest.fixture
 async def console(
     make_runtime: RuntimeFactory,
-) -> AsyncIterator[tuple[TestClient, Runtime, ManualClock]]:
+) -> AsyncIterator[tuple[Client, Runtime, ManualClock]]:
     rt = await make_runtime()
     app = build_app(rt, "test-token", [])
     clock = ManualClock()
@@ -41,7 +41,7 @@ async def console(
         yield c, rt, clock
 
 
-async def sign_in(c: TestClient, token: str = "test-token") -> str:
+async def sign_in(c: Client, token: str = "test-token") -> str:
     resp = await c.post(
         "/console/sign-in", data=f"token={token}", headers=FORM, allow_redirects=False
     )
@@ -51,7 +51,7 @@ async def sign_in(c: TestClient, token: str = "test-token") -> str:
 
 
 async def test_the_sign_in_form_is_all_a_stranger_gets(
-    console: tuple[TestClient, Runtime, ManualClock],
+    console: tuple[Client, Runtime, ManualClock],
 ) -> None:
     c, _, _ = console
     for cookie in (None, "garbage", "x" * 500, "\u00e9t\u00e9"):
@@ -73,7 +73,7 @@ async def test_the_sign_in_form_is_all_a_stranger_gets(
 
 
 async def test_wrong_or_malformed_sign_ins_say_why(
-    console: tuple[TestClient, Runtime, ManualClock],
+    console: tuple[Client, Runtime, ManualClock],
 ) -> None:
     c, rt, _ = console
     cases = [
@@ -108,7 +108,7 @@ async def test_wrong_or_malformed_sign_ins_say_why(
 
 
 async def test_the_right_token_gives_a_strict_http_only_cookie(
-    console: tuple[TestClient, Runtime, ManualClock],
+    console: tuple[Client, Runtime, ManualClock],
 ) -> None:
     c, rt, _ = console
     resp = await c.post(
@@ -135,7 +135,7 @@ async def test_the_right_token_gives_a_strict_http_only_cookie(
 
 
 async def test_the_cookie_stands_for_the_token_only_when_the_console_asks(
-    console: tuple[TestClient, Runtime, ManualClock],
+    console: tuple[Client, Runtime, ManualClock],
 ) -> None:
     c, rt, _ = console
     await rt.ensure_session(rt.keys.main_session_key())

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from core.store import DeliveryRecord, RunRecord, now_ms
-from tests.conftest import ConfigFactory
+from tests.conftest import Client, ConfigFactory
 from tests.pg import fresh_pg_database
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -30,8 +30,8 @@ CONFIG = {
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def api(
     request: pytest.FixtureRequest, make_config: ConfigFactory
-) -> AsyncIterator[tuple[TestClient, Runtime]]:
-    async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[TestClient, Runtime]]:
+) -> AsyncIterator[tuple[Client, Runtime]]:
+    async def start(extra: dict[str, Any]) -> AsyncIterator[tuple[Client, Runtime]]:
         rt = Runtime(make_config({**CONFIG, **extra}))
         await rt.start(probe_models=False)
         try:
@@ -49,7 +49,7 @@ async def api(
                 yield pair
 
 
-async def get(c: TestClient, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+async def get(c: Client, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     resp = await c.get(path, headers=AUTH if headers is None else headers)
     return resp.status, await resp.json()
 
@@ -63,7 +63,7 @@ async def seed_sessions(rt: Runtime) -> None:
 
 
 async def test_sessions_filter_before_the_limit_and_say_their_policy(
-    api: tuple[TestClient, Runtime],
+    api: tuple[Client, Runtime],
 ) -> None:
     c, rt = api
     await seed_sessions(rt)
@@ -117,7 +117,7 @@ async def test_sessions_filter_before_the_limit_and_say_their_policy(
     assert (await get(c, "/api/sessions", headers={}))[0] == 401
 
 
-async def test_send_policy_source_follows_the_override(api: tuple[TestClient, Runtime]) -> None:
+async def test_send_policy_source_follows_the_override(api: tuple[Client, Runtime]) -> None:
     c, rt = api
     await seed_sessions(rt)
     _, body = await get(c, "/api/sessions/main")
@@ -141,7 +141,7 @@ async def test_send_policy_source_follows_the_override(api: tuple[TestClient, Ru
 
 
 async def test_reset_starts_a_new_transcript_and_keeps_the_policy(
-    api: tuple[TestClient, Runtime],
+    api: tuple[Client, Runtime],
 ) -> None:
     c, rt = api
     await seed_sessions(rt)
@@ -167,7 +167,7 @@ async def test_reset_starts_a_new_transcript_and_keeps_the_policy(
     assert resp.status == 405 and resp.headers["Allow"] == "POST"
 
 
-async def test_deliveries_by_channel_and_time(api: tuple[TestClient, Runtime]) -> None:
+async def test_deliveries_by_channel_and_time(api: tuple[Client, Runtime]) -> None:
     c, rt = api
     now = now_ms()
     for channel, created in (("telegram", now - 90_000_000), ("telegram", now), ("discord", now)):
@@ -202,7 +202,7 @@ async def test_deliveries_by_channel_and_time(api: tuple[TestClient, Runtime]) -
 
 
 async def test_usage_by_day_agent_channel_session_and_model(
-    api: tuple[TestClient, Runtime],
+    api: tuple[Client, Runtime],
 ) -> None:
     c, rt = api
     await seed_sessions(rt)
@@ -257,7 +257,7 @@ async def test_usage_by_day_agent_channel_session_and_model(
 
 
 async def test_overview_config_and_hooks_never_show_a_secret(
-    api: tuple[TestClient, Runtime],
+    api: tuple[Client, Runtime],
 ) -> None:
     c, rt = api
     await seed_sessions(rt)

@@ -3,19 +3,55 @@
 import { del, enc, get, hasRoute, post } from "../api.js";
 import { act, badge, h, table, when } from "../dom.js";
 
-/** A list from an API whose shape this page does not know in detail: its fields as columns. */
-function generic(rows, empty) {
-  const keys = [...new Set(rows.flatMap(r => Object.keys(r)))].slice(0, 8);
-  return table(keys.map(k => ({ label: k, value: r => {
-    const v = r[k];
-    return v === null || v === undefined ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v);
-  } })), rows, { empty });
-}
-
 function firstList(body) {
   if (Array.isArray(body)) return body;
   const list = Object.values(body || {}).find(v => Array.isArray(v));
   return list || [];
+}
+
+/** Linked identities (D65: GET /api/identities, DELETE /api/identities/{channel}/{userId}). */
+async function identities(box, refresh) {
+  const body = await get("api/identities");
+  const rows = (body.persons || []).flatMap(p => (p.identities || []).map(i => ({ ...i,
+    personId: p.personId })));
+  box.replaceChildren(table([
+    { label: "Person", value: r => h("span", { class: "mono" }, r.personId) },
+    { label: "Account", value: r => `${r.channel}:${r.userId}` },
+    { label: "Linked", value: r => (r.linkedAt ? when(r.linkedAt) : "in the config") },
+    { label: "", actions: true, value: r => h("button", { type: "button",
+      class: "secondary unlink", dataset: { user: r.userId },
+      onclick: (e) => act(e.currentTarget, async () => {
+        await del(`api/identities/${enc(r.channel)}/${enc(r.userId)}`);
+        await refresh();
+      }, `Unlinked ${r.channel}:${r.userId}`) }, "Unlink") },
+  ], rows, { empty: "No linked identity.",
+             rowAttrs: r => ({ dataset: { person: r.personId, user: r.userId } }) }));
+}
+
+/** Pending tool approvals (D72: GET /api/approvals, POST /api/approvals/{id}/approve|deny). */
+async function approvals(box, refresh) {
+  const body = await get("api/approvals");
+  const rows = Array.isArray(body) ? body : body.approvals || firstList(body);
+  const decide = (r, verb, label) => h("button", { type: "button",
+    class: verb === "approve" ? `${verb}-tool` : `secondary ${verb}-tool`, dataset: { id: r.id },
+    onclick: (e) => act(e.currentTarget, async () => {
+      await post(`api/approvals/${enc(r.id)}/${verb}`);
+      await refresh();
+    }, `${label}: ${r.tool}`) }, label);
+  box.replaceChildren(table([
+    { label: "Tool", value: r => h("span", { class: "mono" }, r.tool) },
+    { label: "Arguments", value: r => h("details", {}, h("summary", {}, "arguments"),
+      h("pre", {}, JSON.stringify(r.arguments ?? {}, null, 2))) },
+    { label: "Session", value: r => (r.sessionKey
+      ? h("a", { href: `#session/${enc(r.sessionKey)}`, class: "mono" }, r.sessionKey) : "—") },
+    { label: "Asked by", value: r => (typeof r.requester === "object" && r.requester
+      ? JSON.stringify(r.requester) : String(r.requester ?? "—")) },
+    { label: "Asked", value: r => when(r.createdAt) },
+    { label: "Expires", value: r => when(r.expiresAt) },
+    { label: "", actions: true, value: r => [decide(r, "approve", "Approve"),
+      decide(r, "deny", "Deny")] },
+  ], rows, { empty: "No tool waits for an approval.",
+             rowAttrs: r => ({ dataset: { id: r.id } }) }));
 }
 
 export async function render(view) {
@@ -29,14 +65,12 @@ export async function render(view) {
   if (await hasRoute("/api/identities")) {
     const box = h("div", { id: "identities" });
     extra.append(h("h2", {}, "Linked identities"), box);
-    optional.push(async () => box.replaceChildren(
-      generic(firstList(await get("api/identities")), "No linked identity.")));
+    optional.push(() => identities(box, refresh));
   }
   if (await hasRoute("/api/approvals")) {
     const box = h("div", { id: "approvals" });
     extra.append(h("h2", {}, "Pending tool approvals"), box);
-    optional.push(async () => box.replaceChildren(
-      generic(firstList(await get("api/approvals")), "No tool waits for an approval.")));
+    optional.push(() => approvals(box, refresh));
   }
 
   async function refresh() {
@@ -84,5 +118,6 @@ export async function render(view) {
   }
 
   await refresh();
-  return { topics: ["pairing"], refresh };
+  // an approval request is a delivery (it goes through the gate to an owner's chat, D72)
+  return { topics: ["pairing", "deliveries"], refresh };
 }

@@ -1,6 +1,6 @@
 // Sessions: filtered by kind, channel and agent, searched by key, label or name
 // (GET /api/sessions); each row links to its transcript and send policy.
-import { enc, get } from "../api.js";
+import { enc, get, invoke } from "../api.js";
 import { setParams } from "../nav.js";
 import { badge, h, money, num, select, table, when } from "../dom.js";
 
@@ -10,6 +10,20 @@ export function policyBadge(p) {
   const b = badge(p.state, p.state);
   b.title = p.reason;
   return b;
+}
+
+let searchable = null;  // sessions_search (D66) is served: null = not asked yet
+/** Messages matching `q` through the sessions_search tool, when the gateway has it (D66). */
+async function messages(q) {
+  if (!q || searchable === false) return null;
+  try {
+    const found = await invoke("sessions_search", { query: q, limit: 20 });
+    searchable = true;
+    return found;
+  } catch (err) {
+    if (err.status === 404) { searchable = false; return null; }
+    throw err;
+  }
 }
 
 export async function render(view, params) {
@@ -41,7 +55,8 @@ export async function render(view, params) {
     for (const name of ["q", "kind", "channel", "agent"]) {
       if (params.get(name)) query.set(name, params.get(name));
     }
-    const data = await get(`api/sessions?${query}`);
+    const [data, found] = await Promise.all([get(`api/sessions?${query}`),
+      messages(params.get("q"))]);
     list.replaceChildren(
       h("p", { class: "muted small" }, `${data.count} session${data.count === 1 ? "" : "s"}` +
         (data.count === 200 ? " (the newest 200: narrow the filters)" : "")),
@@ -59,7 +74,15 @@ export async function render(view, params) {
         empty: "No session matches.",
         onRow: s => { location.hash = `#session/${enc(s.sessionKey)}`; },
         rowAttrs: s => ({ dataset: { key: s.sessionKey } }),
-      }));
+      }),
+      found ? [h("h2", {}, `Messages matching (${found.count})`), table([
+        { label: "Session", value: m => h("a", { href: `#session/${enc(m.sessionKey)}`,
+          class: "mono" }, m.sessionKey) },
+        { label: "Who", value: m => m.role },
+        { label: "When", value: m => when(m.timestamp) },
+        { label: "Excerpt", value: m => m.excerpt },
+      ], found.results, { empty: "No message matches.",
+                          rowAttrs: m => ({ dataset: { key: m.sessionKey } }) })] : null);
   }
 
   await refresh();
