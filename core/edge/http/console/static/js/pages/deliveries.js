@@ -18,7 +18,7 @@ function chunks(d) {
 
 export async function render(view, params) {
   const overview = await get("api/overview");
-  const channels = [...new Set(overview.channels.map(c => c.channel).concat(["webchat"]))];
+  const channels = [...new Set(overview.channels.map(c => c.channel))];
   const list = h("div", { id: "delivery-list" });
   const update = (name, value) => {
     if (value) params.set(name, value); else params.delete(name);

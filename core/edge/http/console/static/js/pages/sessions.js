@@ -28,7 +28,7 @@ async function messages(q) {
 
 export async function render(view, params) {
   const overview = await get("api/overview");
-  const channels = [...new Set(overview.channels.map(c => c.channel).concat(["webchat"]))];
+  const channels = [...new Set(overview.channels.map(c => c.channel))];
   const list = h("div", { id: "session-list" });
   let timer = null;
 
