@@ -4,11 +4,11 @@ Each event names topics (`sessions`, `deliveries`, `pairing`, `cron`); the page 
 lists again through the ordinary API routes, so what it shows is always what the API says.
 
 What changed is found from watermarks (the newest session update, delivery, pairing request or
-approval and cron run: indexed maxima, `core.store.console_store.watermarks`), read by one task
-per process, and only while a console is connected to that process: once a second, and sooner
-when any process ends a turn (the cluster's `run` event, D28, which carries across processes on
-PostgreSQL), but never more than twice a second. Nothing is added to the turn path, and a
-console connected to one process sees what every other process did.
+approval and cron run: indexed maxima, `core.store.console`), read by one task per process and
+only while a console is connected to that process: once a second, and sooner when any process
+ends a turn (the cluster's `run` event, D28, which carries across processes on PostgreSQL), but
+never more than twice a second. Nothing is added to the turn path, and a console connected to
+one process sees what every other process did.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from core.edge.http.console.signin import signed_in
 from core.engine.cluster.claim import RUN_TOPIC
 from core.engine.cluster.events import EventBus
 from core.store import Store
-from core.store.console_store import watermarks
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +85,7 @@ class ConsoleFeed:
             while self._queues:
                 read_at = loop.time()
                 try:
-                    self._publish(await watermarks(self.store))
+                    self._publish(await self.store.watermarks())
                 except Exception as exc:  # a database hiccup: try again at the next tick
                     log.warning("console feed: %s", exc)
                 with contextlib.suppress(TimeoutError):

@@ -26,11 +26,6 @@ from aiohttp.typedefs import Handler
 from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import CONSOLE_SIGNED_IN
 from core.features.cron.clock import Clock, SystemClock, to_ms
-from core.store.console_store import (
-    add_console_session,
-    console_session_expiry,
-    end_console_session,
-)
 
 COOKIE = "crosstalk_console"
 CSRF_HEADER = "X-Crosstalk-Console"
@@ -69,7 +64,7 @@ async def sign_in(request: web.Request, response: web.StreamResponse) -> None:
     now = to_ms(clock_of(request.app).now())
     seconds = int(rt.config.console.session_hours * 3600)
     cookie = secrets.token_urlsafe(32)
-    await add_console_session(rt.store, digest(cookie), now, now + seconds * 1000)
+    await rt.store.add_console_session(digest(cookie), now, now + seconds * 1000)
     response.set_cookie(
         COOKIE,
         cookie,
@@ -85,7 +80,7 @@ async def sign_out(request: web.Request, response: web.StreamResponse) -> None:
     """End the request's console session (if any) and clear its cookie."""
     cookie = request.cookies.get(COOKIE)
     if cookie:
-        await end_console_session(request.app[RUNTIME].store, digest(cookie))
+        await request.app[RUNTIME].store.end_console_session(digest(cookie))
     response.del_cookie(
         COOKIE, path="/", httponly=True, samesite="Strict", secure=over_https(request)
     )
@@ -97,7 +92,8 @@ async def signed_in(request: web.Request) -> bool:
     if not cookie or len(cookie) > 128:
         return False
     now = to_ms(clock_of(request.app).now())
-    return await console_session_expiry(request.app[RUNTIME].store, digest(cookie), now) is not None
+    store = request.app[RUNTIME].store
+    return await store.console_session_expiry(digest(cookie), now) is not None
 
 
 def same_origin(request: web.Request) -> bool:

@@ -19,7 +19,7 @@ from core.edge.http.server import build_app
 from core.engine.cluster.claim import RUN_TOPIC
 from core.runtime import Runtime
 from core.store import DeliveryRecord, now_ms
-from core.store.pairing_store import PairingRequest, add_request
+from core.store.pairing import PairingRequest
 from tests.conftest import Client, ConfigFactory, RuntimeFactory
 from tests.fakes.clock import ManualClock
 from tests.pg import fresh_pg_database
@@ -112,7 +112,7 @@ async def test_changes_arrive_as_they_happen(make_runtime: RuntimeFactory) -> No
             )
         )
         assert await events.change() == ["deliveries"]
-        await add_request(rt.store, pairing_request("ABCDEFGH"))
+        await rt.store.add_request(pairing_request("ABCDEFGH"))
         assert await events.change() == ["pairing"]
         await rt.access.pairing.approve("ABCDEFGH", "telegram")
         assert "pairing" in await events.change()

@@ -16,12 +16,7 @@ from core.edge.http.console.signin import CLOCK, COOKIE
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from core.store import Store
-from core.store.console_store import (
-    C,
-    add_console_session,
-    console_session_expiry,
-    end_console_session,
-)
+from core.store.console import C
 from tests.conftest import Client, RuntimeFactory
 from tests.fakes.clock import ManualClock
 
@@ -192,13 +187,13 @@ async def test_expired_and_signed_out_sessions_show_the_sign_in_form(
 async def test_sign_in_rows_expire_and_end(store: Store) -> None:
     """On SQLite and PostgreSQL: valid until `expires_at`, gone on sign-out, and expired rows
     pruned when someone signs in."""
-    await add_console_session(store, "a" * 64, 1_000, 2_000)
-    assert await console_session_expiry(store, "a" * 64, 1_999) == 2_000
-    assert await console_session_expiry(store, "a" * 64, 2_000) is None
-    assert await console_session_expiry(store, "b" * 64, 1_500) is None
-    await add_console_session(store, "b" * 64, 3_000, 4_000)
+    await store.add_console_session("a" * 64, 1_000, 2_000)
+    assert await store.console_session_expiry("a" * 64, 1_999) == 2_000
+    assert await store.console_session_expiry("a" * 64, 2_000) is None
+    assert await store.console_session_expiry("b" * 64, 1_500) is None
+    await store.add_console_session("b" * 64, 3_000, 4_000)
     digests = await store.read(lambda c: [r.digest for r in c.execute(select(C))])
     assert digests == ["b" * 64]  # the expired one went with the new sign-in
-    assert await end_console_session(store, "b" * 64)
-    assert not await end_console_session(store, "b" * 64)
-    assert await console_session_expiry(store, "b" * 64, 3_500) is None
+    assert await store.end_console_session("b" * 64)
+    assert not await store.end_console_session("b" * 64)
+    assert await store.console_session_expiry("b" * 64, 3_500) is None

@@ -207,7 +207,7 @@ async def test_usage_by_day_agent_channel_session_and_model(
     c, rt = api
     await seed_sessions(rt)
     now = now_ms()
-    runs = [
+    runs: list[tuple[str, int, dict[str, Any], int, int]] = [
         ("agent:main:main", now, {"model": "fake/fake-model", "costUsd": 0.25}, 10, 5),
         ("agent:main:main", now - 86_400_000, {"model": "fake/fake-model", "costUsd": 0.5}, 20, 10),
         ("agent:ops:cron:nightly", now, {"model": "fake/other"}, 1, 1),
