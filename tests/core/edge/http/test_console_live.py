@@ -99,7 +99,7 @@ async def test_changes_arrive_as_they_happen(make_runtime: RuntimeFactory) -> No
     async with TestClient(TestServer(app)) as c:
         assert (await c.get("/api/events")).status == 401
         events = await open_events(c)
-        await rt.ensure_session("agent:main:telegram:dm:7", channel="telegram")
+        await rt.services.ensure_session("agent:main:telegram:dm:7", channel="telegram")
         assert await events.change() == ["sessions"]
         await rt.store.record_delivery(
             DeliveryRecord(

@@ -133,7 +133,7 @@ async def test_the_cookie_stands_for_the_token_only_when_the_console_asks(
     console: tuple[Client, Runtime, ManualClock],
 ) -> None:
     c, rt, _ = console
-    await rt.ensure_session(rt.keys.main_session_key())
+    await rt.services.ensure_session(rt.keys.main_session_key())
     await sign_in(c)
     assert (await c.get("/api/overview")).status == 200
     assert (await c.get("/api/pairing", headers={"Sec-Fetch-Site": "same-origin"})).status == 200

@@ -55,11 +55,13 @@ async def get(c: Client, path: str, headers: dict[str, str] | None = None) -> tu
 
 
 async def seed_sessions(rt: Runtime) -> None:
-    await rt.ensure_session(rt.keys.main_session_key(), channel="telegram", display_name="Alice")
-    await rt.ensure_session(
+    await rt.services.ensure_session(
+        rt.keys.main_session_key(), channel="telegram", display_name="Alice"
+    )
+    await rt.services.ensure_session(
         "agent:main:discord:group:42", channel="discord", chat_type="group", label="team room"
     )
-    await rt.ensure_session("agent:ops:cron:nightly")
+    await rt.services.ensure_session("agent:ops:cron:nightly")
 
 
 async def test_sessions_filter_before_the_limit_and_say_their_policy(
