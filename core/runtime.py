@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Literal, Self
 
@@ -26,7 +26,7 @@ from core.engine.outbound.gate import OutboundGate
 from core.engine.outbound.live import LiveFeedback
 from core.engine.outbound.recovery import DeliveryDuties
 from core.engine.outbound.reports import LedgerReports
-from core.engine.runs import Lanes, RunManager
+from core.engine.runs import Lanes, RunManager, TurnExecutor
 from core.features.access.admission import Admission
 from core.features.access.pairing import PairingService
 from core.features.agent.env import TurnServices
@@ -76,7 +76,15 @@ class Runtime:
     """The composition root (docs/ARCHITECTURE.md): builds every part with its collaborators
     and hands each consumer its narrow environment (D30); nothing else imports this module."""
 
-    def __init__(self, config: CrosstalkConfig, *, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        config: CrosstalkConfig,
+        *,
+        store: Store | None = None,
+        executor: Callable[[TurnServices], TurnExecutor] | None = None,
+    ) -> None:
+        """`executor` builds the turn executor from its environment; default: the agent turn
+        on pydantic-ai. Tests of everything but the model pass an in-process one."""
         self.config = config
         self.keys = key_model(config)
         self.state_dir = config.resolve_state_dir()
@@ -104,24 +112,24 @@ class Runtime:
             if self.membership.alone
             else partial(self.store.count_send, per_minute=per_minute),
         )
-        from core.features.agent.turn import PydanticAITurnExecutor
-
-        executor = PydanticAITurnExecutor(
-            TurnServices(
-                config=config,
-                models=self.models,
-                metrics=self.metrics,
-                store=self.store,
-                mcp=self.mcp,
-                channels=self.channels,
-                tools=self.tools,
-                warm=self.warm,
-                tool_env_of=lambda: tool_env,  # built below: its run manager runs this executor
-            )
+        turn_env = TurnServices(
+            config=config,
+            models=self.models,
+            metrics=self.metrics,
+            store=self.store,
+            mcp=self.mcp,
+            channels=self.channels,
+            tools=self.tools,
+            warm=self.warm,
+            tool_env_of=lambda: tool_env,  # built below: its run manager runs this executor
         )
+        if executor is None:
+            from core.features.agent.turn import PydanticAITurnExecutor
+
+            executor = PydanticAITurnExecutor
         self.runs = RunManager(
             self.store,
-            executor,
+            executor(turn_env),
             Lanes({"subagent": config.agents.defaults.subagents.max_concurrent}),
             metrics=self.metrics,
             owner=self.membership.id,

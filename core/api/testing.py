@@ -1,21 +1,38 @@
-"""Test doubles for plugin and channel authors (and our own tests).
+"""Test doubles for plugin and channel authors (and our own tests, D91).
 
-:class:`RecordingAdapter` is a channel adapter that records what the outbound gate hands it
-and injects inbound messages as a platform would: the network edge, without a network. Give it
-to a runtime (``Runtime.start(adapters=[...])``) and drive a conversation through the real
-router, runs, tools and gate.
+- :class:`RecordingAdapter`: a channel adapter that records what the outbound gate hands it and
+  injects inbound messages as a platform would: the network edge, without a network.
+- :class:`EchoTurns`: a turn executor that answers ``echo: <message>`` (stored like a model's
+  reply), so a test needs no model server.
+- :func:`test_gateway`: a started runtime (SQLite in a directory of yours, the installed
+  plugins, both doubles above) to drive commands, tools and inbound steps through the real
+  pipeline, runs and gate, as the runtime wires them.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from core.config import validate_config
 from core.model.channel import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError
 from core.model.inbound import ChatType, InboundMessage
+from core.model.records import RunRecord, SessionEntry, TranscriptMessage
+from core.runtime import Runtime
+from core.store import Store, now_ms
 
-__all__ = ["RecordingAdapter"]
+if TYPE_CHECKING:
+    from core.engine.runs import RunRequest
+    from core.engine.runs.manager import DeltaSink, TurnResult
+    from core.features.agent.env import TurnServices
+
+__all__ = ["EchoTurns", "RecordingAdapter", "TestGateway", "test_gateway"]
 
 
 class RecordingAdapter(ChannelAdapter):
@@ -106,3 +123,85 @@ class RecordingAdapter(ChannelAdapter):
     async def say(self, text: str, *, chat_id: str = "chat-1", sender: str = "owner-1") -> None:
         """A direct message from `sender` in chat `chat_id`, handed to the router."""
         await self.inject(self.message(text, chat_id=chat_id, sender_id=sender))
+
+
+class EchoTurns:
+    """Answers every turn with ``answer(message)`` (default ``echo: <message>``), stored in the
+    transcript like a model's reply; `turns` lists the messages it answered."""
+
+    def __init__(self, store: Store, answer: Callable[[str], str] | None = None) -> None:
+        self.store = store
+        self.answer = answer or (lambda message: f"echo: {message}")
+        self.turns: list[str] = []
+
+    async def run_turn(
+        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
+    ) -> TurnResult:
+        from core.engine.runs.manager import TurnResult
+
+        self.turns.append(request.message)
+        reply = self.answer(request.message)
+        await self.store.append_messages(
+            entry, [TranscriptMessage.text("assistant", reply, now_ms(), run_id=run.id)]
+        )
+        return TurnResult(reply)
+
+
+@dataclass(frozen=True, slots=True)
+class TestGateway:
+    """A started runtime, its recording channel and its echo turns."""
+
+    runtime: Runtime
+    adapter: RecordingAdapter
+    turns: EchoTurns
+
+    async def invoke(
+        self, tool: str, args: Mapping[str, Any], *, session_key: str = "agent:main:main"
+    ) -> dict[str, Any]:
+        """Call a tool as the agent of `session_key` would (its context from the runtime)."""
+        services = self.runtime.services
+        entry = await services.ensure_session(session_key)
+        return await self.runtime.tools.invoke(
+            self.runtime.tool_env, tool, dict(args), services.context_for(entry)
+        )
+
+
+def _merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@asynccontextmanager
+async def test_gateway(
+    state_dir: Path,
+    config: Mapping[str, Any] | None = None,
+    *,
+    channel: str = "testchat",
+    answer: Callable[[str], str] | None = None,
+) -> AsyncIterator[TestGateway]:
+    """Start a gateway under `state_dir` (its SQLite database too) with `config` (the file's
+    camelCase form), a :class:`RecordingAdapter` on `channel` and :class:`EchoTurns`."""
+    base = {"gateway": {"stateDir": str(state_dir), "auth": {"token": "test"}}}
+    raw = _merged(base, dict(config or {}))
+    store = Store(f"sqlite+aiosqlite:///{state_dir}/gateway.db", state_dir)
+    turns = EchoTurns(store, answer)
+
+    def executor(env: TurnServices) -> EchoTurns:
+        return turns
+
+    runtime = Runtime(validate_config(raw), store=store, executor=executor)
+    adapter = RecordingAdapter(channel=channel)
+    await runtime.start(adapters=[adapter], probe_models=False)
+    try:
+        yield TestGateway(runtime, adapter, turns)
+    finally:
+        await runtime.stop()
+
+
+test_gateway.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+TestGateway.__test__ = False  # type: ignore[attr-defined]
