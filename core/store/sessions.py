@@ -190,3 +190,14 @@ class SessionsStore(Database):
             conds.append(S.c.spawned_by == spawned_by)
         q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.updated_at.desc()).limit(limit)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
+
+    async def sessions_at_route(
+        self, channel: str, to: str, account_id: str | None = None
+    ) -> list[SessionEntry]:
+        """The sessions whose replies go to one chat (channel and `to`; an account when both
+        name one): whose send policy a delivery into that chat must obey (D140)."""
+        conds = [S.c.last_channel == channel, S.c.last_to == to]
+        if account_id is not None:
+            conds.append(or_(S.c.last_account_id.is_(None), S.c.last_account_id == account_id))
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.key).limit(64)
+        return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])

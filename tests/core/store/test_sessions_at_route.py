@@ -1,0 +1,24 @@
+"""`sessions_at_route`: the sessions whose replies go to one chat (D140), on SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+from core.store import Store
+
+
+async def test_sessions_at_route_matches_channel_to_and_account(store: Store) -> None:
+    rows = {
+        "agent:main:tg:group:1": ("tg", "1", "default"),
+        "agent:main:tg:group:1:topic:5": ("tg", "1", None),
+        "agent:main:tg:group:2": ("tg", "2", "default"),
+        "agent:main:dc:group:1": ("dc", "1", "default"),
+        "agent:main:tg:other-account": ("tg", "1", "second"),
+    }
+    for key, (channel, to, account) in rows.items():
+        await store.ensure_session(key, agent_id="main", kind="group")
+        await store.update_session(key, last_channel=channel, last_to=to, last_account_id=account)
+    found = await store.sessions_at_route("tg", "1", "default")
+    assert [e.key for e in found] == ["agent:main:tg:group:1", "agent:main:tg:group:1:topic:5"]
+    anywhere = await store.sessions_at_route("tg", "1")
+    assert len(anywhere) == 3
+    assert await store.sessions_at_route("tg", "9") == []
