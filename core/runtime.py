@@ -253,7 +253,7 @@ class Runtime:
         self._adapters.append(adapter)
         adapter.connection_lease = self.membership.channel_lease
         adapter.delivery_reports = LedgerReports(self.store)
-        adapter.admission = self.access.admit
+        adapter.admission = self.access.allows
         await adapter.start(self.router.handle_inbound)
 
     async def stop(self) -> None:

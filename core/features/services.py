@@ -21,6 +21,7 @@ from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
 from core.model.keys import KeyModel, agent_id_of
 from core.model.records import SessionPatch
+from core.model.roles import Role
 from core.model.tool_context import ToolContext
 
 if TYPE_CHECKING:
@@ -86,7 +87,12 @@ class PluginServices(Protocol):
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
     def is_sandboxed(self, session_key: str) -> bool: ...
     def context_for(
-        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+        self,
+        entry: SessionEntry,
+        *,
+        via: str = "agent",
+        origin: DeliveryContext | None = None,
+        role: Role = "owner",
     ) -> ToolContext: ...
     async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry: ...
     async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord: ...
@@ -124,10 +130,20 @@ class CoreServices:
         return False
 
     def context_for(
-        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+        self,
+        entry: SessionEntry,
+        *,
+        via: str = "agent",
+        origin: DeliveryContext | None = None,
+        role: Role = "owner",
     ) -> ToolContext:
-        """The tool context of a run in `entry`: identity comes from here, not the model."""
+        """The tool context of a run in `entry`: identity comes from here, not the model.
+
+        `role` defaults to owner: every caller but a platform sender holds the gateway token or
+        is the owner's configuration (HTTP, MCP, console, web chat, cron, hooks; D60); the
+        router passes the sender's role."""
         return ToolContext(
+            role=role,
             session_key=entry.key,
             agent_id=entry.agent_id,
             origin=origin or session_target(entry),

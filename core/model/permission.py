@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.model.roles import Role
+
 DEFAULT_REFUSAL = "⚙️ /{name} is not allowed here."
 
 
@@ -21,6 +23,14 @@ class Caller:
     session_key: str
     channel: str | None = None
     sender_id: str | None = None
+    role: Role | None = None
+    """The requester's role (D60); None: owner when `is_owner`, else guest."""
+
+    @property
+    def effective_role(self) -> Role:
+        if self.role is not None:
+            return self.role
+        return "owner" if self.is_owner else "guest"
 
 
 Check = Callable[[Caller], bool]

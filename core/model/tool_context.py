@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from core.model.delivery_context import DeliveryContext
+from core.model.roles import Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,18 @@ class ToolContext:
     trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     hops: int = 0
     group_id: str | None = None
-    owner: bool = False  # the turn was started by a channel owner (or the gateway token)
+    role: Role = "guest"
+    """The requester's role (D60), set by the runtime; least privilege when nobody said."""
+    sender: str | None = None
+    """`<channel>:<userId>` of the platform user who started the chain of runs, when one did
+    (carried to every run it starts, for D63 rules and D64 limits)."""
+    person_id: str | None = None
+    """That user's linked person (D65), when linked."""
+
+    @property
+    def owner(self) -> bool:
+        """The turn was started by a channel owner (or the gateway token)."""
+        return self.role == "owner"
 
     @property
     def channel(self) -> str | None:

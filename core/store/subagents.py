@@ -47,6 +47,8 @@ class SubagentRecord:
     archive_at: int | None = None
     announce_state: str = "pending"
     announced_at: int | None = None
+    role: str | None = None
+    """The requester's role (D60); the announce step runs with it (None: guest)."""
 
     @property
     def origin(self) -> DeliveryContext | None:

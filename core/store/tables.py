@@ -171,6 +171,8 @@ class SubagentRunRow(SQLModel, table=True):
     announce_owner: str | None = Field(default=None, max_length=64)
     """The process that claimed the announce (`running`); released only if it died (D29)."""
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    role: str | None = Field(default=None, max_length=8)
+    """The requester's role (D60): the child's runs, announce included, carry it."""
 
 
 from core.store.cron_tables import CronJobRow  # noqa: E402,F401  (registers the table)

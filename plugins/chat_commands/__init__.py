@@ -1,12 +1,20 @@
-"""Chat commands: /send, /status, /new, /stop, /subagents, /pair, /cron, /help."""
+"""Chat commands: /send, /status, /new, /stop, /subagents, /pair, /cron, /help, /whoami."""
 
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
-from plugins.chat_commands import cron, pair, send, session, subagents
+from plugins.chat_commands import cron, pair, send, session, subagents, whoami
 from plugins.chat_commands import help as help_cmd
 
 
 def register(ctx: PluginContext) -> None:
-    for spec in (send.SPEC, *session.SPECS, subagents.SPEC, pair.SPEC, cron.SPEC, help_cmd.SPEC):
+    for spec in (
+        send.SPEC,
+        *session.SPECS,
+        subagents.SPEC,
+        pair.SPEC,
+        cron.SPEC,
+        help_cmd.SPEC,
+        whoami.SPEC,
+    ):
         ctx.register_command(spec)

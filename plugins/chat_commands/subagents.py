@@ -192,6 +192,7 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
         session_key=target.child_key,
         agent_id=agent_id_of(target.child_key),
         sandboxed=env.is_sandboxed(target.child_key),
+        role=inv.sender_role,
     )
     prompt = subagent_system_prompt(
         task=target.task,

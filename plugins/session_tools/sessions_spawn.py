@@ -193,6 +193,7 @@ async def sessions_spawn(
             model=model,
             trace_id=ctx.trace_id,
             hops=ctx.hops + 1,
+            role=ctx.role,
             archive_at=archive_at(
                 created, env.config.agents.defaults.subagents.archive_after_minutes
             ),

@@ -21,7 +21,7 @@ def caller(key: str = MAIN, *, owner: bool = True) -> ToolContext:
     return ToolContext(
         session_key=key,
         agent_id="main",
-        owner=owner,
+        role="owner" if owner else "member",
         origin=DeliveryContext(channel="webchat", to="u1"),
     )
 

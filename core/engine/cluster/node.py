@@ -25,6 +25,7 @@ from core.engine.cluster.leases import Leases
 from core.engine.cluster.processes import ProcessRegister, gone_here
 from core.engine.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
 from core.model.delivery_context import normalize_delivery_context
+from core.model.roles import parse_role
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from core.model.channel import ChannelLease
     from core.model.delivery_context import DeliveryContext
     from core.model.records import SessionEntry
+    from core.model.roles import Role
     from core.model.tool_context import ToolContext
 
 
@@ -115,7 +117,12 @@ class TakeoverEnv(Protocol):
 
     def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
     def context_for(
-        self, entry: SessionEntry, *, via: str = "agent", origin: DeliveryContext | None = None
+        self,
+        entry: SessionEntry,
+        *,
+        via: str = "agent",
+        origin: DeliveryContext | None = None,
+        role: Role = "owner",
     ) -> ToolContext: ...
 
 
@@ -299,7 +306,9 @@ class ClusterNode:
             context,
             trace_id=str(trace or context.trace_id),
             hops=int(hops or 0),
-            owner=bool(extras.get("ownerTurn")),
+            role=parse_role(extras.get("role"), "owner" if extras.get("ownerTurn") else "guest"),
+            sender=extras.get("sender"),
+            person_id=extras.get("personId"),
         )
         request = RunRequest(
             session_key=run.session_key,

@@ -446,9 +446,10 @@ def _extras(request: RunRequest) -> dict[str, Any]:
         )
         if v is not None
     }
-    if request.context.owner:
-        extras["ownerTurn"] = True
-    return {"request": extras} if extras else {}
+    ctx = request.context  # an adopted run keeps its requester (D60)
+    extras["role"] = ctx.role
+    extras.update({k: v for k, v in (("sender", ctx.sender), ("personId", ctx.person_id)) if v})
+    return {"request": extras}
 
 
 def _order(run: RunRecord) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from core.engine.observability.metrics import DISCARD, Metrics
 from core.features.access.pairing import PairingService
 from core.features.access.policy import access_policy, judge, needs_approval_lookup
 from core.model.inbound import InboundMessage
+from core.model.roles import Role
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
@@ -36,16 +37,17 @@ class Admission:
         policy = access_policy(self.config, msg.channel, msg.account_id)
         return None if policy is None else policy.require_mention
 
-    async def admit(self, msg: InboundMessage) -> bool:
+    async def admit(self, msg: InboundMessage) -> Role | None:
+        """The sender's role (D60) when the message may enter, else None (refused, logged)."""
         policy = access_policy(self.config, msg.channel, msg.account_id)
         if policy is None:
-            return True
+            return self.unguarded_role(msg)
         approved = needs_approval_lookup(policy, msg) and await self.pairing.is_approved(
             msg.channel, msg.account_id, msg.sender_id
         )
         verdict = judge(policy, msg, approved=approved)
         if verdict.admit:
-            return True
+            return verdict.role
         reason = await self.pairing.on_unknown_dm(msg) if verdict.pair else str(verdict.reason)
         self._refused[(msg.channel, msg.account_id)] += 1
         self.metrics.refusal(msg.channel, msg.account_id, reason)
@@ -59,7 +61,19 @@ class Admission:
             msg.chat_id,
             reason,
         )
-        return False
+        return None
+
+    async def allows(self, msg: InboundMessage) -> bool:
+        """The channel protocol's yes/no form of :meth:`admit` (D36: e.g. a Matrix invite)."""
+        return await self.admit(msg) is not None
+
+    def unguarded_role(self, msg: InboundMessage) -> Role:
+        """A channel D11 does not guard (the web chat, in-process adapters registered by code):
+        its `owners` (the web chat's default `*`: the token holder) are owners; anyone else was
+        let in by code, a member."""
+        section = getattr(self.config.channels, msg.channel, None)
+        owners = list(getattr(section, "owners", None) or [])
+        return "owner" if "*" in owners or msg.sender_id in owners else "member"
 
     def refused(self, channel: str, account_id: str) -> int:
         """How many messages this channel account refused since the gateway started."""

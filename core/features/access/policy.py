@@ -21,6 +21,7 @@ from core.config.schema_channels import (
     GroupPolicy,
 )
 from core.model.inbound import InboundMessage
+from core.model.roles import Role
 
 T = TypeVar("T")
 
@@ -47,6 +48,15 @@ class AccessPolicy:
 
     def allow_listed(self, user_id: str) -> bool:
         return "*" in self.allow_from or user_id in self.allow_from
+
+    def role_of(self, user_id: str, *, approved: bool) -> Role:
+        """D60: owners; members (paired, or listed by id in `allowFrom`); everyone else a
+        guest (`allowFrom: ["*"]`, `dmPolicy: open`, a non-member in an allowed group)."""
+        if self.is_owner(user_id):
+            return "owner"
+        if approved or user_id in self.allow_from:
+            return "member"
+        return "guest"
 
     def lets_others_dm(self) -> bool:
         """True when someone besides the owners may DM (so a `main` DM scope is shared)."""
@@ -124,18 +134,18 @@ def _inherit(own: T | None, inherited: T) -> T:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """`admit`, or a refusal `reason`; `pair` means: refused unless the pairing flow says so."""
+    """`admit` (with the sender's `role`, D60), or a refusal `reason`; `pair` means: refused
+    unless the pairing flow says so."""
 
     admit: bool
     reason: Reason | None = None
     pair: bool = False
-
-
-ADMIT = Verdict(True)
+    role: Role = "guest"
 
 
 def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdict:
     """Apply D11 to one message; `approved` = the sender was paired on this account."""
+    admit = Verdict(True, role=policy.role_of(msg.sender_id, approved=approved))
     if msg.chat_type != "direct":
         if policy.group_policy == "disabled":
             return Verdict(False, "groups disabled")
@@ -143,7 +153,7 @@ def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdi
             "*" in policy.groups_allow or msg.chat_id in policy.groups_allow
         ):
             return Verdict(False, "group not on the allowlist")
-        return ADMIT
+        return admit
     if policy.dm_policy == "disabled":
         return Verdict(False, "dms disabled")
     if (
@@ -152,20 +162,20 @@ def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdi
         or policy.allow_listed(msg.sender_id)
         or approved
     ):
-        return ADMIT
+        return admit
     if policy.dm_policy == "pairing":
         return Verdict(False, pair=True)
     return Verdict(False, "not on the allowlist")
 
 
 def needs_approval_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
-    """Whether `judge` depends on the store (so trusted senders cost no query)."""
-    return (
-        msg.chat_type == "direct"
-        and policy.dm_policy in ("pairing", "allowlist")
-        and not policy.is_owner(msg.sender_id)
-        and not policy.allow_listed(msg.sender_id)
-    )
+    """Whether `judge` depends on the store (so owners and members by id cost no query); in
+    groups and open DMs the approval decides between member and guest (D60)."""
+    if policy.is_owner(msg.sender_id) or msg.sender_id in policy.allow_from:
+        return False
+    if msg.chat_type != "direct":
+        return policy.group_policy != "disabled"
+    return policy.dm_policy != "disabled"
 
 
 def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:

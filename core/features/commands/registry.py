@@ -16,6 +16,7 @@ from core.features.commands.parse import ParsedCommand
 from core.features.services import PluginServices
 from core.model.inbound import InboundMessage
 from core.model.permission import EVERYONE, OWNER, Caller, Permission
+from core.model.roles import Role
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
@@ -51,6 +52,14 @@ class CommandInvocation:
     message: InboundMessage
     entry: SessionEntry
     is_owner: bool
+    role: Role | None = None
+    """The sender's role (D60); None: owner when `is_owner`, else guest."""
+    person_id: str | None = None
+    """The sender's linked person (D65), when linked."""
+
+    @property
+    def sender_role(self) -> Role:
+        return self.caller.effective_role
 
     @property
     def caller(self) -> Caller:
@@ -59,6 +68,7 @@ class CommandInvocation:
             session_key=self.entry.key,
             channel=self.message.channel,
             sender_id=self.message.sender_id,
+            role=self.role,
         )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from core.model.inbound import InboundMessage
     from core.model.records import SessionEntry
+    from core.model.roles import Role
     from core.store.inbound import Claim
 
 Proceed = Callable[[], Awaitable[None]]
@@ -38,10 +39,15 @@ class Inbound:
     """Set by `route`: the session the message belongs to (the key module decides)."""
     entry: SessionEntry | None = None
     """Set by `route`: that session, with the message's chat as its reply route."""
-    is_owner: bool = False
-    """Set by `route`: the sender is an owner of the channel."""
+    role: Role = "guest"
+    """Set by `admission`: the sender's role (D60), never the model's say."""
     notes: dict[str, object] = field(default_factory=dict)
     """Free room for plugin steps to hand something to a later step."""
+
+    @property
+    def is_owner(self) -> bool:
+        """The sender is an owner (D60)."""
+        return self.role == "owner"
 
 
 StepFn = Callable[[Inbound, Proceed], Awaitable[None]]

@@ -91,14 +91,15 @@ class Router:
 
     async def _admission(self, inbound: Inbound, proceed: Proceed) -> None:
         """D11, before any session is touched: a refused sender leaves no session row."""
-        if await self.access.admit(inbound.message):
+        role = await self.access.admit(inbound.message)
+        if role is not None:
+            inbound.role = role
             await proceed()
 
     async def _route(self, inbound: Inbound, proceed: Proceed) -> None:
         msg = inbound.message
         inbound.session_key = self.session_key_for(msg)
         inbound.entry = await self._touch_route(inbound.session_key, msg)
-        inbound.is_owner = self.is_owner(msg)
         await proceed()
 
     async def _command(self, inbound: Inbound, proceed: Proceed) -> None:
@@ -115,7 +116,9 @@ class Router:
             await proceed()
             return
         await self.services.store.claim_only(inbound.claims, session_key=entry.key)
-        inv = CommandInvocation(self.command_env, parsed, msg, entry, inbound.is_owner)
+        inv = CommandInvocation(
+            self.command_env, parsed, msg, entry, inbound.is_owner, role=inbound.role
+        )
         await self._reply_command(inv, await self.commands.dispatch(spec, inv))
 
     async def _mention(self, inbound: Inbound, proceed: Proceed) -> None:
@@ -141,7 +144,10 @@ class Router:
 
     async def _run(self, inbound: Inbound, proceed: Proceed) -> None:
         msg, entry = inbound.message, _entry(inbound)
-        ctx = replace(self.services.context_for(entry, origin=msg.reply_to), owner=inbound.is_owner)
+        ctx = replace(
+            self.services.context_for(entry, origin=msg.reply_to, role=inbound.role),
+            sender=f"{msg.channel}:{msg.sender_id}",
+        )
         # the message, its run and its identities are stored in one transaction
         await self.services.runs.submit(
             RunRequest(
@@ -177,11 +183,6 @@ class Router:
             msg.thread_id,
             topic=msg.topic,
         )
-
-    def is_owner(self, msg: InboundMessage) -> bool:
-        channel_cfg = getattr(self.services.config.channels, msg.channel, None)
-        owners = list(getattr(channel_cfg, "owners", None) or [])
-        return "*" in owners or msg.sender_id in owners
 
     async def _touch_route(self, key: str, msg: InboundMessage) -> SessionEntry:
         group = msg.chat_type != "direct"

@@ -19,6 +19,7 @@ from core.engine.outbound.gate import DeliveryResult, Outbound
 from core.engine.runs import RunRequest
 from core.features.subagents.prompts import ANNOUNCE_SKIP, ANNOUNCE_USER_MESSAGE, announce_prompt
 from core.model.keys import agent_id_of
+from core.model.roles import parse_role
 from core.model.tool_context import ToolContext
 from core.store import SessionEntry, TranscriptMessage, now_ms
 from core.store.subagents import SubagentRecord
@@ -189,6 +190,7 @@ async def _announce_step(
         sandboxed=rt.is_sandboxed(rec.child_key),
         trace_id=rec.trace_id or uuid.uuid4().hex,
         hops=rec.hops,
+        role=parse_role(rec.role),  # the requester's, never higher (D60)
     )
     prompt = announce_prompt(
         task=rec.task, label=rec.label, status=status_word(rec.outcome), error=rec.error

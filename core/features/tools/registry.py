@@ -152,6 +152,11 @@ class ToolRegistry:
 def tool_caller(ctx: ToolContext) -> Caller:
     """The caller of a tool as permissions see it; the token-authenticated HTTP API (and MCP)
     acts for the gateway's owner, as the cron tool already assumed."""
+    role = "owner" if ctx.via == "http" else ctx.role
     return Caller(
-        is_owner=ctx.owner or ctx.via == "http", session_key=ctx.session_key, channel=ctx.channel
+        is_owner=role == "owner",
+        session_key=ctx.session_key,
+        channel=ctx.channel,
+        sender_id=ctx.sender.partition(":")[2] if ctx.sender else None,
+        role=role,
     )

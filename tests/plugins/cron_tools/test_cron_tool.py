@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.model.errors import ToolError
+from core.model.roles import Role
 from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from tests.core.features.cron.helpers import ClockedRuntime
@@ -35,7 +36,8 @@ async def ctx(
         await rt.store.update_session(key, last_channel="telegram", last_to=route)
     entry = await rt.store.get_session(key)
     assert entry is not None
-    return replace(rt.services.context_for(entry), owner=owner, sandboxed=sandboxed)
+    role: Role = "owner" if owner else "member"
+    return replace(rt.services.context_for(entry, role=role), sandboxed=sandboxed)
 
 
 async def cron(rt: Runtime, c: ToolContext, **args: Any) -> dict[str, Any]:

@@ -48,7 +48,7 @@ async def test_owner_tool_is_refused_for_a_non_owner_without_running() -> None:
         "error": "deploy is not allowed for this caller (needs owner)",
     }
     assert calls == []
-    owner = ToolContext(session_key="agent:main:main", agent_id="main", owner=True)
+    owner = ToolContext(session_key="agent:main:main", agent_id="main", role="owner")
     assert await registry.invoke(RT, "deploy", {}, owner) == {"status": "ok"}
     http = ToolContext(session_key="agent:main:main", agent_id="main", via="http")
     assert await registry.invoke(RT, "deploy", {}, http) == {"status": "ok"}
