@@ -39,6 +39,7 @@ class ToolContext:
     def owner(self) -> bool:
         """The turn was started by a channel owner (or the gateway token)."""
         return self.role == "owner"
+
     automated: bool = False
     """The turn (or the chain it belongs to) was started by a cron job or a webhook (D81)."""
 

@@ -1,7 +1,7 @@
 """cron job creator: the person whose message made an agent's job, so revoking them stops it (D81)
 
 Revision ID: h25a
-Revises: 0014
+Revises: h21a
 Create Date: 2026-11-29 00:50:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "h25a"
-down_revision = "0014"
+down_revision = "h21a"
 branch_labels = None
 depends_on = None
 
