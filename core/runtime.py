@@ -30,6 +30,7 @@ from core.engine.runs import Lanes, RunManager, TurnExecutor
 from core.features.access.admission import Admission
 from core.features.access.pairing import PairingService
 from core.features.agent.env import TurnServices
+from core.features.approvals import ApprovalService
 from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
@@ -150,6 +151,7 @@ class Runtime:
             sweep_lease=self.membership.sweep_lease,
         )
         self.cron = CronService(self.services, live_ids=self.membership.live_ids)
+        self.approvals = ApprovalService(self.services, owner=self.membership.id)
         base = self.services.fields()
         tool_env = ToolServices(
             **base, cron=self.cron, subagents=self.subagents, send_limiter=self.send_limiter
@@ -167,6 +169,7 @@ class Runtime:
                 subagents=self.subagents,
                 pairing=self.pairing,
                 commands=self.commands,
+                approvals=self.approvals,
             ),
             steps=self.inbound,
         )
@@ -230,6 +233,8 @@ class Runtime:
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_listener(self.live.on_run_settled)
         self.runs.add_delta_sink(self.live.sink_for)
+        self.runs.add_pause_listener(self.live.on_run_paused)  # typing stops first (D72)
+        self.runs.add_pause_listener(self.approvals.on_paused)
         for adapter in adapters or []:
             await self.add_adapter(adapter)
         await self.subagents.start()  # after the adapters: resumed announces need their chats
@@ -242,6 +247,7 @@ class Runtime:
 
         self.spawn(watchdog.run(self.duties, started_ms))
         self.cluster.start()
+        self.approvals.start()  # expires unanswered approvals (D72), on every process
         probe = self.spawn(self.models.probe_loopback()) if probe_models else None
         self.warm.open(probe)  # find a local model server first if none is configured
         self.state = "running"
@@ -262,6 +268,7 @@ class Runtime:
             return
         self.state = "stopping"
         await self.cron.stop()
+        await self.approvals.stop()
         for adapter in reversed(self._adapters):
             try:
                 await adapter.stop()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.config import validate_config
+from core.model.approvals import Button
 from core.model.channel import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError
@@ -50,6 +51,9 @@ class RecordingAdapter(ChannelAdapter):
         self.sink: InboundSink | None = None
         self.previews: list[tuple[str, str]] = []  # (run id, partial text)
         self.typing: list[DeliveryContext] = []
+        self.buttons: dict[str, tuple[Button, ...]] = {}  # message id → its buttons (D72)
+        self.edits: list[tuple[str, str]] = []  # (message id, new text)
+        self.reactions: list[tuple[str, str | None]] = []  # (message id, emoji or None)
         self._changed = asyncio.Condition()
 
     async def start(self, sink: InboundSink) -> None:
@@ -62,6 +66,9 @@ class RecordingAdapter(ChannelAdapter):
         return AdapterStatus(self.channel, self.account_id, "connected")
 
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        return await self._record(target, text)
+
+    async def _record(self, target: DeliveryContext, text: str) -> SendReceipt:
         if self.failures:
             raise self.failures.pop(0)
         if self.fail_text.get(text):
@@ -73,6 +80,34 @@ class RecordingAdapter(ChannelAdapter):
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         self.previews.append((run_id, text))
+
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        receipt = await self._record(target, text)
+        self.buttons[receipt.message_id or ""] = buttons
+        return receipt
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        self.edits.append((message_id, text))
+        self.buttons.pop(message_id, None)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
+        self.reactions.append((message_id, emoji))
+
+    async def press(
+        self, message_id: str, label: str, *, sender_id: str, chat_id: str, press_id: str
+    ) -> None:
+        """Press a button under a sent message, as a platform's callback would (D72)."""
+        command = next(b.command for b in self.buttons[message_id] if b.label == label)
+        msg = self.message(command, chat_id=chat_id, sender_id=sender_id)
+        await self.inject(
+            msg.model_copy(
+                update={"button": True, "identities": (f"{self.channel}:press:{press_id}",)}
+            )
+        )
 
     async def send_typing(self, target: DeliveryContext) -> None:
         self.typing.append(target)

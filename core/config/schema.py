@@ -227,6 +227,20 @@ class SessionToolsConfig(ConfigModel):
     hop_budget: int = Field(default=8, ge=1)
 
 
+class ApprovalsConfig(ConfigModel):
+    """``tools.approvals`` (D72): tools whose calls wait for an owner's yes."""
+
+    require: list[str] = Field(default_factory=list)
+    """Tool patterns as in D63: names, ``*`` globs, ``mcp:*``, ``mcp:<server>``."""
+    timeout_minutes: float = Field(default=60, gt=0)
+
+
+class AskUserConfig(ConfigModel):
+    """``tools.askUser`` (D73): how long a question waits for its answer."""
+
+    timeout_minutes: float = Field(default=15, gt=0)
+
+
 class ToolsConfig(ConfigModel):
     """``tools``: global tool policy and session-tool limits."""
 
@@ -236,6 +250,8 @@ class ToolsConfig(ConfigModel):
     agent_to_agent: ToolsAgentToAgentConfig = Field(default_factory=ToolsAgentToAgentConfig)
     subagents: SubagentToolsConfig = Field(default_factory=SubagentToolsConfig)
     sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    ask_user: AskUserConfig = Field(default_factory=AskUserConfig)
 
 
 # --- logging -------------------------------------------------------------------------------

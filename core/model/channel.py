@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from core.model.approvals import Button
 from core.model.attachments import Attachment
 from core.model.chunking import split_text
 from core.model.delivery_context import DeliveryContext
@@ -188,6 +189,24 @@ class ChannelAdapter(abc.ABC):
 
     async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
         """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
+        return None
+
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        """Send `text` with native buttons (D72, D73); a press comes back as an inbound message
+        whose text is the button's command. Without buttons the text alone (it names the
+        commands to type)."""
+        return await self.send_text(target, text)
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        """Replace a sent message's text and remove its buttons (a decided question, D72);
+        adapters that cannot edit ignore it."""
+        return None
+
+    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
+        """Set the bot's reaction on a message, replacing its earlier one (None: remove it,
+        D74); adapters without reactions ignore it."""
         return None
 
     async def send_typing(self, target: DeliveryContext) -> None:

@@ -35,6 +35,11 @@ class InboundMessage(BaseModel):
     mentioned: bool = False
     reply_to_bot: bool = False
     reply_to: DeliveryContext
+    button: bool = Field(
+        default=False,
+        description="a native button's press (D72): `text` is the button's command; only "
+        "owners' presses count, the others are logged and ignored",
+    )
     identities: tuple[str, ...] = Field(
         default=(), description="platform identities (D16): a repeat of any is a redelivery"
     )

@@ -7,6 +7,7 @@ operation is one function of a connection run in one transaction (:mod:`core.sto
 
 from __future__ import annotations
 
+from core.store.approvals import ApprovalsStore
 from core.store.cluster import ClusterStore
 from core.store.console import ConsoleStore
 from core.store.cron import CronStore
@@ -25,9 +26,11 @@ class Store(
     CronStore,
     SubagentStore,
     ConsoleStore,
+    ApprovalsStore,
 ):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts, runs, deliveries, inbound
-    identities, pairing, cron jobs, sub-agents, the cluster's rows and the owner console's."""
+    identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner console's and
+    paused runs' questions (D72)."""
 
 
 __all__ = ["Store", "StoreError", "now_ms"]

@@ -93,7 +93,7 @@ class RunRow(SQLModel, table=True):
 
     id: str = Field(primary_key=True, max_length=64)
     session_key: str = Field(max_length=512)
-    status: str = Field(max_length=16)
+    status: str = Field(max_length=32)  # `awaiting_approval` (D72)
     lane: str = Field(default="main", max_length=32)
     deliver: bool = False
     input_message_id: int | None = None
@@ -191,6 +191,7 @@ __all__ = [
     "metadata",
 ]
 
+import core.store.approvals_tables  # noqa: E402  (registers the paused runs' questions, D72)
 import core.store.cluster_tables  # noqa: E402  (registers the cluster tables, D26)
 import core.store.console_tables  # noqa: E402  (registers the console sign-ins, D79)
 import core.store.ledger_tables  # noqa: E402, F401  (registers the D16 ledger tables)

@@ -1,9 +1,10 @@
-"""Chat commands: /send, /status, /new, /stop, /subagents, /pair, /cron, /help, /whoami."""
+"""Chat commands: /send, /status, /new, /stop, /subagents, /pair, /cron, /approve, /deny,
+/help, /whoami."""
 
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
-from plugins.chat_commands import cron, pair, send, session, subagents, whoami
+from plugins.chat_commands import approve, cron, pair, send, session, subagents, whoami
 from plugins.chat_commands import help as help_cmd
 
 
@@ -14,6 +15,7 @@ def register(ctx: PluginContext) -> None:
         subagents.SPEC,
         pair.SPEC,
         cron.SPEC,
+        *approve.SPECS,
         help_cmd.SPEC,
         whoami.SPEC,
     ):

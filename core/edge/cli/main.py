@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from core.edge.cli.approvals import add_approvals_parser
 from core.edge.cli.client import call, client_target, load
 from core.edge.cli.pairing import add_pairing_parser
 from core.model.errors import CrosstalkError
@@ -242,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
     add_pairing_parser(sub, client)
+    add_approvals_parser(sub, client)
     from core.edge.cli.cron import add_cron_commands
 
     add_cron_commands(sub, client)

@@ -491,10 +491,11 @@ def _pairing_paths() -> dict[str, Any]:
 
 
 def _cron_and_hook_paths() -> dict[str, Any]:
+    from core.edge.http.http_approvals import OPENAPI_PATHS as approvals
     from core.edge.http.http_cron import OPENAPI_PATHS as cron
     from core.edge.http.http_hooks import OPENAPI_PATHS as hooks
 
-    return _with_error_bodies({**cron, **hooks})
+    return _with_error_bodies({**cron, **hooks, **approvals})
 
 
 def _console_paths(config: CrosstalkConfig) -> dict[str, Any]:

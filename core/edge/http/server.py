@@ -16,6 +16,7 @@ from aiohttp.typedefs import Handler
 from core.config import CrosstalkConfig
 from core.edge.http import (
     http_api,
+    http_approvals,
     http_cluster,
     http_cron,
     http_hooks,
@@ -90,6 +91,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.add_routes(http_api.routes())
     app.add_routes([*http_sessions.routes(), *http_usage.routes(), *http_overview.routes()])
     app.add_routes(http_pairing.routes())
+    app.add_routes(http_approvals.routes())
     app.add_routes(http_cluster.routes())
     http_metrics.install(app)
     app.add_routes([*http_cron.routes(), *http_hooks.routes()])

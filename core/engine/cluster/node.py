@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from core.engine.channels.supervisor import SoleProcessLease
@@ -23,9 +23,7 @@ from core.engine.cluster.events import EventBus, make_bus
 from core.engine.cluster.identity import ProcessIdentity
 from core.engine.cluster.leases import Leases
 from core.engine.cluster.processes import ProcessRegister, gone_here
-from core.engine.cluster.takeover import ABORT_REASON, Orphans, input_message, take_runs
-from core.model.delivery_context import normalize_delivery_context
-from core.model.roles import parse_role
+from core.engine.cluster.takeover import ABORT_REASON, Orphans, take_runs
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
@@ -280,47 +278,15 @@ class ClusterNode:
         return gone_here(await self.register.registered(), self.identity)
 
     async def _adopt(self, run: RunRecord) -> None:
-        from core.engine.runs import RunRequest
+        from core.engine.runs.rebuild import rebuild_request
 
         store = self.env.store
         entry = await store.get_session(run.session_key)
-        msg = (
-            await input_message(store, run.input_message_id)
-            if run.input_message_id is not None
-            else None
-        )
         if entry is None:
             await store.update_run(
                 run.id, status="aborted", ended_at=now_ms(), error="session was deleted"
             )
             await self.claims.ended(run)
             return
-        meta = dict(run.meta or {})
-        trace, hops = meta.pop("traceId", None), meta.pop("hops", 0)
-        extras = meta.pop("request", None) or {}
-        origin = meta.get("origin")
-        context = self.env.context_for(
-            entry, origin=normalize_delivery_context(origin) if isinstance(origin, dict) else None
-        )
-        context = replace(
-            context,
-            trace_id=str(trace or context.trace_id),
-            hops=int(hops or 0),
-            role=parse_role(extras.get("role"), "owner" if extras.get("ownerTurn") else "guest"),
-            sender=extras.get("sender"),
-            person_id=extras.get("personId"),
-        )
-        request = RunRequest(
-            session_key=run.session_key,
-            message=msg.plain_text() if msg is not None else "",
-            context=context,
-            deliver=run.deliver,
-            lane=run.lane,
-            input_message_id=run.input_message_id,
-            meta=meta,
-            extra_system_prompt=extras.get("extraSystemPrompt"),
-            model=extras.get("model"),
-            thinking=extras.get("thinking"),
-            timeout_seconds=extras.get("timeoutSeconds"),
-        )
+        request = await rebuild_request(store, run, entry, self.env.context_for)
         self.env.runs.adopt(run, request)

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar
 
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.outbound.channels import ChannelRegistry
+from core.model.approvals import Button
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import DeliveryError, RateLimited
@@ -28,7 +29,9 @@ from core.store import DeliveryRecord, SessionEntry, Store, now_ms
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DeliveryKind = Literal["reply", "announce", "tool_send", "command_reply", "notice", "cron", "hook"]
+DeliveryKind = Literal[
+    "reply", "announce", "tool_send", "command_reply", "notice", "cron", "hook", "approval"
+]
 Outcome = Literal[
     "delivered", "suppressed_by_policy", "failed", "rate_limited", "resent_after_crash"
 ]
@@ -44,6 +47,8 @@ class Outbound:
     target: DeliveryContext | None = None
     run_id: str | None = None
     owner_command: bool = False
+    buttons: tuple[Button, ...] = ()
+    """Native buttons under the last chunk (D72, D73); the text carries its own fallback."""
 
 
 @dataclass(slots=True)
@@ -160,6 +165,45 @@ class OutboundGate:
                 await adapter.end_preview(target, run_id, status)
             except DeliveryError as exc:
                 log.debug("ending preview %s: %s", run_id, exc)
+
+    async def edit(
+        self, session_key: str | None, target: DeliveryContext, message_id: str, text: str
+    ) -> DeliveryResult:
+        """Replace a sent message's text and drop its buttons (a decided question, D72); the
+        same policy as `deliver`, and a delivery-log row like any other outbound attempt."""
+        entry = await self.store.get_session(session_key) if session_key else None
+        attempt = Attempt(Outbound(text, "approval", session_key, target), entry, target)
+        decision = attempt.decision = self.decide(entry, session_key)
+        adapter = self.channels.get(target.channel or "", target.account_id)
+        if decision.action == "deny":
+            result = DeliveryResult("suppressed_by_policy", decision.reason)
+        elif adapter is None:
+            result = DeliveryResult("failed", f"channel not connected: {target.channel}")
+        else:
+            attempt.attempts = 1
+            try:
+                await self.retrying(lambda: adapter.edit_text(target, message_id, text))
+                result = DeliveryResult("delivered", f"edited {message_id}")
+            except DeliveryError as exc:
+                result = DeliveryResult("failed", f"{type(exc).__name__}: {exc}")
+        result.attempts = attempt.attempts
+        await self._record(attempt, result)
+        return result
+
+    async def react(
+        self, session_key: str | None, target: DeliveryContext, message_id: str, emoji: str | None
+    ) -> bool:
+        """Set (or with None clear) the bot's reaction on a message (D74), under the same
+        policy as the session's replies; best effort, like typing."""
+        adapter = await self._live_adapter(session_key or "", target) if session_key else None
+        if adapter is None:
+            return False
+        try:
+            await adapter.react(target, message_id, emoji)
+        except DeliveryError as exc:
+            log.debug("reaction on %s not set: %s", message_id, exc)
+            return False
+        return True
 
     async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
         """Show "typing…" while a run is active, under the same policy as its reply."""
@@ -279,6 +323,8 @@ class OutboundGate:
                 ref = ChunkRef(attempt.delivery_id, index)
                 if run_id and index == 0:  # the run's live preview becomes its reply
                     receipt = await adapter.send_final(target, run_id, chunk)
+                elif attempt.message.buttons and index == len(attempt.chunks) - 1:
+                    receipt = await adapter.send_buttons(target, chunk, attempt.message.buttons)
                 else:
                     receipt = await send_chunk(adapter, target, chunk, ref)
             except RateLimited:

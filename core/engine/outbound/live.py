@@ -102,6 +102,12 @@ class LiveFeedback:
         if outcome.status != "ok" or not outcome.reply:  # the partial stays, marked ended
             await self.gate.end_preview(stream.target, run.id, outcome.status)
 
+    async def on_run_paused(self, run: RunRecord, request: RunRequest, _questions: object) -> None:
+        """A run that paused for people (D72): typing stops and its preview settles now."""
+        outcome = RunOutcome(run.id, run.status)
+        await self.on_run_finished(run, request, outcome)
+        await self.on_run_settled(run, request, outcome)
+
     async def on_run_settled(
         self, run: RunRecord, request: RunRequest, outcome: RunOutcome
     ) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from core.engine.observability.logs import bind_turn
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.runs.lanes import Lanes
+from core.model.approvals import AWAITING, Approval
 from core.model.errors import UnknownRun
 from core.model.records import RunPatch, TurnWrite
 from core.model.tool_context import ToolContext
@@ -67,6 +68,16 @@ class TurnResult:
     write: TurnWrite | None = None
     """The turn's new transcript rows and session fields: committed with the run's end, in
     one transaction (D41), before anyone waiting on the run is told."""
+    pause: Pause | None = None
+    """The turn stopped to ask people (D72, D73): the run waits, durably, for the answers."""
+
+
+@dataclass(slots=True)
+class Pause:
+    """What a paused run stores: its meta (with the partial turn) and its questions."""
+
+    meta: dict[str, Any]
+    questions: list[Approval]
 
 
 @dataclass(slots=True)
@@ -90,6 +101,7 @@ class TurnExecutor(Protocol):
 
 
 RunListener = Callable[[RunRecord, RunRequest, RunOutcome], Awaitable[None]]
+PauseListener = Callable[[RunRecord, RunRequest, list[Approval]], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -99,6 +111,7 @@ class _Pending:
     done: asyncio.Future[RunOutcome]
     session_was_aborted: bool = False  # its session's previous run died with the process
     write: TurnWrite | None = None  # what the turn stores with its end (D41)
+    pause: Pause | None = None  # the questions the turn stopped for (D72)
 
 
 class RunManager:
@@ -128,6 +141,7 @@ class RunManager:
         self._admitting: dict[str, _Pending] = {}  # dequeued, waiting for a lane slot
         self._pending: dict[str, _Pending] = {}
         self._listeners: list[RunListener] = []
+        self._pause_listeners: list[PauseListener] = []
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
         self._closing = False
         self._claim_waits: set[str] = set()  # sessions whose next turn waits for its claim
@@ -136,6 +150,10 @@ class RunManager:
     def add_listener(self, listener: RunListener) -> None:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
         self._listeners.append(listener)
+
+    def add_pause_listener(self, listener: PauseListener) -> None:
+        """Called after a run paused for its questions (D72): they go out to people."""
+        self._pause_listeners.append(listener)
 
     def add_delta_sink(self, factory: Callable[[RunRecord, RunRequest], DeltaSink | None]) -> None:
         self._delta_sinks.append(factory)
@@ -381,6 +399,9 @@ class RunManager:
         run.input_tokens, run.output_tokens = result.input_tokens, result.output_tokens
         run.total_tokens = (result.input_tokens or 0) + (result.output_tokens or 0)
         pending.write = result.write
+        if result.pause is not None:
+            pending.pause = result.pause
+            return RunOutcome(run.id, AWAITING)
         return RunOutcome(
             run.id,
             "ok",
@@ -389,7 +410,35 @@ class RunManager:
             output_tokens=result.output_tokens,
         )
 
+    async def _pause(self, pending: _Pending, outcome: RunOutcome) -> None:
+        """The run waits for people (D72): stored `awaiting_approval` with its questions; it
+        holds up nothing, and whichever process decides its last question resumes it."""
+        run, pause = pending.run, pending.pause
+        assert pause is not None
+        fence = self.owner if self.claims is not None else None
+        paused = await self.store.pause_run(run.id, pause.meta, pause.questions, fence_owner=fence)
+        if paused:
+            run.status, run.meta = AWAITING, pause.meta
+        else:
+            log.error("run %s was taken over by another process before it paused", run.id)
+            outcome = RunOutcome(run.id, "aborted", "taken over by another process")
+        if self.claims is not None:
+            await self.claims.ended(run)
+        self._pending.pop(run.id, None)
+        if not pending.done.done():
+            pending.done.set_result(outcome)
+        if not paused:
+            return
+        for listener in self._pause_listeners:
+            try:
+                await listener(run, pending.request, pause.questions)
+            except Exception:
+                log.exception("pause listener failed for %s", run.id)
+
     async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
+        if outcome.status == AWAITING:
+            await self._pause(pending, outcome)
+            return
         run = pending.run
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
         fields = RunPatch(

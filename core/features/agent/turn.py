@@ -11,6 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, TurnResult
+from core.features.agent.pause import (
+    deferred_results,
+    mcp_server_of,
+    pause_of,
+    paused_messages,
+    requires_approval,
+)
 from core.features.agent.prompts import base_system_prompt
 from core.features.models.costs import run_cost
 from core.features.models.provider_errors import provider_failure
@@ -52,9 +59,13 @@ class PydanticAITurnExecutor:
     def _pai_agent(self, names: tuple[str, ...]) -> Any:
         agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
         if agent is None:
-            from pydantic_ai import Agent
+            from pydantic_ai import Agent, DeferredToolRequests
 
-            agent = Agent(deps_type=Deps, output_type=str, tools=[self._tool(n) for n in names])
+            agent = Agent(
+                deps_type=Deps,
+                output_type=[str, DeferredToolRequests],  # a paused turn ends with requests
+                tools=[self._tool(n) for n in names],
+            )
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
         self._agents[names] = agent
@@ -64,12 +75,15 @@ class PydanticAITurnExecutor:
         cached = self._tools.get(name)
         if cached is not None:
             return cached
-        from pydantic_ai import RunContext, Tool
+        from pydantic_ai import ApprovalRequired, RunContext, Tool
 
         spec = self.rt.tools.get(name)
         assert spec is not None
+        config = self.rt.config
 
         async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
+            if not ctx.tool_call_approved and requires_approval(config, name):
+                raise ApprovalRequired()  # the run pauses for an owner's yes (D72)
             try:
                 return await ctx.deps.env.tools.invoke(
                     ctx.deps.env.tool_env, name, kwargs, ctx.deps.context
@@ -124,7 +138,16 @@ class PydanticAITurnExecutor:
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
         names = tuple(rt.tool_names_for(entry.key, entry.agent_id))
         mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
-        toolsets = [FunctionToolset(mcp_tools)] if mcp_tools else None
+        toolsets = [_mcp_toolset(FunctionToolset(mcp_tools), rt)] if mcp_tools else None
+        paused = paused_messages(run)  # a resumed turn goes on from where it stopped (D72)
+        resume: dict[str, Any] = {}
+        if paused is not None:
+            resume = {
+                "deferred_tool_results": deferred_results(
+                    await rt.store.questions(status=None, run_id=run.id)
+                )
+            }
+            prompt = None  # type: ignore[assignment]
         instructions = base_system_prompt(rt.config, entry)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
@@ -136,12 +159,13 @@ class PydanticAITurnExecutor:
         try:
             result = await self._pai_agent(names).run(
                 prompt,
-                message_history=to_model_messages(history),
+                message_history=to_model_messages(history) + (paused or []),
                 model=model,
                 instructions=instructions,
                 deps=Deps(rt, request.context.for_run(run.id)),
                 toolsets=toolsets,
                 event_stream_handler=handler,
+                **resume,
             )
         except ModelAPIError as exc:  # the provider's body stays in the log (D12)
             raise provider_failure(exc, answered[-1] if answered else refs[0]) from None
@@ -156,11 +180,20 @@ class PydanticAITurnExecutor:
             raise failures[-1] from None
         finally:
             ANSWERED.reset(token)
-        new = from_model_messages(result.new_messages(), now_ms=now_ms(), run_id=run.id)
+        from pydantic_ai import DeferredToolRequests
+
+        if isinstance(result.output, DeferredToolRequests):
+            made = (paused or []) + result.new_messages()
+            pause = pause_of(rt.config, run, request, result.output, made, now=now_ms())
+            return TurnResult(None, pause=pause)
+        made = (paused or []) + result.new_messages()
+        if paused is not None:
+            run.meta = {k: v for k, v in (run.meta or {}).items() if k != "paused"}
+        new = from_model_messages(made, now_ms=now_ms(), run_id=run.id)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         ref = answered[-1] if answered else refs[0]
-        cost = run_cost(rt.config, result.new_messages(), answered, ref)
+        cost = run_cost(rt.config, made, answered, ref)
         run.meta = {
             **(run.meta or {}),
             "model": ref,
@@ -202,6 +235,19 @@ def context_messages(
     if own is None:
         return [m for m in placed if m.id != input_id]
     return [m for m in placed if m.id != input_id and (m.seq or 0) <= (own.seq or 0)]
+
+
+def _mcp_toolset(toolset: Any, rt: TurnEnv) -> Any:
+    """MCP tools under `tools.approvals.require` (`mcp:*`, `mcp:<server>`, names) pause too."""
+    config = rt.config
+    if not config.tools.approvals.require:
+        return toolset
+    return toolset.approval_required(
+        lambda ctx, tool_def, _args: (
+            not ctx.tool_call_approved
+            and requires_approval(config, tool_def.name, mcp_server=mcp_server_of(tool_def.name))
+        )
+    )
 
 
 def _stream_handler(on_delta: DeltaSink) -> Any:

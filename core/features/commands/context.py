@@ -14,6 +14,7 @@ from core.features.services import CoreServices
 
 if TYPE_CHECKING:
     from core.features.access.pairing import PairingService
+    from core.features.approvals import ApprovalService
     from core.features.commands.registry import CommandRegistry
     from core.features.cron.service import CronService
     from core.features.subagents.registry import SubagentRegistry
@@ -27,6 +28,7 @@ class CommandServices(CoreServices):
     subagents: SubagentRegistry
     pairing: PairingService
     commands: CommandRegistry
+    approvals: ApprovalService
 
 
 __all__ = ["CommandServices"]

@@ -21,6 +21,7 @@ from core.store import SessionEntry
 
 if TYPE_CHECKING:
     from core.features.access.pairing import PairingService
+    from core.features.approvals import ApprovalService
     from core.features.cron.service import CronService
     from core.features.subagents.registry import SubagentRegistry
 
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 class CommandEnv(PluginServices, Protocol):
     """What a command handler may use (D30): the sessions façade of
     :class:`core.features.services.PluginServices` plus the cron service, the sub-agent
-    registry, the pairing service and the command registry (for `/help`)."""
+    registry, the pairing service, the command registry (for `/help`) and approvals (D72)."""
 
     @property
     def cron(self) -> CronService: ...
@@ -40,6 +41,8 @@ class CommandEnv(PluginServices, Protocol):
     def pairing(self) -> PairingService: ...
     @property
     def commands(self) -> CommandRegistry: ...
+    @property
+    def approvals(self) -> ApprovalService: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,16 @@ class Router:
             mention_patterns=adapter.mention_patterns if adapter else (),
         )
         spec = self.commands.lookup(parsed) if parsed else None
+        if msg.button and (spec is None or not inbound.is_owner):
+            # a press is a decision only an owner makes (D72, D11); counted once (D16)
+            await self.services.store.claim_only(inbound.claims, session_key=entry.key)
+            log.warning(
+                "button press ignored: %s:%s is not an owner (%r)",
+                msg.channel,
+                msg.sender_id,
+                msg.text[:40],
+            )
+            return
         if spec is None or parsed is None:
             await proceed()
             return
@@ -119,7 +129,9 @@ class Router:
         inv = CommandInvocation(
             self.command_env, parsed, msg, entry, inbound.is_owner, role=inbound.role
         )
-        await self._reply_command(inv, await self.commands.dispatch(spec, inv))
+        reply = await self.commands.dispatch(spec, inv)
+        if not msg.button:  # a press answers by editing the question it was under
+            await self._reply_command(inv, reply)
 
     async def _mention(self, inbound: Inbound, proceed: Proceed) -> None:
         msg = inbound.message
