@@ -20,6 +20,7 @@ __all__ = [
     "DeliverTarget",
     "HookMappingConfig",
     "HooksConfig",
+    "check_interval",
     "check_job_id",
 ]
 
@@ -113,7 +114,14 @@ class CronConfig(ConfigModel):
 
     jobs: list[CronJobConfig] = Field(default_factory=list)
     max_jobs_per_session: int = Field(default=20, ge=0)
+    max_agent_jobs: int = Field(default=100, ge=0)
+    """Jobs agents may hold in all, across every session (D81: a job's turn runs in a session
+    of its own, so a per-session cap alone does not bound a job that makes jobs)."""
     agent_adds_per_minute: int = Field(default=5, ge=0)
+    allow_from_cron_turns: bool = False
+    """A cron or hook turn may create cron jobs (D81; off: a job cannot replicate itself)."""
+    min_interval_seconds: int = Field(default=60, ge=1)
+    """The shortest `every` a job may have (D81)."""
     poll_seconds: float = Field(default=1.0, gt=0, le=60)
 
     @field_validator("jobs")
@@ -125,6 +133,24 @@ class CronConfig(ConfigModel):
                 raise ValueError(f"duplicate job id: {job.id}")
             seen.add(job.id)
         return jobs
+
+    @model_validator(mode="after")
+    def _intervals(self) -> CronConfig:
+        for job in self.jobs:
+            check_interval(job, self.min_interval_seconds)
+        return self
+
+
+def check_interval(job: CronJobConfig, min_seconds: int) -> None:
+    """`every` is at least `cron.minIntervalSeconds` (D81)."""
+    if job.every is None:
+        return
+    from core.model.cron_schedule import parse_every
+
+    if parse_every(job.every).total_seconds() < min_seconds:
+        raise ValueError(
+            f"every: {job.every!r} is shorter than cron.minIntervalSeconds ({min_seconds}s)"
+        )
 
 
 class HookMappingConfig(ConfigModel):

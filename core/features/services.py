@@ -149,6 +149,7 @@ class CoreServices:
             origin=origin or session_target(entry),
             sandboxed=via == "agent" and self.is_sandboxed(entry.key),
             via="http" if via == "http" else "agent",
+            automated=self.keys.kind(entry.key) in ("cron", "hook"),
         )
 
     async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry:

@@ -16,6 +16,9 @@ from cronsim import CronSim, CronSimError
 
 _DURATION = re.compile(r"(\d+)\s*([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_EVERY_DAYS = 3660
+"""The longest `every` (about ten years): longer ones overflow date arithmetic (D81's holes)."""
+_LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def parse_tz(name: str) -> ZoneInfo:
@@ -31,9 +34,13 @@ def parse_every(text: str) -> timedelta:
     parts = _DURATION.findall(raw)
     if not raw or "".join(n + u for n, u in parts) != raw:
         raise ValueError(f"invalid every: {text!r} (use e.g. 30s, 10m, 1h30m, 1d)")
+    if any(len(n) > 12 for n, _ in parts):
+        raise ValueError(f"invalid every: {text!r} (at most {MAX_EVERY_DAYS}d)")
     seconds = sum(int(n) * _UNITS[u] for n, u in parts)
     if seconds < 1:
         raise ValueError(f"invalid every: {text!r} (must be at least 1s)")
+    if seconds > MAX_EVERY_DAYS * 86400:
+        raise ValueError(f"invalid every: {text!r} (at most {MAX_EVERY_DAYS}d)")
     return timedelta(seconds=seconds)
 
 
@@ -58,7 +65,13 @@ def parse_at(text: str, tz: ZoneInfo | None) -> datetime:
         ) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz or UTC)
-    return dt.astimezone(UTC)
+    try:
+        out = dt.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError(f"invalid at: {text!r} (out of range)") from exc
+    if out >= _LATEST:
+        raise ValueError(f"invalid at: {text!r} (must be before 9000-01-01)")
+    return out
 
 
 @dataclass(frozen=True, slots=True)

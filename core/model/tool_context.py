@@ -40,6 +40,9 @@ class ToolContext:
         """The turn was started by a channel owner (or the gateway token)."""
         return self.role == "owner"
 
+    automated: bool = False
+    """The turn (or the chain it belongs to) was started by a cron job or a webhook (D81)."""
+
     @property
     def channel(self) -> str | None:
         return self.origin.channel if self.origin else None

@@ -30,6 +30,7 @@ class CronJobRecord:
     updated_at: int
     enabled: bool = True
     owner_session: str | None = None
+    creator: str | None = None
     next_run_at: int | None = None
     running_since: int | None = None
     last_run_at: int | None = None
@@ -45,6 +46,7 @@ class CronJobPatch(TypedDict, total=False):
     spec: dict[str, Any]
     source: str
     owner_session: str | None
+    creator: str | None
     updated_at: int
     enabled: bool
     next_run_at: int | None
@@ -87,6 +89,24 @@ class CronStore(Database):
     async def count_jobs(self, owner_session: str) -> int:
         q = select(func.count()).select_from(J).where(J.c.owner_session == owner_session)
         return int(await self.read(lambda c: c.execute(q).scalar_one()))
+
+    async def count_agent_jobs(self) -> int:
+        """Jobs agents made, across every session (D81's global cap)."""
+        q = select(func.count()).select_from(J).where(J.c.source == "agent")
+        return await self.read(lambda c: int(c.execute(q).scalar() or 0))
+
+    async def disable_jobs_of(self, creator: str, now: int, reason: str) -> int:
+        """Stop every enabled job `creator` made (their approval was revoked, D81)."""
+        q = (
+            update(J)
+            .where(and_(J.c.creator == creator, J.c.enabled.is_(True)))
+            .values(enabled=False, updated_at=now, last_error=reason)
+        )
+
+        def op(c: Any) -> int:
+            return int(c.execute(q).rowcount or 0)
+
+        return await self.write(op)
 
     async def update_job(self, job_id: str, **values: Unpack[CronJobPatch]) -> CronJobRecord | None:
         unknown = set(values) - _FIELDS

@@ -17,6 +17,7 @@ class CronJobRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_cron_jobs_due", "enabled", "next_run_at"),
         Index("ix_cron_jobs_owner", "owner_session"),
+        Index("ix_cron_jobs_creator", "creator"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -25,6 +26,8 @@ class CronJobRow(SQLModel, table=True):
     enabled: bool = True
     source: str = Field(max_length=16)
     owner_session: str | None = Field(default=None, max_length=512)
+    creator: str | None = Field(default=None, max_length=512)
+    """`<channel>:<user id>` of the person whose message made an agent's job (D81)."""
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     next_run_at: int | None = Field(default=None, sa_column=Column(BigInteger))

@@ -4,7 +4,8 @@ Who is asking comes from the tool context (the runtime), never from the model: a
 the requesting session, delivers to that session's last route unless told otherwise, and is
 listed and removed only by that session — unless the caller is unsandboxed and the turn was
 started by an owner (or over the token-authenticated HTTP API). Adds are rate-limited and
-counted per session.
+counted per session and in all; a cron or hook turn adds none unless the owner allows it, and
+a job remembers the person whose message made it, so revoking them stops it (D81).
 """
 
 from __future__ import annotations
@@ -49,10 +50,19 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if not (args.message or "").strip():
         raise ToolInputError("message required")
     limits = env.config.cron
+    if ctx.automated and not limits.allow_from_cron_turns:
+        raise ToolError(
+            "cron jobs cannot be created from a cron or hook turn (cron.allowFromCronTurns)"
+        )
     if await env.cron.count_jobs(ctx.session_key) >= limits.max_jobs_per_session:
         raise ToolError(
             f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
             "per session; remove one first"
+        )
+    if await env.cron.count_agent_jobs() >= limits.max_agent_jobs:
+        raise ToolError(
+            f"cron job limit reached: agents hold {limits.max_agent_jobs} jobs in all "
+            "(cron.maxAgentJobs); remove one first"
         )
     own = session_target(await env.store.get_session(ctx.session_key)) or ctx.origin
     if args.deliver is None:
@@ -80,7 +90,9 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if err is not None:
         raise ToolError(err)
     try:
-        rec = await env.cron.add(spec, source="agent", owner_session=ctx.session_key)
+        rec = await env.cron.add(
+            spec, source="agent", owner_session=ctx.session_key, creator=ctx.sender
+        )
     except CronError as exc:
         raise ToolError(str(exc)) from exc
     return CronJobResult(job=env.cron.wire(rec))

@@ -13,6 +13,7 @@ from tests.gateway_process import GatewayProcess, free_port, write_config
 from tests.polling import eventually
 
 CONFIG_JOB = """cron:
+  minIntervalSeconds: 1
   jobs:
     - id: from-config
       schedule: "0 9 * * *"

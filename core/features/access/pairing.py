@@ -131,4 +131,9 @@ class PairingService:
         removed = await self.store.revoke_approval(channel, user_id.strip())
         if removed:
             log.info("pairing revoked: %s user %s", channel, user_id)
+            creator = f"{channel}:{user_id.strip()}"
+            reason = f"stopped: its creator {creator} was revoked"
+            stopped = await self.store.disable_jobs_of(creator, self.clock(), reason)  # D81
+            if stopped:
+                log.info("cron: %d job(s) of %s stopped", stopped, creator)
         return removed > 0

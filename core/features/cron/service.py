@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.config.schema_cron import CronJobConfig
+from core.config.schema_cron import CronJobConfig, check_interval
 from core.features.cron.clock import Clock, SystemClock, to_ms
 from core.features.cron.limits import AddLimiter
 from core.features.cron.turns import deliver_target, finish_turn, public_error, start_turn
@@ -180,6 +180,7 @@ class CronService:
             "sessionKey": self.session_key(rec),
             "source": rec.source,
             "createdBy": rec.owner_session,
+            "creator": rec.creator,
             "lastRunAt": rec.last_run_at,
             "lastStatus": rec.last_status,
             "lastError": rec.last_error,
@@ -191,13 +192,23 @@ class CronService:
         return out
 
     async def add(
-        self, spec: CronJobConfig, *, source: Source, owner_session: str | None = None
+        self,
+        spec: CronJobConfig,
+        *,
+        source: Source,
+        owner_session: str | None = None,
+        creator: str | None = None,
     ) -> CronJobRecord:
         now = self.clock.now()
         sched = schedule_of(spec)
         if sched.at is not None and sched.at <= now:
             raise CronError(f"at is in the past: {spec.at}")
+        try:
+            check_interval(spec, self.services.config.cron.min_interval_seconds)
+        except ValueError as exc:
+            raise CronError(str(exc)) from exc
         rec = self._record(spec, source, owner_session, now)
+        rec.creator = creator
         if not await self.store.insert_job(rec):
             raise CronConflict(f"cron job already exists: {spec.id}")
         self._wake.set()
@@ -211,6 +222,10 @@ class CronService:
 
     async def jobs(self, *, owner_session: str | None = None) -> list[CronJobRecord]:
         return await self.store.list_jobs(owner_session=owner_session)
+
+    async def count_agent_jobs(self) -> int:
+        """Jobs agents made, across every session (the `cron` tool's global cap, D81)."""
+        return await self.store.count_agent_jobs()
 
     async def count_jobs(self, owner_session: str) -> int:
         """How many jobs a session owns (the `cron` tool's per-session cap)."""

@@ -10,7 +10,7 @@ suppressed (D15: a suppressed reply still counts as `ok`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.config.schema_cron import DeliverTarget
@@ -63,7 +63,7 @@ async def start_turn(
         )
     entry = await rt.store.get_session(key)
     assert entry is not None
-    ctx = rt.context_for(entry, origin=target)
+    ctx = replace(rt.context_for(entry, origin=target), automated=True)  # D81
     return await rt.runs.submit(
         RunRequest(
             session_key=key,
