@@ -220,11 +220,23 @@ class SubagentToolsConfig(ConfigModel):
     tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
 
 
+SessionScope = Literal["self", "tree", "agent", "all"]
+
+
+class SessionVisibilityConfig(ConfigModel):
+    """``tools.sessions.visibility`` (D61): which sessions each role's session tools reach."""
+
+    owner: SessionScope = "all"
+    member: SessionScope = "tree"
+    guest: SessionScope = "self"
+
+
 class SessionToolsConfig(ConfigModel):
-    """``tools.sessions``: misuse limits of D8."""
+    """``tools.sessions``: misuse limits of D8, and the scope of each role (D61)."""
 
     send_rate_per_minute: int = Field(default=6, ge=0)
     hop_budget: int = Field(default=8, ge=1)
+    visibility: SessionVisibilityConfig = Field(default_factory=SessionVisibilityConfig)
 
 
 class ApprovalsConfig(ConfigModel):

@@ -46,6 +46,7 @@ class SessionStore(Protocol):
     async def find_sessions(
         self, text: str, *, spawned_by: str | None = None, limit: int = 8
     ) -> list[SessionEntry]: ...
+    async def session_tree(self, root: str, *, max_sessions: int = 10_000) -> list[str]: ...
     async def find_by_label(
         self,
         label: str,

@@ -203,6 +203,8 @@ class SessionQuery:
     agent_patterns: tuple[str, ...] = ()
     updated_since: int | None = None
     spawned_by: str | None = None
+    keys: tuple[str, ...] | None = None
+    """Only these keys (a role's `self`/`tree` scope, D61); None: any key."""
     include_reserved: bool = False
     exclude_keys: tuple[str, ...] = field(default_factory=tuple)
     channels: tuple[str, ...] = ()

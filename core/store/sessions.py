@@ -149,6 +149,8 @@ class SessionsStore(Database):
             conds.append(S.c.updated_at >= query.updated_since)
         if query.spawned_by is not None:
             conds.append(S.c.spawned_by == query.spawned_by)
+        if query.keys is not None:
+            conds.append(S.c.key.in_(query.keys) if query.keys else S.c.key.is_(None))
         if not query.include_reserved:
             conds.append(S.c.key.not_in(("global", "unknown")))
         if query.exclude_keys:
@@ -164,6 +166,22 @@ class SessionsStore(Database):
         if query.limit is not None:
             q = q.limit(query.limit)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
+
+    async def session_tree(self, root: str, *, max_sessions: int = 10_000) -> list[str]:
+        """`root` and every session spawned from it, transitively (D61's `tree`), in one read;
+        `max_sessions` bounds a pathological tree."""
+
+        def op(c: Connection) -> list[str]:
+            seen, frontier = {root}, [root]
+            order = [root]
+            while frontier and len(order) < max_sessions:
+                rows = c.execute(select(S.c.key).where(S.c.spawned_by.in_(frontier))).all()
+                frontier = [k for (k,) in rows if k not in seen]
+                seen.update(frontier)
+                order.extend(frontier)
+            return order[:max_sessions]
+
+        return await self.read(op)
 
     async def find_sessions(
         self, text: str, *, spawned_by: str | None = None, limit: int = 8

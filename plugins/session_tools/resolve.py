@@ -38,14 +38,19 @@ async def resolve_reference(env: ToolEnv, vis: Visibility, raw: str) -> Resolved
         canonical = keys.resolve_input(raw, vis.requester_agent)
     except InvalidSessionKey as exc:  # separators only, or too long (D12)
         raise ToolRefused(str(exc), status="error") from None
-    if is_key_shaped(raw) and not is_uuid(raw):
-        return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
-    if await env.store.get_session(canonical) is not None:
+    if (is_key_shaped(raw) and not is_uuid(raw)) or await env.store.get_session(
+        canonical
+    ) is not None:
+        await vis.check(env, canonical, raw)  # before anything else can tell (D61)
         return Resolved(canonical, keys.display(canonical, vis.requester_agent), False)
     spawned_by = vis.requester_key if vis.restricted else None
     found = await env.store.find_sessions(raw, spawned_by=spawned_by)
     needle = raw.lower()
-    exact = [e for e in found if e.session_id.lower() == needle or e.key == needle]
+    exact = [
+        e
+        for e in found
+        if (e.session_id.lower() == needle or e.key == needle) and await vis.in_scope(env, e.key)
+    ]
     if len(exact) == 1:
         key = exact[0].key
         return Resolved(key, keys.display(key, vis.requester_agent), True)

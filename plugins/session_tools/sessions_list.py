@@ -47,7 +47,7 @@ async def sessions_list(
         query.spawned_by = vis.requester_key
     else:
         query.agent_ids, query.agent_patterns = a2a_policy(env).visible_agents(vis.requester_agent)
-    entries = await env.store.list_sessions(query)
+    entries = await env.store.list_sessions(await vis.narrow(env, query))  # before `limit`
     recent = (
         await env.store.recent_messages([e.session_id for e in entries], message_limit)
         if message_limit

@@ -101,6 +101,11 @@ def _a2a_refusal(env: ToolEnv, requester: str, target: str) -> str | None:
     return None if policy.is_allowed(requester, target) else A2A_DENIED
 
 
+LABEL_SCAN = 50
+"""Sessions with one label looked at before the role scope filters them (labels are unique in
+practice, D61 filters after the query)."""
+
+
 async def _key_for_label(env: ToolEnv, vis: Visibility, label: str, agent_raw: str | None) -> str:
     """Step 3 of R2.3: the key of the one session with `label`; refuses otherwise."""
     agent = normalize_agent_id(agent_raw) if agent_raw and agent_raw.strip() else None
@@ -112,9 +117,13 @@ async def _key_for_label(env: ToolEnv, vis: Visibility, label: str, agent_raw: s
         error = f"invalid label: too long (max {MAX_LABEL})"
         found = []
     else:
-        found = await env.store.find_by_label(
-            label, agent_id=agent, spawned_by=vis.requester_key if vis.restricted else None
+        candidates = await env.store.find_by_label(
+            label,
+            agent_id=agent,
+            spawned_by=vis.requester_key if vis.restricted else None,
+            limit=LABEL_SCAN,
         )
+        found = [e for e in candidates if await vis.in_scope(env, e.key)][:2]  # D61
         error = (
             f"No session found with label: {label}"
             if not found

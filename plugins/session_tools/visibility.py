@@ -1,24 +1,86 @@
-"""Who may see which session: sandbox `spawned` visibility and `tools.agentToAgent` rules."""
+"""Who may see which session: the one visibility function every session tool uses.
+
+Three rules, the narrowest wins:
+
+- the requester's role scope (D61, `tools.sessions.visibility`): `self`, `tree` (the
+  requester's session and every session spawned from it, transitively), `agent` or `all`;
+- the sandbox's `spawned` visibility (reference R2.0);
+- `tools.agentToAgent` for other agents' sessions.
+
+A session outside the role scope is answered exactly as one that does not exist (D61): callers
+refuse with :func:`out_of_scope`, whatever the session's existence, so scope never tells.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
-from core.api.plugins import ToolContext
-from core.api.sessions import is_subagent_key
+from core.api.plugins import ToolContext, ToolRefused
+from core.api.sessions import is_subagent_key, no_session_found
 
 if TYPE_CHECKING:
     from core.api.plugins import ToolEnv
+    from core.api.sessions import SessionQuery
+
+Scope = Literal["self", "tree", "agent", "all"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Visibility:
     requester_key: str
     requester_agent: str
     restricted: bool
     """True when only sessions spawned by the requester are visible (reference R2.0)."""
+    scope: Scope = "all"
+    """The requester's role scope (D61)."""
+    _keys: frozenset[str] | None = field(default=None, repr=False)
+
+    async def scope_keys(self, env: ToolEnv) -> frozenset[str] | None:
+        """The keys the role scope allows (`self`, `tree`); None when it is not key-bound."""
+        if self.scope == "self":
+            return frozenset({self.requester_key})
+        if self.scope != "tree":
+            return None
+        if self._keys is None:
+            self._keys = frozenset(await env.store.session_tree(self.requester_key))
+        return self._keys
+
+    async def in_scope(self, env: ToolEnv, key: str) -> bool:
+        """Whether the role scope reaches `key` (existing or not: the answer is the same)."""
+        if self.scope == "all":
+            return True
+        if self.scope == "agent":
+            return env.keys.agent_of(key) == self.requester_agent
+        keys = await self.scope_keys(env)
+        return keys is not None and key in keys
+
+    async def check(self, env: ToolEnv, key: str, raw: str) -> None:
+        """Refuse `key` (given as `raw`) outside the scope, as a session that does not exist."""
+        if not await self.in_scope(env, key):
+            raise out_of_scope(raw)
+
+    async def narrow(self, env: ToolEnv, query: SessionQuery) -> SessionQuery:
+        """Put the role scope into a listing's SQL, so it applies before `limit` (D61)."""
+        if self.scope == "agent":
+            query.agent_ids, query.agent_patterns = (self.requester_agent,), ()
+        keys = await self.scope_keys(env)
+        if keys is not None:
+            query.keys = tuple(sorted(keys if query.keys is None else keys & set(query.keys)))
+        return query
+
+
+def out_of_scope(raw: str) -> ToolRefused:
+    """The refusal for a session outside the scope: the text of a session that is not there."""
+    return ToolRefused(no_session_found(raw), status="error")
+
+
+def scope_for(env: ToolEnv, ctx: ToolContext) -> Scope:
+    """The role's scope; the gateway token's callers (HTTP, MCP) act as the owner (D60)."""
+    role = "owner" if ctx.via == "http" else ctx.role
+    scope: Scope = getattr(env.config.tools.sessions.visibility, role)
+    return scope
 
 
 def visibility_for(env: ToolEnv, ctx: ToolContext) -> Visibility:
@@ -28,7 +90,7 @@ def visibility_for(env: ToolEnv, ctx: ToolContext) -> Visibility:
         and bool(ctx.session_key.strip())
         and not is_subagent_key(ctx.session_key)
     )
-    return Visibility(ctx.session_key, ctx.agent_id, restricted)
+    return Visibility(ctx.session_key, ctx.agent_id, restricted, scope_for(env, ctx))
 
 
 def _pattern_matches(pattern: str, agent_id: str) -> bool:
