@@ -63,7 +63,7 @@ async def test_telegram_agent_sends_to_web_chat_main(
                 "telegram": {
                     "botToken": fake_telegram.token,
                     "apiBaseUrl": fake_telegram.base_url,
-                    "dmPolicy": "open",  # TG_USER is no owner (D11)
+                    "owners": [str(TG_USER)],  # a guest could not reach main (D61)
                     "streaming": "off",
                 }
             },  # replies land whole
@@ -160,7 +160,7 @@ async def test_spawned_child_announces_in_the_telegram_chat_and_sandbox_is_enfor
                 "telegram": {
                     "botToken": fake_telegram.token,
                     "apiBaseUrl": fake_telegram.base_url,
-                    "dmPolicy": "open",  # TG_USER is no owner (D11)
+                    "owners": [str(TG_USER)],  # a guest could not reach main (D61)
                     "streaming": "off",
                 }
             },  # replies land whole
