@@ -101,8 +101,9 @@ async def test_a_paired_sender_is_a_member_and_their_runs_carry_it(
     await web.say(f"/pair approve {code}", chat_id="owner", sender="owner")
     await web.wait_sent(1)
     assert await _whoami(tg, "7") == "⚙️ You are member on telegram (7)."
+    before = len(tg.sent)
     await tg.say("hi again", chat_id="7", sender="7")
-    await tg.wait_for("", len(tg.sent) + 1, timeout=15)
+    await tg.wait_for("", before + 1, timeout=15)
     run = await rt.store.last_run("agent:main:telegram:dm:7")
     assert run is not None and run.meta is not None
     assert run.meta["request"]["role"] == "member"
