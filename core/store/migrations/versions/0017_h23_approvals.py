@@ -11,7 +11,7 @@ import sqlmodel
 from alembic import op
 
 revision = "h23a"
-down_revision = "h21a"
+down_revision = "h25a"
 branch_labels = None
 depends_on = None
 
