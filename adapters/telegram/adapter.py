@@ -9,6 +9,7 @@ and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -22,6 +23,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
 from adapters.previews import EditablePreviews
+from adapters.telegram.controls import keyboard, normalize_press
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.polling import ConfirmingPoller
@@ -31,6 +33,7 @@ from adapters.telegram.spec import TelegramAccountConfig, TelegramConfig
 from core.api.channels import (
     Attachment,
     Backoff,
+    Button,
     ChannelEnv,
     ChannelUnavailable,
     ConnectionSupervisor,
@@ -43,7 +46,7 @@ log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 4096
 DEFAULT_WEBHOOK_PORT = 8443
-_ALLOWED_UPDATES = ["message"]  # edits, channel posts, callbacks: not conversation input
+_ALLOWED_UPDATES = ["message", "callback_query"]  # button presses are commands (D121)
 
 TgApp: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
 
@@ -313,6 +316,9 @@ class TelegramAdapter(EditablePreviews):
 
     async def _route(self, update: Update) -> None:
         """Hand one update to the router; raises when it could not be stored."""
+        if update.callback_query is not None:
+            await self._press(update)
+            return
         message, edited = update.message, False
         if (
             message is None and update.edited_message is not None and self.config.edits_start_turn
@@ -336,7 +342,38 @@ class TelegramAdapter(EditablePreviews):
         inbound = inbound.model_copy(update={"identities": (f"update:{update.update_id}", key)})
         await self._sink(inbound)
 
+    async def _press(self, update: Update) -> None:
+        """A button press (D121): acknowledged on Telegram (not a message), then routed."""
+        query = update.callback_query
+        assert query is not None
+        with contextlib.suppress(TelegramError):  # the spinner stops; the press still counts
+            await query.answer()
+        inbound = normalize_press(query, account_id=self.account_id)
+        if inbound is not None and self._sink is not None:
+            await self._sink(inbound)
+
     # ---- outbound -------------------------------------------------------------------------
+
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        """The text as plain text under an inline keyboard (D72)."""
+        bot, where = self._bot(target)
+        thread = target.thread_id
+        try:
+            sent = await bot.send_message(
+                chat_id=_chat_id(str(target.to or "")),
+                text=text,
+                reply_markup=keyboard(buttons),
+                message_thread_id=int(thread) if thread not in (None, "") else None,
+            )
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
+        return SendReceipt(message_id=str(sent.message_id))
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        """A decided question: its text replaced, its keyboard gone (an edit without one)."""
+        await self._edit_once(target, message_id, TelegramText(text))
 
     def chunks(self, text: str) -> list[str]:
         return split_markdown(text, TEXT_LIMIT, measure=utf16_units)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
 from core.api.channels import (
+    Button,
     ChannelEnv,
     ChannelUnavailable,
     DeliveryContext,
@@ -101,6 +103,28 @@ class WebchatAdapter(ChannelAdapter):
         )
         return SendReceipt()
 
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        """A message with buttons (D72); a click comes back as a `press` frame (D121)."""
+        if not self._sockets.get(target.to or "") and not self._relay.shared:
+            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
+        message_id = uuid.uuid4().hex[:12]
+        frame = {
+            "type": "message",
+            "role": "assistant",
+            "text": text,
+            "messageId": message_id,
+            "buttons": [{"label": b.label, "command": b.command} for b in buttons],
+        }
+        await self._broadcast(target.to or "", frame)
+        return SendReceipt(message_id=message_id)
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        await self._broadcast(
+            target.to or "", {"type": "edit", "messageId": message_id, "text": text}
+        )
+
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         await self._broadcast(target.to or "", {"type": "delta", "runId": run_id, "text": text})
 
@@ -158,7 +182,8 @@ class WebchatAdapter(ChannelAdapter):
         return ws
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
-        text = _frame_text(data)
+        command = _press_command(data)
+        text = command or _frame_text(data)
         if text is None:
             await ws.send_str(
                 json.dumps(
@@ -182,12 +207,14 @@ class WebchatAdapter(ChannelAdapter):
                 sender_id=peer,
                 sender_name="web chat",
                 text=text,
+                button=command is not None,
                 timestamp_ms=sent_at,
                 reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
                 identities=_identities(peer, data),
             )
         )
-        await self._ack_unanswered(ws, text, sent_at)
+        if command is None:
+            await self._ack_unanswered(ws, text, sent_at)
 
     async def _ack_unanswered(self, ws: web.WebSocketResponse, text: str, sent_at: int) -> None:
         """Tell the page when its message was stored but starts no run (e.g. after /send off)."""
@@ -215,6 +242,20 @@ def _identities(peer: str, data: str) -> tuple[str, ...]:
     if not isinstance(client_id, str) or not client_id.strip():
         return ()
     return (f"client:{peer}:{client_id.strip()[:200]}",)
+
+
+def _press_command(data: str) -> str | None:
+    """The command of a `{"type":"press","command":"/approve ID","clientId":"..."}` frame."""
+    try:
+        frame = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(frame, dict) or frame.get("type") != "press":
+        return None
+    command = frame.get("command")
+    if not isinstance(command, str) or not command.startswith("/"):
+        return None
+    return command.strip()[:200] or None
 
 
 def _frame_text(data: str) -> str | None:

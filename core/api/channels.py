@@ -23,6 +23,7 @@ from core.config.schema_channels import (
 )
 from core.engine.channels.build import ChannelEnv
 from core.engine.channels.supervisor import Backoff, Connection, ConnectionSupervisor
+from core.model.approvals import Button
 from core.model.attachments import Attachment, AttachmentKind, kind_of_mime
 from core.model.channel import (
     AdapterState,
@@ -66,6 +67,7 @@ __all__ = [
     "Attachment",
     "AttachmentKind",
     "Backoff",
+    "Button",
     "ChannelAdapter",
     "ChannelCommon",
     "ChannelEnv",

@@ -195,6 +195,36 @@ class FakeTelegram(EmulatorServer):
         update = {"update_id": next(self._update_ids), "message": message}
         return self.push_update(update) if push else update
 
+    def press(
+        self, message_id: int, label: str, *, user_id: int, username: str = "alice"
+    ) -> dict[str, Any]:
+        """Press the inline-keyboard button `label` under the bot's message `message_id`, as
+        Telegram delivers it: a ``callback_query`` update with the button's callback data."""
+        shown = self.shown[message_id]
+        data = next(
+            b["callback_data"]
+            for row in shown["reply_markup"]["inline_keyboard"]
+            for b in row
+            if b["text"] == label
+        )
+        chat_id = shown["chat_id"]
+        chat = self._chats.get(chat_id) or {"id": chat_id, "type": "private"}
+        sender = {"id": user_id, "is_bot": False, "first_name": username.title()}
+        query = {
+            "id": f"cq{next(self._update_ids)}",
+            "from": sender,
+            "chat_instance": str(chat_id),
+            "data": data,
+            "message": {
+                "message_id": message_id,
+                "date": int(time.time()),
+                "chat": chat,
+                "from": self.bot_user,
+                "text": shown["text"],
+            },
+        }
+        return self.push_update({"update_id": next(self._update_ids), "callback_query": query})
+
     def add_file(self, data: bytes, path: str) -> str:
         """Store a file users sent; returns its ``file_id`` (served by getFile + download)."""
         file_id = f"FILE{len(self.files) + 1:04d}"
@@ -417,6 +447,7 @@ class FakeTelegram(EmulatorServer):
         if "message_id" in params:
             shown["edits"] += 1
         shown.update(text=params["text"], entities=list(params.get("entities") or []))
+        shown["reply_markup"] = params.get("reply_markup")  # an edit without one removes it
         if params.get("message_thread_id") is not None:
             msg["message_thread_id"] = params["message_thread_id"]
             msg["is_topic_message"] = True

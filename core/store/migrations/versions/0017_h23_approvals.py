@@ -1,7 +1,7 @@
 """approvals: paused runs' questions, tool approvals (D72) and ask_user (D73)
 
 Revision ID: h23a
-Revises: h21a
+Revises: h25a
 """
 
 from __future__ import annotations
