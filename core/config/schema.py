@@ -23,6 +23,7 @@ from core.config.schema_console import ConsoleConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
+from core.config.state_dir import HOME_STATE_DIR, default_state_dir
 
 if TYPE_CHECKING:
     ChannelsConfig = StaticChannelsConfig
@@ -49,7 +50,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STATE_DIR = "~/.crosstalk"
+DEFAULT_STATE_DIR = HOME_STATE_DIR
 DATABASE_FILE = "crosstalk.db"
 
 
@@ -106,7 +107,9 @@ class GatewayConfig(ConfigModel):
     port: int = Field(default=18789, ge=1, le=65535)
     bind: str = Field(default="127.0.0.1", min_length=1)
     auth: GatewayAuthConfig = Field(default_factory=GatewayAuthConfig)
-    state_dir: str = Field(default_factory=lambda: os.path.expanduser(DEFAULT_STATE_DIR))
+    state_dir: str = Field(default_factory=default_state_dir)
+    """`CROSSTALK_STATE_DIR`, else this, else the nearest `.crosstalk` above the current
+    directory, else `~/.crosstalk` (D130)."""
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     max_body_bytes: int = Field(default=2_097_152, ge=1)
     body_timeout_seconds: float = Field(default=60.0, gt=0)

@@ -7,7 +7,9 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
@@ -30,13 +32,72 @@ def load(args: argparse.Namespace) -> CrosstalkConfig:
         raise SystemExit(2) from exc
 
 
-def client_target(args: argparse.Namespace) -> tuple[str, str]:
-    config = load(args)
-    from core.edge.http.auth import gateway_secret
+@dataclass(frozen=True)
+class Target:
+    """The gateway a client command talks to and where its token came from (D130)."""
 
-    url = args.url or f"http://127.0.0.1:{config.gateway.port}"
-    token = args.token or gateway_secret(config, config.resolve_state_dir())
-    return url.rstrip("/"), token
+    url: str
+    token: str
+    token_from: str
+    state_dir: Path
+    state_origin: str
+
+    def fixes(self) -> str:
+        return (
+            f"state directory read: {self.state_dir} ({self.state_origin}).\n"
+            "Run the command from the checkout where ./scripts/run started the gateway, set "
+            "CROSSTALK_STATE_DIR to the directory the gateway printed as `State:` at start, or "
+            "pass --token TOKEN (and --url URL for another gateway)."
+        )
+
+
+def resolve_target(args: argparse.Namespace) -> Target:
+    """URL and token, read only: a client command never creates a token (D130); without one
+    it exits 1 saying which gateway it would have tried and where it looked."""
+    config = load(args)
+    from core.config.state_dir import TOKEN_FILE, state_dir_origin
+    from core.edge.http.auth import configured_secret
+
+    url = (args.url or f"http://127.0.0.1:{config.gateway.port}").rstrip("/")
+    state_dir = config.resolve_state_dir()
+    origin = state_dir_origin(state_dir)
+    if args.token:
+        return Target(url, args.token, "--token", state_dir, origin)
+    token = configured_secret(config, state_dir)
+    if token is None:
+        target = Target(url, "", "", state_dir, origin)
+        fail(f"no gateway token to reach {url}: {state_dir / TOKEN_FILE} does not exist.", target)
+    auth = config.gateway.auth
+    source = (
+        f"the file {state_dir / TOKEN_FILE}"
+        if auth.mode == "token" and auth.token is None
+        else "the config (gateway.auth) or CROSSTALK_GATEWAY_TOKEN"
+    )
+    return Target(url, token, source, state_dir, origin)
+
+
+def fail(problem: str, target: Target) -> NoReturn:
+    print(f"crosstalk: {problem}\n{target.fixes()}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def client_target(args: argparse.Namespace) -> tuple[str, str]:
+    target = resolve_target(args)
+    return target.url, target.token
+
+
+def refused(target: Target) -> NoReturn:
+    """A 401: the token is not this gateway's; say which token was sent and from where."""
+    fail(f"the gateway at {target.url} refused the token from {target.token_from}.", target)
+
+
+def unreachable(target: Target, exc: BaseException) -> NoReturn:
+    print(
+        f"crosstalk: cannot reach the gateway at {target.url} ({exc}).\n"
+        "Start it with ./scripts/run (or crosstalk gateway), or pass --url URL.",
+        file=sys.stderr,
+    )
+    raise SystemExit(1)
 
 
 async def _request(method: str, url: str, token: str, body: Any = None) -> tuple[int, Any]:
@@ -54,12 +115,13 @@ async def _request(method: str, url: str, token: str, body: Any = None) -> tuple
 
 
 def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> Any:
-    base, token = client_target(args)
+    target = resolve_target(args)
     try:
-        status, data = asyncio.run(_request(method, base + path, token, body))
+        status, data = asyncio.run(_request(method, target.url + path, target.token, body))
     except OSError as exc:
-        print(f"crosstalk: cannot reach the gateway at {base}: {exc}", file=sys.stderr)
-        raise SystemExit(1) from exc
+        unreachable(target, exc)
+    if status == 401:
+        refused(target)
     if status >= 400:
         print(json.dumps(data, indent=2) if not isinstance(data, str) else data, file=sys.stderr)
         raise SystemExit(1)

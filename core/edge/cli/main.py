@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.edge.cli.approvals import add_approvals_parser
-from core.edge.cli.client import call, client_target, load
+from core.edge.cli.client import call, load, resolve_target
 from core.edge.cli.pairing import add_pairing_parser
 from core.model.errors import CrosstalkError
 
@@ -142,6 +142,8 @@ def _deliveries(args: argparse.Namespace) -> int:
         if v
     }
     data = call(args, "GET", "/api/deliveries?" + urlencode(query))
+    if not data["deliveries"]:
+        print("no deliveries" + (" matching these filters" if len(query) > 1 else ""))
     for d in data["deliveries"]:
         print(
             f"#{d['id']} {d['outcome']:<21} {d['kind']:<13} {d['sessionKey'] or '-'} "
@@ -163,10 +165,27 @@ def _channels_status(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    """One clear line instead of a task group's traceback (D130): the gateway and the token are
+    checked before the relay starts."""
     from core.edge.mcp.stdio_proxy import run_stdio_proxy
 
-    base, token = client_target(args)
-    return asyncio.run(run_stdio_proxy(base, token, args.session))
+    target = resolve_target(args)
+    call(args, "GET", "/v1/models")  # exits 1 with the reason: no gateway, or not its token
+    return asyncio.run(run_stdio_proxy(target.url, target.token, args.session))
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked (D55)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any, **__: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("crosstalk")
+        except PackageNotFoundError:
+            found = "(not installed as a package)"
+        print(f"crosstalk {found}")
+        parser.exit()
 
 
 _CONFIG_HELP = "YAML or JSON5 config file (default: $CROSSTALK_CONFIG)"
@@ -195,6 +214,7 @@ class _Subparsers:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="crosstalk", description=__doc__)
     p.add_argument("--config", help=_CONFIG_HELP)
+    p.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     # `--config` is accepted before the subcommand and after it (README: `crosstalk gateway
     # --config FILE`); SUPPRESS keeps a subcommand's absent option from resetting the global one
     common = argparse.ArgumentParser(add_help=False)

@@ -9,6 +9,8 @@ from pathlib import Path
 from aiohttp import web
 
 from core.config import CrosstalkConfig, secret_value
+from core.config.state_dir import TOKEN_FILE
+from core.store.files import open_private, private_dir, private_file
 
 UNAUTHORIZED = {"error": {"message": "Unauthorized", "type": "unauthorized"}}
 CONSOLE_SIGNED_IN: web.RequestKey[bool] = web.RequestKey("crosstalk.console.signed_in", bool)
@@ -20,21 +22,36 @@ def gateway_secret(config: CrosstalkConfig, state_dir: Path) -> str:
     return load_gateway_secret(config, state_dir)[0]
 
 
-def load_gateway_secret(config: CrosstalkConfig, state_dir: Path) -> tuple[str, bool]:
-    """`gateway_secret` and whether this call generated it (only then is it printed, D12)."""
+def configured_secret(config: CrosstalkConfig, state_dir: Path) -> str | None:
+    """The secret a client presents, read only: it never creates a token (D130); `None` when
+    token mode has no configured token and the state dir holds no token file."""
     auth = config.gateway.auth
     if auth.mode == "password":
-        return secret_value(auth.password) or "", False
+        return secret_value(auth.password) or ""
     token = secret_value(auth.token)
     if token:
-        return token, False
-    path = state_dir / "gateway-token"
-    if path.exists():
-        return path.read_text(encoding="utf-8").strip(), False
-    state_dir.mkdir(parents=True, exist_ok=True)
+        return token
+    path = state_dir / TOKEN_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def load_gateway_secret(config: CrosstalkConfig, state_dir: Path) -> tuple[str, bool]:
+    """`gateway_secret` and whether this call generated it (only then is it printed, D12). The
+    state dir is made 0700 and the token file 0600 (D130), tightened if an older start left
+    them readable."""
+    existing = configured_secret(config, state_dir)
+    if existing is not None:
+        if config.gateway.auth.mode == "token" and (state_dir / TOKEN_FILE).exists():
+            private_dir(state_dir)
+            private_file(state_dir / TOKEN_FILE)
+        return existing, False
+    private_dir(state_dir)
     token = secrets.token_urlsafe(24)
-    path.write_text(token + "\n", encoding="utf-8")
-    path.chmod(0o600)
+    with open_private(state_dir / TOKEN_FILE, "w") as fh:
+        fh.write(token + "\n")
     return token, True
 
 

@@ -9,11 +9,13 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from core.config import CrosstalkConfig
+from core.config.state_dir import TOKEN_FILE
 from core.edge.http import (
     http_api,
     http_approvals,
@@ -113,10 +115,13 @@ class RunningGateway:
     token_generated: bool = False
     """True when this start created the token (the only start that prints it, D12)."""
 
+    token_source: str = "the gateway token"
+    """Where a later start's reader finds the token (D130): the token file or the config."""
+
     def web_chat_line(self) -> str:
         if self.token_generated:
             return f"Web chat: {self.url}?token={self.token}"
-        return f"Web chat: {self.url} (add ?token=<your gateway token>)"
+        return f"Web chat: {self.url}?token=<token> (the token: {self.token_source})"
 
     async def stop(self) -> None:
         await self.runtime.stop()
@@ -143,7 +148,17 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
         await runner.cleanup()
         raise
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0", "localhost") else bind
-    return RunningGateway(rt, runner, f"http://{host}:{actual_port}/", secret, generated)
+    url = f"http://{host}:{actual_port}/"
+    return RunningGateway(rt, runner, url, secret, generated, _token_source(config, rt.state_dir))
+
+
+def _token_source(config: CrosstalkConfig, state_dir: Path) -> str:
+    auth = config.gateway.auth
+    if auth.mode == "password":
+        return "gateway.auth.password in the config"
+    if auth.token is not None and auth.token.get_secret_value():
+        return "gateway.auth.token in the config or CROSSTALK_GATEWAY_TOKEN"
+    return f"the file {state_dir / TOKEN_FILE}"
 
 
 async def serve(config: CrosstalkConfig) -> None:
@@ -153,6 +168,7 @@ async def serve(config: CrosstalkConfig) -> None:
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
     for warning in dm_scope_warnings(config):
         print(warning, file=sys.stderr, flush=True)
+    print(f"State: {gw.runtime.state_dir} (CROSSTALK_STATE_DIR picks another)", flush=True)
     print(gw.web_chat_line(), flush=True)
     print(f"Console: {gw.url}console (sign in with the same token)", flush=True)  # D79
     gc.freeze()  # D55: what start-up built lives as long as the process; never scan it again
