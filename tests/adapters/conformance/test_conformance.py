@@ -362,6 +362,14 @@ async def test_denied_session_gets_no_preview_and_no_typing(
     await asyncio.wait_for(fake_model.paused.wait(), 5)
     entry, _ = await stored(rt, "hold on")
     await rt.store.update_session(entry.key, send_policy="deny")  # the owner said /send off
+    # a renewal whose policy check came before the update may still be on the wire: read the
+    # count once the gate has refused a renewal (each renewal finishes before the next starts)
+    refused_before = rt.live.refused
+
+    async def renewal_refused() -> bool:
+        return rt.live.refused > refused_before
+
+    await eventually(renewal_refused, timeout=5, what="a typing renewal refused")
     typing_then = driver.typing_count()
     fake_model.resume()
     [row] = await deliveries(rt, "suppressed_by_policy")
