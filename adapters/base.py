@@ -7,6 +7,7 @@ from core.api.channels import (
     ChunkRef,
     HttpMounted,
     InboundSink,
+    MediaItem,
     SendReceipt,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "ChunkRef",
     "HttpMounted",
     "InboundSink",
+    "MediaItem",
     "SendReceipt",
 ]

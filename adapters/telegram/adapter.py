@@ -21,8 +21,17 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
-from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterState,
+    AdapterStatus,
+    ChannelAdapter,
+    ChunkRef,
+    InboundSink,
+    MediaItem,
+    SendReceipt,
+)
 from adapters.previews import EditablePreviews
+from adapters.telegram import media as tg_media
 from adapters.telegram.controls import keyboard, normalize_press
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
@@ -56,6 +65,7 @@ class TelegramAdapter(EditablePreviews):
 
     channel = CHANNEL
     text_limit = TEXT_LIMIT
+    media_limit = tg_media.FILE_LIMIT
 
     def __init__(
         self,
@@ -418,6 +428,29 @@ class TelegramAdapter(EditablePreviews):
         except TelegramError as exc:
             raise delivery_error(exc, where) from exc
         except RuntimeError as exc:  # PTB: "This HTTPXRequest is not initialized!"
+            raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
+        return SendReceipt(message_id=str(sent.message_id))
+
+    def media_limit_for(self, media: MediaItem) -> int:
+        return tg_media.limit_for(media)
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """A photo, voice note, audio, video or document (D78); no idempotency key exists, so
+        an in-doubt item is resent once after a crash and logged `resent_after_crash`."""
+        bot, where = self._bot(target)
+        thread = target.thread_id
+        try:
+            sent = await tg_media.post_media(
+                bot,
+                _chat_id(str(target.to or "")),
+                int(thread) if thread not in (None, "") else None,
+                media,
+            )
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
+        except RuntimeError as exc:
             raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
         return SendReceipt(message_id=str(sent.message_id))
 

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
-from adapters.base import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from adapters.base import (
+    AdapterStatus,
+    ChannelAdapter,
+    ChunkRef,
+    InboundSink,
+    MediaItem,
+    SendReceipt,
+)
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
@@ -35,11 +42,31 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PAGE = Path(__file__).parent / "static" / "index.html"
 MAX_TEXT = 32_000
+MEDIA_LIMIT = 50 * 1024 * 1024
+
+
+def media_frame(media: MediaItem) -> dict[str, Any]:
+    """An item as the page shows it (the bytes are fetched by id)."""
+    return {
+        "id": media.id,
+        "kind": media.kind,
+        "name": media.name,
+        "mime": media.mime,
+        "size": media.size,
+        "caption": media.caption,
+    }
 
 
 def history_row(m: TranscriptMessage) -> dict[str, Any]:
     shown = text_with_placeholders(m.content) if m.role == "user" else m.plain_text()
     row: dict[str, Any] = {"role": m.role, "text": shown, "ts": m.timestamp}
+    media = [
+        {k: p.get(k) for k in ("kind", "name", "mime", "size")} | {"id": p["mediaId"]}
+        for p in m.content
+        if p.get("type") == "attachment" and p.get("mediaId")
+    ]
+    if media:
+        row["media"] = media
     if m.run_id:
         row["runId"] = m.run_id
     if m.role == "user" and (m.meta or {}).get("noRun"):
@@ -51,6 +78,7 @@ class WebchatAdapter(ChannelAdapter):
     channel = "webchat"
     text_limit = MAX_TEXT
     preview_interval = 0.0  # its own socket: every delta, no platform rate limit
+    media_limit = MEDIA_LIMIT
 
     def __init__(
         self, config: WebchatConfig, account_id: str = "default", env: ChannelEnv | None = None
@@ -124,6 +152,18 @@ class WebchatAdapter(ChannelAdapter):
         await self._broadcast(
             target.to or "", {"type": "edit", "messageId": message_id, "text": text}
         )
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """The page shows the item (an image, an audio player, a file link) and fetches its
+        bytes from `/webchat/media/<id>` with the token (D78)."""
+        if not self._sockets.get(target.to or "") and not self._relay.shared:
+            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
+        await self._broadcast(
+            target.to or "", {"type": "media", "role": "assistant", "media": media_frame(media)}
+        )
+        return SendReceipt(message_id=media.id)
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         await self._broadcast(target.to or "", {"type": "delta", "runId": run_id, "text": text})

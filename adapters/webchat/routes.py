@@ -4,12 +4,15 @@
 DOMPurify; no build step). ``GET /webchat/info`` (gateway token required): which model answers,
 or how to add one, and the chat commands, so the page can show a useful empty state and tell
 a wrong token apart from a dropped connection (a browser WebSocket never sees the 401).
+``GET /webchat/media/{id}`` (token in the header): the bytes of a stored media item the chat
+shows (D78), sandboxed so a file can never run as the page.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -18,8 +21,13 @@ from core.api.channels import request_authorized
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv
 
-VENDOR = Path(__file__).parent / "static" / "vendor"
-_FILES = {"marked.umd.js": "text/javascript", "purify.min.js": "text/javascript"}
+STATIC = Path(__file__).parent / "static"
+VENDOR = STATIC / "vendor"
+_FILES = {
+    "marked.umd.js": VENDOR,
+    "purify.min.js": VENDOR,
+    "media.js": STATIC,  # the page's media: shown, uploaded, recorded (D78)
+}
 HOW_TO_GET_THE_URL = (
     'Open the "Web chat:" link the gateway prints when it starts (./scripts/run or '
     "crosstalk gateway). The token is gateway.auth.token in your config, or the file "
@@ -37,8 +45,8 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
         if name not in _FILES:
             raise web.HTTPNotFound(text=f"no such file: {name}")
         return web.Response(
-            body=(VENDOR / name).read_bytes(),
-            content_type=_FILES[name],
+            body=(_FILES[name] / name).read_bytes(),
+            content_type="text/javascript",
             headers={"Cache-Control": "public, max-age=86400"},
         )
 
@@ -69,5 +77,30 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
             }
         )
 
+    async def media(request: web.Request) -> web.Response:
+        if not request_authorized(request):
+            return web.json_response(
+                {"error": {"message": "invalid token", "type": "unauthorized"}}, status=401
+            )
+        media_id = request.match_info["id"]
+        found = (await rt.store.media_by_id([media_id])).get(media_id)
+        if found is None:
+            raise web.HTTPNotFound(text=f"no such media: {media_id}")
+        inline = found.mime.split("/", 1)[0] in ("image", "audio", "video")
+        name = quote(found.name)
+        return web.Response(
+            body=found.data,
+            content_type=found.mime if inline else "application/octet-stream",
+            headers={
+                "Content-Disposition": (
+                    f"{'inline' if inline else 'attachment'}; filename*=UTF-8''{name}"
+                ),
+                "Content-Security-Policy": "sandbox; default-src 'none'",
+                "X-Content-Type-Options": "nosniff",
+                "Cache-Control": "private, max-age=3600",
+            },
+        )
+
     app.router.add_get("/webchat/static/{name}", static)
+    app.router.add_get("/webchat/media/{id}", media)
     app.router.add_get("/webchat/info", info)

@@ -45,6 +45,7 @@ from core.model.errors import (
     TargetNotFound,
 )
 from core.model.inbound import ChatType, InboundMessage
+from core.model.media import MediaItem
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -85,6 +86,7 @@ __all__ = [
     "IdList",
     "InboundMessage",
     "InboundSink",
+    "MediaItem",
     "RateLimited",
     "SendReceipt",
     "TargetForbidden",

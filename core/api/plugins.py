@@ -25,6 +25,7 @@ from core.features.tools.registry import Payload, ToolSpec
 from core.features.tools.results import Json, ToolResult
 from core.features.tools.rows import RowBuilder
 from core.model.errors import SendBlocked, ToolError, ToolInputError, ToolRefused
+from core.model.media import MediaItem, WithMedia
 from core.model.permission import EVERYONE, OWNER, Caller, Permission
 from core.model.tool_context import ToolContext
 from core.model.validation import validation_message
@@ -41,6 +42,7 @@ __all__ = [
     "Inbound",
     "InboundStep",
     "Json",
+    "MediaItem",
     "ParsedCommand",
     "Payload",
     "Permission",
@@ -59,6 +61,7 @@ __all__ = [
     "ToolRefused",
     "ToolResult",
     "ToolSpec",
+    "WithMedia",
     "floor_clamp",
     "guarded_channels",
     "is_send_command",

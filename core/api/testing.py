@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.config import validate_config
 from core.model.approvals import Button
-from core.model.channel import AdapterStatus, ChannelAdapter, InboundSink, SendReceipt
+from core.model.channel import AdapterStatus, ChannelAdapter, ChunkRef, InboundSink, SendReceipt
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError
 from core.model.inbound import ChatType, InboundMessage
+from core.model.media import MediaItem
 from core.model.records import RunRecord, SessionEntry, TranscriptMessage
 from core.runtime import Runtime
 from core.store import Store, now_ms
@@ -37,7 +38,9 @@ __all__ = ["EchoTurns", "RecordingAdapter", "TestGateway", "test_gateway"]
 
 
 class RecordingAdapter(ChannelAdapter):
-    """Collects sent texts; `failures` are raised by the next sends, in order."""
+    """Collects sent texts and media; `failures` are raised by the next sends, in order."""
+
+    media_limit = 10 * 1024 * 1024
 
     def __init__(
         self, channel: str = "testchat", account_id: str = "default", text_limit: int = 4000
@@ -54,6 +57,7 @@ class RecordingAdapter(ChannelAdapter):
         self.buttons: dict[str, tuple[Button, ...]] = {}  # message id → its buttons (D72)
         self.edits: list[tuple[str, str]] = []  # (message id, new text)
         self.reactions: list[tuple[str, str | None]] = []  # (message id, emoji or None)
+        self.media: list[tuple[DeliveryContext, MediaItem]] = []  # sent items (D78)
         self._changed = asyncio.Condition()
 
     async def start(self, sink: InboundSink) -> None:
@@ -77,6 +81,21 @@ class RecordingAdapter(ChannelAdapter):
         async with self._changed:
             self._changed.notify_all()
         return SendReceipt(message_id=str(len(self.sent)))
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        if self.failures:
+            raise self.failures.pop(0)
+        self.media.append((target, media))
+        async with self._changed:
+            self._changed.notify_all()
+        return SendReceipt(message_id=f"m{len(self.media)}")
+
+    async def wait_media(self, count: int, timeout: float = 5.0) -> list[MediaItem]:
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(self.media) >= count)
+        return [m for _, m in self.media]
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
         self.previews.append((run_id, text))

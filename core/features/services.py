@@ -12,7 +12,7 @@ objects, never itself (D30, D97).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Unpack
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
 from core.model.keys import KeyModel, agent_id_of
+from core.model.media import MediaItem
 from core.model.records import SessionPatch
 from core.model.roles import Role
 from core.model.tool_context import ToolContext
@@ -67,6 +68,10 @@ class SessionStore(Protocol):
         self, session_ids: Iterable[str], per_session: int
     ) -> dict[str, list[TranscriptMessage]]: ...
     async def last_run(self, session_key: str) -> RunRecord | None: ...
+    async def save_media(
+        self, items: Sequence[MediaItem], *, run_id: str | None, session_key: str | None
+    ) -> list[MediaItem]: ...
+    async def media_by_id(self, ids: Sequence[str]) -> dict[str, MediaItem]: ...
 
 
 class PluginServices(Protocol):

@@ -2,7 +2,7 @@
 
 Adapters translate: platform event → :class:`InboundMessage` (handed to the router through the
 sink), and text → platform send. They never build session keys and never decide send policy;
-their `send_text` is called only by the outbound gate (core.engine.outbound).
+their `send_text` and `send_media` are called only by the outbound gate (core.engine.outbound).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from core.model.attachments import Attachment
 from core.model.chunking import split_text
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import InboundMessage
+from core.model.media import MediaItem
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -166,6 +167,25 @@ class ChannelAdapter(abc.ABC):
     @abc.abstractmethod
     async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
         """Send one chunk (already within `text_limit`) to `target`."""
+
+    #: The largest file `send_media` sends (bytes); 0: the channel sends no media, and the gate
+    #: sends a text naming the file instead (D78, D150).
+    media_limit: int = 0
+    #: How an in-doubt *media* chunk is settled after a crash; None: as `reconcile` says. A
+    #: platform whose lookup cannot find uploaded files resends them once instead ("resend").
+    media_reconcile: str | None = None
+
+    def media_limit_for(self, media: MediaItem) -> int:
+        """The size limit for this item (platforms limit photos and files differently)."""
+        return self.media_limit
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """Send one media item with its caption (D78): a photo, a file, a voice note. Called
+        only by the outbound gate, for items within `media_limit_for`; `ref` names the chunk
+        as for `send_text` (a nonce, metadata) where the platform can carry it."""
+        raise NotImplementedError(f"{self.channel} sends no media")
 
     #: Least seconds between two preview updates (platform edit rate limits); 0 = every delta.
     preview_interval: float = 1.0

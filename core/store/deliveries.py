@@ -33,19 +33,30 @@ class ChunkRecord:
     state: ChunkState
     platform_message_id: str | None = None
     reason: str | None = None
+    media_id: str | None = None
+    """A media chunk (D78): the stored item it sends."""
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "index": self.chunk_index,
             "state": self.state,
             "platformMessageId": self.platform_message_id,
             "reason": self.reason,
         }
+        if self.media_id:
+            out["mediaId"] = self.media_id
+        return out
 
 
 class DeliveriesStore(Database):
-    async def open_delivery(self, rec: DeliveryRecord, chunks: Sequence[str]) -> int:
-        """The delivery row (outcome `pending`) and one `pending` row per chunk, before any send."""
+    async def open_delivery(
+        self,
+        rec: DeliveryRecord,
+        chunks: Sequence[str],
+        media_ids: Sequence[str | None] = (),
+    ) -> int:
+        """The delivery row (outcome `pending`) and one `pending` row per chunk, before any send;
+        `media_ids[i]` names the stored item chunk `i` sends (D78), when it is a media chunk."""
 
         def op(c: Connection) -> int:
             res = c.execute(
@@ -74,6 +85,7 @@ class DeliveriesStore(Database):
                         text=text,
                         state="pending",
                         updated_at=now,
+                        media_id=media_ids[i] if i < len(media_ids) else None,
                     )
                 )
             return delivery_id
@@ -165,6 +177,7 @@ class DeliveriesStore(Database):
                 C.c.state,
                 C.c.platform_message_id,
                 C.c.reason,
+                C.c.media_id,
             )
             .where(C.c.delivery_id.in_(list(delivery_ids)))
             .order_by(C.c.delivery_id, C.c.chunk_index)

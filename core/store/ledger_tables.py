@@ -4,7 +4,8 @@
 every HTTP `Idempotency-Key`) under its primary key, written in the same transaction as the
 message, so a redelivery is recognised on any process and after any restart.
 `delivery_chunks` is the per-chunk state of each outbound delivery: a chunk with a
-`platform_message_id` has reached the chat and is never sent again.
+`platform_message_id` has reached the chat and is never sent again; a chunk with a `media_id`
+sends that stored item (D78).
 """
 
 from __future__ import annotations
@@ -44,5 +45,7 @@ class DeliveryChunkRow(SQLModel, table=True):
     text: str = Field(sa_column=Column(Text, nullable=False))
     state: str = Field(max_length=24)
     platform_message_id: str | None = Field(default=None, max_length=128)
+    media_id: str | None = Field(default=None, max_length=64)
+    """A media chunk (D78): the stored item it sends; its `text` is the item's placeholder."""
     reason: str | None = Field(default=None, sa_column=Column(Text))
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))

@@ -14,6 +14,7 @@ from core.store.cron import CronStore
 from core.store.database import StoreError, now_ms
 from core.store.deliveries import DeliveriesStore
 from core.store.inbound import InboundStore
+from core.store.media import MediaStore
 from core.store.pairing import PairingStore
 from core.store.subagents import SubagentStore
 
@@ -27,10 +28,11 @@ class Store(
     SubagentStore,
     ConsoleStore,
     ApprovalsStore,
+    MediaStore,
 ):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts, runs, deliveries, inbound
-    identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner console's and
-    paused runs' questions (D72)."""
+    identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner console's, paused
+    runs' questions (D72) and outbound media (D78)."""
 
 
 __all__ = ["Store", "StoreError", "now_ms"]

@@ -4,8 +4,8 @@ Run over stdio as a subprocess (``python -m tests.fakes.mcp_server``), or serve 
 streamable HTTP in the test's own event loop with :func:`serving_http` (which also demands a
 bearer token, so configured ``headers`` are proven to reach the server).
 
-Tools: ``add(a, b)``, ``echo(text)``, ``fail(message)`` (an MCP tool error), ``hang(seconds)``
-and ``die()`` (the process exits mid-call, like a crashed server).
+Tools: ``add(a, b)``, ``echo(text)``, ``chart()`` (a PNG image), ``fail(message)`` (an MCP
+tool error), ``hang(seconds)`` and ``die()`` (the process exits mid-call, like a crashed server).
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+TINY_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
 STDIO_COMMAND = [sys.executable, "-m", "tests.fakes.mcp_server"]
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -37,6 +41,11 @@ def build_server() -> MCPServer:
     def echo(text: str) -> str:
         """Echo the text back."""
         return f"mcp echo: {text}"
+
+    @server.tool(structured_output=False)
+    def chart() -> list[Any]:
+        """A tiny PNG image with a line of text (MCP image content, D78)."""
+        return ["here is the chart", Image(data=TINY_PNG, format="png")]
 
     @server.tool()
     def fail(message: str) -> str:

@@ -35,12 +35,22 @@ _STRING_FIELDS = {"text", "caption", "parse_mode", "url", "secret_token", "title
 _ENTITY_RE = re.compile(r"(?P<cmd>^/\w+(@\w+)?)|(?P<mention>@\w+)")
 
 
+_MEDIA_METHODS = {
+    "sendPhoto": "photo",
+    "sendVoice": "voice",
+    "sendAudio": "audio",
+    "sendVideo": "video",
+    "sendDocument": "document",
+}
+
+
 def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
 class FakeTelegram(EmulatorServer):
-    """Bot API fake: getMe, getUpdates, sendMessage, webhooks and harmless no-op methods."""
+    """Bot API fake: getMe, getUpdates, sendMessage, the send methods of files, webhooks and
+    harmless no-op methods."""
 
     #: Methods answered with ``true`` (PTB only needs the call to succeed).
     harmless_methods = frozenset(
@@ -79,6 +89,9 @@ class FakeTelegram(EmulatorServer):
         #: What users see: every message the bot sent, by id, with its latest text/entities.
         self.shown: dict[int, dict[str, Any]] = {}
         self.files: dict[str, tuple[str, bytes]] = {}  # file_id → (file_path, bytes)
+        #: Every file the bot sent (sendPhoto, sendVoice, ...), in order (D78).
+        self.media: list[dict[str, Any]] = []
+        self.upload_names: dict[str, str] = {}  # form field → the last uploaded file's name
         self._session: aiohttp.ClientSession | None = None
         self._polls: dict[int, web.Request] = {}
         #: The most getUpdates long polls ever held open at once by live clients (a second
@@ -314,6 +327,7 @@ class FakeTelegram(EmulatorServer):
         for key, value in (await request.post()).items():
             if isinstance(value, web.FileField):  # multipart upload
                 params[key] = value.file.read()
+                self.upload_names[key] = value.filename
             elif not isinstance(value, str):
                 params[key] = bytes(value)
             elif key in _STRING_FIELDS:
@@ -408,6 +422,8 @@ class FakeTelegram(EmulatorServer):
                     400, Failure(400, {"description": "Bad Request: message text is empty"})
                 )
             return self._message(params)
+        if method in _MEDIA_METHODS:
+            return self._media_message(method, params)
         if method == "getFile":
             found = self.files.get(str(params.get("file_id")))
             if found is None:
@@ -458,6 +474,39 @@ class FakeTelegram(EmulatorServer):
                 "date": int(time.time()),
                 "chat": chat,
             }
+        return msg
+
+    def _media_message(self, method: str, params: dict[str, Any]) -> Any:
+        """sendPhoto/sendVoice/sendAudio/sendVideo/sendDocument with an uploaded file (D78):
+        the message carries it as Telegram does, and `media` keeps what was uploaded."""
+        field = _MEDIA_METHODS[method]
+        data = params.get(field)
+        if not isinstance(data, bytes) or not data:
+            return self._error(
+                400,
+                Failure(400, {"description": f"Bad Request: there is no {field} in the request"}),
+            )
+        limit = 10 * 1024 * 1024 if field == "photo" else 50 * 1024 * 1024
+        if len(data) > limit:
+            return self._error(400, Failure(400, {"description": "Bad Request: file is too big"}))
+        caption = str(params.get("caption") or "")
+        msg = self._message({**params, "text": caption})
+        del msg["text"]
+        if caption:
+            msg["caption"] = caption
+        file_id = self.add_file(data, f"sent/{field}{len(self.files) + 1}")
+        info = {"file_id": file_id, "file_unique_id": f"U{file_id}", "file_size": len(data)}
+        if field == "photo":
+            msg[field] = [{**info, "width": 1, "height": 1}]
+        elif field in ("voice", "audio"):
+            msg[field] = {**info, "duration": 1}
+        elif field == "video":
+            msg[field] = {**info, "duration": 1, "width": 1, "height": 1}
+        else:
+            msg[field] = info
+        shown = self.shown[int(msg["message_id"])]
+        shown["media"] = {"kind": field, "data": data, "name": self.upload_names.get(field)}
+        self.media.append({"method": method, "chat_id": params.get("chat_id"), "data": data})
         return msg
 
     def visible(self) -> list[dict[str, Any]]:

@@ -1,12 +1,13 @@
 """The outbound gate: the single path by which any text leaves Crosstalk towards a chat.
 
 Agent replies, announces, tool sends, command replies and system notices all call
-:meth:`OutboundGate.deliver`. It runs a `next()`-style chain (policy → retry → send, in the
-manner of slack-bolt middleware), then writes one delivery-log row per attempt, whatever the
-outcome. The policy is the source session's and, when the delivery lands in another chat (a cron
-job's, a hook's, an announce, a tool send), that chat's too: a muted target stays silent (D140).
-Inbound admission and run admission ask the same gate (:meth:`OutboundGate.decide`), so the
-send policy is resolved in exactly one place.
+:meth:`OutboundGate.deliver`; media (images, files, voice notes) ride in the same delivery, one
+chunk per item after the text's chunks (D78). It runs a `next()`-style chain (policy → retry →
+send, in the manner of slack-bolt middleware), then writes one delivery-log row per attempt,
+whatever the outcome. The policy is the source session's and, when the delivery lands in another
+chat (a cron job's, a hook's, an announce, a tool send), that chat's too: a muted target stays
+silent (D140). Inbound admission and run admission ask the same gate
+(:meth:`OutboundGate.decide`), so the send policy is resolved in exactly one place.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core.model.approvals import Button
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import DeliveryError, RateLimited
+from core.model.media import MediaItem, too_big_text, unsupported_text
 from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
 
@@ -49,6 +51,12 @@ class Outbound:
     owner_command: bool = False
     buttons: tuple[Button, ...] = ()
     """Native buttons under the last chunk (D72, D73); the text carries its own fallback."""
+    media: list[MediaItem] = field(default_factory=list)
+    """Items sent after the text, each as one chunk (D78); stored first if they have no id."""
+
+    def logged_text(self) -> str:
+        """What the delivery log keeps: the text, and a line naming each item."""
+        return "\n".join(x for x in [self.text, *(m.placeholder() for m in self.media)] if x)
 
 
 @dataclass(slots=True)
@@ -76,6 +84,7 @@ class Attempt:
     note: str | None = None
     delivery_id: int | None = None  # the delivery row, written before the first send
     chunks: list[str] = field(default_factory=list)
+    media: dict[int, MediaItem] = field(default_factory=dict)  # chunk index → item it sends
     receipts: dict[int, SendReceipt] = field(default_factory=dict)  # chunk index → receipt
 
 
@@ -311,9 +320,9 @@ class OutboundGate:
             return DeliveryResult("failed", f"channel not connected: {target.channel}")
         attempt.attempts += 1
         if attempt.delivery_id is None:
-            attempt.chunks = adapter.chunks(attempt.message.text)
+            media_ids = await self._plan(attempt, adapter)
             attempt.delivery_id = await self.store.open_delivery(
-                self._row(attempt, "pending", None), attempt.chunks
+                self._row(attempt, "pending", None), attempt.chunks, media_ids
             )
         run_id = attempt.message.run_id if attempt.message.kind == "reply" else None
         for index, chunk in enumerate(attempt.chunks):
@@ -321,7 +330,10 @@ class OutboundGate:
                 continue  # reached the chat already: never again
             try:
                 ref = ChunkRef(attempt.delivery_id, index)
-                if run_id and index == 0:  # the run's live preview becomes its reply
+                item = attempt.media.get(index)
+                if item is not None:
+                    receipt = await send_media_chunk(adapter, target, item, ref)
+                elif run_id and index == 0:  # the run's live preview becomes its reply
                     receipt = await adapter.send_final(target, run_id, chunk)
                 elif attempt.message.buttons and index == len(attempt.chunks) - 1:
                     receipt = await adapter.send_buttons(target, chunk, attempt.message.buttons)
@@ -339,6 +351,36 @@ class OutboundGate:
             )
         return DeliveryResult("delivered", attempt.note, receipts=self._receipts(attempt))
 
+    async def _plan(self, attempt: Attempt, adapter: ChannelAdapter) -> list[str | None]:
+        """The delivery's chunks: the text's, then one per media item (its placeholder), or a
+        text naming an item the platform cannot take (D150). Returns each chunk's media id."""
+        message = attempt.message
+        attempt.chunks = (
+            adapter.chunks(message.text) if message.text.strip() or not message.media else []
+        )
+        media_ids: list[str | None] = [None] * len(attempt.chunks)
+        unsaved = [m for m in message.media if m.id is None]
+        if unsaved:  # stored before the delivery opens, so a restart can resend them (D16)
+            saved = iter(
+                await self.store.save_media(
+                    unsaved, run_id=message.run_id, session_key=message.session_key
+                )
+            )
+            message.media = [m if m.id else next(saved) for m in message.media]
+        for item in message.media:
+            limit = adapter.media_limit_for(item)
+            if limit <= 0:
+                attempt.chunks.append(unsupported_text(item))
+                media_ids.append(None)
+            elif item.size > limit:
+                attempt.chunks.append(too_big_text(item, limit))
+                media_ids.append(None)
+            else:
+                attempt.media[len(attempt.chunks)] = item
+                attempt.chunks.append(item.placeholder())
+                media_ids.append(item.id)
+        return media_ids
+
     @staticmethod
     def _receipts(attempt: Attempt) -> list[SendReceipt]:
         return [attempt.receipts[i] for i in sorted(attempt.receipts)]
@@ -348,7 +390,7 @@ class OutboundGate:
         return DeliveryRecord(
             kind=attempt.message.kind,
             outcome=outcome,
-            text=attempt.message.text,
+            text=attempt.message.logged_text(),
             created_at=now_ms(),
             session_key=attempt.message.session_key,
             reason=reason,
@@ -417,3 +459,10 @@ async def send_chunk(
     if adapter.chunk_refs:
         return await adapter.send_text(target, text, ref=ref)  # type: ignore[call-arg]
     return await adapter.send_text(target, text)
+
+
+async def send_media_chunk(
+    adapter: ChannelAdapter, target: DeliveryContext, item: MediaItem, ref: ChunkRef
+) -> SendReceipt:
+    """The one call that puts a media item on a platform (replies, reconciliation; D78)."""
+    return await adapter.send_media(target, item, ref)

@@ -4,7 +4,8 @@ Chunks are sent in order, so after a crash a delivery's first `pending` chunk is
 may have reached the chat before its receipt was written) and the chunks after it were never
 sent. The in-doubt chunk is settled as the platform allows: Discord drops a resend that
 carries the same nonce, Slack is asked whether a message with the chunk's metadata exists, and
-elsewhere (Telegram, the web chat) it is resent once and marked `resent_after_crash`.
+elsewhere (Telegram, the web chat) it is resent once and marked `resent_after_crash`. A media
+chunk (D78) sends its stored item, settled by the adapter's `media_reconcile` where it has one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from core.engine.outbound.gate import send_chunk
+from core.engine.outbound.gate import send_chunk, send_media_chunk
 from core.model.channel import ChannelAdapter, ChunkRef
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import DeliveryError
@@ -73,6 +74,7 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
     """Settle one pending delivery; returns its final outcome."""
     assert rec.id is not None
     chunks = (await rt.store.chunks_of([rec.id])).get(rec.id, [])
+    media = await rt.store.media_by_id([c.media_id for c in chunks if c.media_id])
     adapter = await _connected(rt, rec, wait)
     if adapter is None:
         reason = f"in doubt after a restart: channel not connected: {rec.channel}"
@@ -87,8 +89,12 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
         if chunk.state != "pending":
             continue
         ref = ChunkRef(rec.id, chunk.chunk_index)
+        item = media.get(chunk.media_id) if chunk.media_id else None
+        mode = (adapter.media_reconcile or adapter.reconcile) if item else adapter.reconcile
         try:
-            if in_doubt and adapter.reconcile == "lookup":
+            if chunk.media_id and item is None:
+                raise DeliveryError(f"the stored media {chunk.media_id} is gone")
+            if in_doubt and mode == "lookup":
                 found = await adapter.find_chunk(target, ref)
                 if found is not None:
                     await rt.store.mark_chunk(
@@ -96,13 +102,18 @@ async def reconcile_delivery(rt: DeliveryParts, rec: DeliveryRecord, *, wait: fl
                     )
                     in_doubt = False
                     continue
-            receipt = await rt.gate.retrying(partial(send_chunk, adapter, target, chunk.text, ref))
+            send = (
+                partial(send_media_chunk, adapter, target, item, ref)
+                if item is not None
+                else partial(send_chunk, adapter, target, chunk.text, ref)
+            )
+            receipt = await rt.gate.retrying(send)
         except DeliveryError as exc:
             why = f"{type(exc).__name__}: {exc}"
             await rt.store.mark_chunk(rec.id, chunk.chunk_index, "failed", reason=why)
             await rt.store.finish_delivery(rec.id, "failed", why, rec.attempts + 1)
             return "failed"
-        if in_doubt and adapter.reconcile == "resend":
+        if in_doubt and mode == "resend":
             await rt.store.mark_chunk(
                 rec.id,
                 chunk.chunk_index,

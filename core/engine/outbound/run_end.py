@@ -4,7 +4,8 @@ Whatever a finished turn sends to a chat leaves through :func:`deliver_run_end`:
 reply or the notice of what went wrong (the router's run listener), a cron or webhook turn's
 reply (``finish_turn``), a reply that a crash kept from its chat (recovery, D16) and the notice
 to chats whose turn a crash cut short (D12). So the texts, the kinds and the rules (a deliberate
-stop says nothing; a provider failure is already a notice) are written once.
+stop says nothing; a provider failure is already a notice) are written once. A reply carries the
+media its run stored (tools' images and files, a voice note; D78), whichever path sends it.
 """
 
 from __future__ import annotations
@@ -55,15 +56,20 @@ async def deliver_run_end(
     """Deliver a finished run's reply (or, with `notices`, the notice of its failure) to
     `target` (None: the session's last route). `notice` replaces the failure's text (the
     restart notice, D12). Returns the delivery, or None when there was nothing to say."""
+    media = await gate.store.media_of_run(run_id) if status == "ok" else []
     message = run_end_message(status, reply, error, reply_kind=reply_kind)
     if message is None:
-        return None
+        if not media:
+            return None
+        message = ("", reply_kind)  # the reply is the media alone
     text, kind = message
     if kind == "notice":
         if not notices:
             return None
         text = notice or text
-    return await gate.deliver(Outbound(text, kind, session_key, target=target, run_id=run_id))
+    return await gate.deliver(
+        Outbound(text, kind, session_key, target=target, run_id=run_id, media=media)
+    )
 
 
 __all__ = ["TIMEOUT_NOTICE", "deliver_run_end", "run_end_message"]

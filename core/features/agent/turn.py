@@ -24,6 +24,7 @@ from core.features.models.provider_errors import provider_failure
 from core.features.models.providers import ANSWERED
 from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
 from core.model.errors import ToolError
+from core.model.media import MEDIA_OUT, MediaItem
 from core.model.records import TurnWrite
 from core.model.text import clean_text
 from core.model.tool_context import ToolContext
@@ -154,6 +155,8 @@ class PydanticAITurnExecutor:
         handler = _stream_handler(on_delta) if on_delta is not None else None
         answered: list[str] = []
         token = ANSWERED.set(answered)
+        media: list[MediaItem] = []  # what the turn's tools attach to the reply (D78)
+        media_token = MEDIA_OUT.set(media)
         from pydantic_ai.exceptions import ModelAPIError
 
         try:
@@ -180,16 +183,20 @@ class PydanticAITurnExecutor:
             raise failures[-1] from None
         finally:
             ANSWERED.reset(token)
+            MEDIA_OUT.reset(media_token)
         from pydantic_ai import DeferredToolRequests
 
         if isinstance(result.output, DeferredToolRequests):
             made = (paused or []) + result.new_messages()
             pause = pause_of(rt.config, run, request, result.output, made, now=now_ms())
+            # kept with the run: its end, after the pause, sends them (D78)
+            await rt.store.save_media(media, run_id=run.id, session_key=entry.key)
             return TurnResult(None, pause=pause)
         made = (paused or []) + result.new_messages()
         if paused is not None:
             run.meta = {k: v for k, v in (run.meta or {}).items() if k != "paused"}
         new = from_model_messages(made, now_ms=now_ms(), run_id=run.id)
+        await attach_media(rt, run, entry, new, media)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         ref = answered[-1] if answered else refs[0]
@@ -220,6 +227,25 @@ class PydanticAITurnExecutor:
     def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
         msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
         return TurnResult(text, write=TurnWrite(entry, [msg]))
+
+
+async def attach_media(
+    rt: TurnEnv,
+    run: RunRecord,
+    entry: SessionEntry,
+    new: list[TranscriptMessage],
+    media: list[MediaItem],
+) -> None:
+    """Store the turn's media with its run (the reply's delivery sends them, D78) and name
+    them in the reply's transcript message as attachment parts (D3)."""
+    if not media:
+        return
+    stored = await rt.store.save_media(media, run_id=run.id, session_key=entry.key)
+    reply = next((m for m in reversed(new) if m.role == "assistant"), None)
+    if reply is None:
+        reply = TranscriptMessage.text("assistant", "", now_ms(), run_id=run.id)
+        new.append(reply)
+    reply.content = [*reply.content, *(m.part() for m in stored)]
 
 
 def context_messages(

@@ -10,6 +10,7 @@ reconnects.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import re
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.config import CrosstalkConfig, secret_value
 from core.features.mcp import MISSING_EXTRA, mcp_installed
+from core.model.media import MediaItem, collect
 
 if TYPE_CHECKING:
     from core.config.schema_mcp import McpServerConfig
@@ -37,13 +39,49 @@ def tool_error(name: str, message: str) -> dict[str, Any]:
 
 
 def result_payload(name: str, result: Any) -> Any:
-    """An MCP `CallToolResult` as the model sees it: the text, or a tool error."""
+    """An MCP `CallToolResult` as the model sees it: the text, or a tool error. Its image and
+    binary resource contents go with the turn's reply (D78), a line each naming them."""
     texts = [getattr(block, "text", None) for block in result.content or []]
     text = "\n".join(t for t in texts if isinstance(t, str))
     if getattr(result, "is_error", False):
         return tool_error(name, text or "the MCP tool failed")
+    media = media_of(result.content or [])
+    if media:
+        attached = collect(media)
+        marks = [f"{m.placeholder()}{' attached to the reply' if attached else ''}" for m in media]
+        text = "\n".join(x for x in [text, *marks] if x)
     structured = getattr(result, "structured_content", None)
     return text if text or structured is None else structured
+
+
+def media_of(blocks: list[Any]) -> list[MediaItem]:
+    """The images and binary resources of an MCP result, as media items (D78)."""
+    out: list[MediaItem] = []
+    for n, block in enumerate(blocks, 1):
+        kind = getattr(block, "type", None)
+        source = getattr(block, "resource", None) if kind == "resource" else block
+        blob = getattr(source, "data", None) if kind == "image" else getattr(source, "blob", None)
+        if not isinstance(blob, str):
+            continue
+        try:
+            data = base64.b64decode(blob, validate=True)
+        except ValueError:
+            continue
+        mime = str(
+            getattr(source, "mime_type", None)
+            or getattr(source, "mimeType", None)
+            or "application/octet-stream"
+        )
+        uri = str(getattr(source, "uri", "") or "")
+        name = uri.rstrip("/").rsplit("/", 1)[-1] or f"{kind}-{n}{_extension(mime)}"
+        out.append(MediaItem(data=data, mime=mime, name=name))
+    return out
+
+
+def _extension(mime: str) -> str:
+    import mimetypes
+
+    return mimetypes.guess_extension(mime) or ""
 
 
 class McpConnection:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.features.tools.results import ToolResult
 from core.model.errors import ToolInputError, ToolRefused
+from core.model.media import WithMedia, collect
 from core.model.permission import EVERYONE, Caller, Permission
 from core.model.text import clean_json
 from core.model.tool_context import ToolContext
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
     from core.features.tools.env import ToolEnv
 
 Payload = dict[str, Any]
-Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResult"]]
+Handler = Callable[["ToolEnv", ToolContext, Any], Awaitable["Payload | ToolResult | WithMedia"]]
 """``handler(env, ctx, args)``: the tool environment (D30), who calls, the parsed arguments;
-it returns the payload, or a typed result the registry dumps to camelCase JSON (D33)."""
+it returns the payload, or a typed result the registry dumps to camelCase JSON (D33), or either
+wrapped in :class:`WithMedia` to send images and files with the reply (D78)."""
 
 ALL_TOOLS_PROFILES = frozenset({"coding", "full"})
 """`tools.profile` values that allow every tool; `minimal` and `messaging` allow the tools that
@@ -144,9 +146,21 @@ class ToolRegistry:
                 )
             # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
             result = await spec.handler(env, ctx, self.parse_args(spec, clean_json(args)))
+            if isinstance(result, WithMedia):
+                return with_media(result)
             return result.payload() if isinstance(result, ToolResult) else result
         except ToolRefused as refusal:
             return refusal.payload()
+
+
+def with_media(result: WithMedia) -> Payload:
+    """The payload of a result with media: the media go with the running turn's reply (D78),
+    and the payload names them (`attached: false` where no turn sends them, e.g. over HTTP)."""
+    inner = result.result
+    payload = dict(inner.payload() if isinstance(inner, ToolResult) else inner)
+    sent = collect(list(result.media))
+    payload["media"] = [{**m.describe(), "attached": sent} for m in result.media]
+    return payload
 
 
 def tool_caller(ctx: ToolContext) -> Caller:

@@ -68,6 +68,9 @@ CAPABILITIES = frozenset(
     }
 )
 
+#: A file the bot sent: (how the platform shows it: "photo", "voice", "file", ...; its bytes)
+SentMedia = tuple[str, bytes]
+
 #: A visible formatting feature: ("bold" | "italic" | "code" | "pre" | "link", text[, url]).
 Feature = tuple[str, ...]
 
@@ -231,6 +234,17 @@ class Driver(abc.ABC):
     def features(self, index: int) -> set[Feature]:
         """The formatting a user sees in the bot's message number ``index``."""
 
+    async def sent_media(self) -> list[SentMedia]:
+        """Every file the bot sent so far (D78): how the platform shows it, and its bytes."""
+        raise Unsupported(f"{self.platform}: media are not sent here yet")
+
+    async def wait_media(self, count: int, timeout: float = 10.0) -> list[SentMedia]:
+        async def enough() -> list[SentMedia] | None:
+            got = await self.sent_media()
+            return got if len(got) >= count else None
+
+        return await eventually(enough, timeout, f"{self.platform}: {count} media sent")
+
 
 class FakeDriver(Driver):
     """A driver whose platform is one of the loopback fakes (:class:`EmulatorServer`)."""
@@ -384,6 +398,9 @@ class TelegramDriver(FakeDriver):
 
     def address(self, reply: Reply) -> str:
         return reply.chat
+
+    async def sent_media(self) -> list[SentMedia]:
+        return [(str(m["method"])[4:].lower(), bytes(m["data"])) for m in self.tg.media]
 
     TYPING, EDIT = "sendChatAction", "editMessageText"
 
@@ -717,10 +734,23 @@ class WebchatDriver(Driver):
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._reader: asyncio.Task[None] | None = None
         self._replies: list[Reply] = []
+        self._media: list[dict[str, Any]] = []  # "media" frames
         self._changed = asyncio.Event()
 
     def config(self) -> dict[str, Any]:
         return {}  # the web chat is on by default; its owners default to ["*"]
+
+    async def sent_media(self) -> list[SentMedia]:
+        """Each item the page was told to show, fetched as the page fetches it (D78)."""
+        assert self._http is not None and self._server is not None
+        out: list[SentMedia] = []
+        for item in self._media:
+            url = self._server.make_url(f"/webchat/media/{item['id']}")
+            auth = {"Authorization": f"Bearer {self.TOKEN}"}
+            async with self._http.get(url, headers=auth) as resp:
+                assert resp.status == 200, resp.status
+                out.append((str(item["kind"]), await resp.read()))
+        return out
 
     def build(self, rt: Runtime) -> list[ChannelAdapter]:
         from adapters.webchat.adapter import WebchatAdapter
@@ -746,6 +776,8 @@ class WebchatDriver(Driver):
             if frame.get("type") == "message":  # "delta" frames are streaming previews
                 self._replies.append(Reply(str(frame["text"]), self.owner_id))
                 self._changed.set()
+            elif frame.get("type") == "media":
+                self._media.append(dict(frame["media"]))
 
     async def stop(self) -> None:
         if self._reader is not None:

@@ -173,7 +173,14 @@ def test_no_module_but_the_gate_calls_send_text() -> None:
                 if (
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("send_text", "send_preview", "send_final", "send_typing")
+                    and node.func.attr
+                    in (
+                        "send_text",
+                        "send_media",
+                        "send_preview",
+                        "send_final",
+                        "send_typing",
+                    )
                 ):
                     rel = path.relative_to(ROOT).as_posix()
                     own = isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
