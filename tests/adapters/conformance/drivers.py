@@ -107,6 +107,8 @@ class Driver(abc.ABC):
     #: What a one-off "unavailable, try later" (HTTP 503) on a send leads to: "retried" by the
     #: gate (the platform did not process it) or "failed" (recorded, never sent twice).
     server_error: ClassVar[str] = "failed"
+    #: The adapter sends media (D78) and `sent_media` reads them back.
+    media_out: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._rt: Runtime | None = None
@@ -236,7 +238,7 @@ class Driver(abc.ABC):
 
     async def sent_media(self) -> list[SentMedia]:
         """Every file the bot sent so far (D78): how the platform shows it, and its bytes."""
-        raise Unsupported(f"{self.platform}: media are not sent here yet")
+        raise Unsupported(f"{self.platform}: media are not sent here")
 
     async def wait_media(self, count: int, timeout: float = 10.0) -> list[SentMedia]:
         async def enough() -> list[SentMedia] | None:
@@ -398,6 +400,8 @@ class TelegramDriver(FakeDriver):
 
     def address(self, reply: Reply) -> str:
         return reply.chat
+
+    media_out = True
 
     async def sent_media(self) -> list[SentMedia]:
         return [(str(m["method"])[4:].lower(), bytes(m["data"])) for m in self.tg.media]
@@ -739,6 +743,8 @@ class WebchatDriver(Driver):
 
     def config(self) -> dict[str, Any]:
         return {}  # the web chat is on by default; its owners default to ["*"]
+
+    media_out = True
 
     async def sent_media(self) -> list[SentMedia]:
         """Each item the page was told to show, fetched as the page fetches it (D78)."""
