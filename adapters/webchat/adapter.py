@@ -203,7 +203,7 @@ class WebchatAdapter(ChannelAdapter):
         return [history_row(m) for m in msgs if m.plain_text() or m.role == "user"]
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
-        if not request_authorized(request):
+        if not request_authorized(request, query=True):  # a browser's socket has no header (D81)
             return web.json_response(
                 {"error": {"message": "Unauthorized", "type": "unauthorized"}}, status=401
             )

@@ -51,12 +51,14 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 
-def request_authorized(request: web.Request) -> bool:
-    """True when an HTTP request to a mounted route carries the gateway token (D12)."""
+def request_authorized(request: web.Request, *, query: bool = False) -> bool:
+    """True when an HTTP request to a mounted route carries the gateway token (D12): in the
+    `Authorization` header, or with `query` also as `?token=` (D81: only a page or socket a
+    browser opens itself may take it there)."""
     from core.edge.http.appkeys import SECRET
     from core.edge.http.auth import is_authorized
 
-    return is_authorized(request, request.app[SECRET])
+    return is_authorized(request, request.app[SECRET], query=query)
 
 
 __all__ = [

@@ -114,6 +114,14 @@ class GatewayConfig(ConfigModel):
     max_body_bytes: int = Field(default=2_097_152, ge=1)
     body_timeout_seconds: float = Field(default=60.0, gt=0)
     """A request body not fully received by then is answered 408 (D12)."""
+    header_timeout_seconds: float = Field(default=20.0, gt=0, le=3600)
+    """A connection that has not sent a whole request by then (slow headers, or idle between
+    requests) is closed (D141)."""
+    max_reply_chars: int = Field(default=16_000, ge=100)
+    """A longer text leaving for a chat is cut there, with a note saying so (D142)."""
+    max_connections: int = Field(default=512, ge=1)
+    """Open HTTP connections at most; beyond, the oldest idle one is closed (D141). Keep it
+    below the process's file limit (`LimitNOFILE` in deploy/crosstalk.service)."""
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     dedup_window_days: float = Field(default=7.0, gt=0)
     """How long inbound platform identities and Idempotency-Keys are remembered (D16)."""

@@ -146,7 +146,9 @@ class PairingStore(Database):
     async def add_request_once(self, req: PairingRequest, max_pending: int) -> str | None:
         """Check and insert in one transaction, serialised per channel account across gateway
         processes (an advisory lock on PostgreSQL, D29): one open request per sender, at most
-        `max_pending` per account. Returns the refusal reason, or None when `req` was added."""
+        `max_pending` per account, the oldest pending ones dropped to make room (D81: a flood
+        never keeps the next newcomer from a code), expired ones removed (storage stays
+        bounded). Returns the refusal reason, or None when `req` was added."""
 
         def op(c: Connection) -> str | None:
             if c.dialect.name == "postgresql":
@@ -168,15 +170,20 @@ class PairingStore(Database):
                     if mine[-1].status == "pending"
                     else "pairing request denied"
                 )
-            pending = _requests(
-                c,
-                Q.c.status == "pending",
-                Q.c.expires_at > req.created_at,
-                Q.c.channel == req.channel,
-                Q.c.account_id == req.account_id,
+            account = and_(Q.c.channel == req.channel, Q.c.account_id == req.account_id)
+            c.execute(
+                delete(Q).where(
+                    and_(
+                        account,
+                        Q.c.status.in_(("pending", "denied")),
+                        Q.c.expires_at <= req.created_at,
+                    )
+                )
             )
-            if len(pending) >= max_pending:
-                return f"pairing queue full ({max_pending} pending)"
+            pending = _requests(c, account, Q.c.status == "pending")
+            drop = [r.code for r in pending[: max(0, len(pending) - max_pending + 1)]]
+            if drop:
+                c.execute(delete(Q).where(Q.c.code.in_(drop)))
             _insert_request(c, req)
             return None
 

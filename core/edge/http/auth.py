@@ -55,22 +55,25 @@ def load_gateway_secret(config: CrosstalkConfig, state_dir: Path) -> tuple[str, 
     return token, True
 
 
-def presented_secret(request: web.Request) -> str | None:
+def presented_secret(request: web.Request, *, query: bool = False) -> str | None:
+    """The bearer token of the `Authorization` header; `?token=` only where `query` (D81: the
+    web-chat page and its socket, which a browser opens without a header)."""
     header = request.headers.get("Authorization", "")
     if header[:7].lower() == "bearer ":
         return header[7:].strip()
-    return request.query.get("token")
+    return request.query.get("token") if query else None
 
 
-def is_authorized(request: web.Request, secret: str) -> bool:
+def is_authorized(request: web.Request, secret: str, *, query: bool = False) -> bool:
     """Constant-time comparison of UTF-8 bytes (D12): any token, ASCII or not, is 200 or 401.
 
-    `?token=` arrives percent-decoded as UTF-8 by aiohttp; undecodable bytes become U+FFFD,
-    which no configured token matches unless it holds U+FFFD itself.
+    `?token=` (read only with `query`, D81) arrives percent-decoded as UTF-8 by aiohttp;
+    undecodable bytes become U+FFFD, which no configured token matches unless it holds U+FFFD
+    itself.
     """
     if request.get(CONSOLE_SIGNED_IN):  # the console's session cookie stands for the token
         return True
-    given = presented_secret(request)
+    given = presented_secret(request, query=query)
     if not secret or given is None:
         return False
     return hmac.compare_digest(_utf8(given), _utf8(secret))

@@ -33,8 +33,9 @@ from core.edge.http import (
 )
 from core.edge.http import http_mcp as mcp_http
 from core.edge.http.appkeys import RUNTIME, SECRET
-from core.edge.http.auth import load_gateway_secret
+from core.edge.http.auth import is_authorized, load_gateway_secret
 from core.edge.http.channel_stats import channel_entries
+from core.edge.http.connections import GatewayRunner
 from core.edge.http.console import install as install_console
 from core.edge.http.edge import install_edge
 from core.edge.http.openapi import openapi_spec
@@ -47,10 +48,20 @@ from core.runtime import Runtime
 log = logging.getLogger(__name__)
 
 
+PUBLIC_CHANNEL_FIELDS = ("channel", "accountId", "state", "refused", "duplicatesDropped")
+"""What `/healthz` shows of a channel without a token (D81)."""
+
+
 async def healthz(request: web.Request) -> web.Response:
+    """Health for load balancers (no token: status and channel states only, D81) and, with the
+    token, for the owner and `crosstalk channels status` (model, process, every figure)."""
     rt = request.app[RUNTIME]
     channels = await channel_entries(rt)
     ok = rt.started and all(c["state"] != "failed" for c in channels)
+    status = 200 if ok else 503
+    if not is_authorized(request, request.app[SECRET]):
+        public = [{k: c[k] for k in PUBLIC_CHANNEL_FIELDS if k in c} for c in channels]
+        return web.json_response({"ok": ok, "channels": public}, status=status)
     process = {"id": rt.cluster.id, "leases": await held_leases(rt.cluster)}  # D27
     return web.json_response(
         {
@@ -59,7 +70,7 @@ async def healthz(request: web.Request) -> web.Response:
             "model": rt.models.default_ref(rt.config.default_agent_id()),
             "process": process,
         },
-        status=200 if ok else 503,
+        status=status,
     )
 
 
@@ -134,7 +145,13 @@ async def start_gateway(config: CrosstalkConfig, *, port: int | None = None) -> 
     secret, generated = load_gateway_secret(config, rt.state_dir)
     adapters = build_adapters(config, ChannelEnv(rt.state_dir, rt.pages))
     app = build_app(rt, secret, adapters)
-    runner = web.AppRunner(app, shutdown_timeout=2, access_log=None)
+    runner = GatewayRunner(
+        app,
+        max_connections=config.gateway.max_connections,
+        header_timeout=config.gateway.header_timeout_seconds,
+        shutdown_timeout=2,
+        access_log=None,
+    )
     await runner.setup()
     bind = config.gateway.bind
     site = web.TCPSite(runner, bind, config.gateway.port if port is None else port)

@@ -36,6 +36,36 @@ class TurnContextFilter(logging.Filter):
         return True
 
 
+class RepeatLimitFilter(logging.Filter):
+    """At most `burst` lines of one kind (logger, level, message template) per `window`
+    seconds; the next line after a quiet spell says how many were dropped (D141). A flood of
+    one error (a socket accept failing thousands of times a second) cannot fill the disk."""
+
+    def __init__(self, burst: int = 20, window: float = 10.0) -> None:
+        super().__init__()
+        self.burst = burst
+        self.window = window
+        self._seen: dict[tuple[str, int, object], list[float]] = {}  # start, count, dropped
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, record.msg)
+        now = record.created
+        slot = self._seen.get(key)
+        if slot is None or now - slot[0] >= self.window:
+            if len(self._seen) > 10_000:
+                self._seen.clear()
+            dropped = int(slot[2]) if slot else 0
+            self._seen[key] = [now, 1, 0]
+            if dropped:
+                record.msg = f"{record.msg} [{dropped} more like this dropped]"
+            return True
+        slot[1] += 1
+        if slot[1] <= self.burst:
+            return True
+        slot[2] += 1
+        return False
+
+
 def formatter(fmt: LogFormat) -> logging.Formatter:
     if fmt == "json":
         from pythonjsonlogger.json import JsonFormatter  # only for JSON logs (D56)
@@ -54,6 +84,7 @@ def configure_logging(
     """Replace the root handlers with one stream handler in `fmt`; returns it."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(formatter(fmt))
+    handler.addFilter(RepeatLimitFilter())
     handler.addFilter(TurnContextFilter())
     root = logging.getLogger()
     for old in list(root.handlers):

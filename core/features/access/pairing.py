@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 8
 REQUEST_TTL_MS = 60 * 60 * 1000
-MAX_PENDING = 3
+MAX_PENDING = 50
+"""Pending requests per channel account; a new one drops the oldest beyond it (D81)."""
 PREVIEW_CHARS = 200
 APPROVED_TEXT = "✅ You are approved. Send your message again."
 
@@ -46,7 +47,8 @@ class PairingService:
         self.store = store
         self.gate = gate
         self.clock = clock
-        self._lock = asyncio.Lock()  # check-then-insert: one request per sender, cap of 3
+        self.max_pending = MAX_PENDING
+        self._lock = asyncio.Lock()  # check-then-insert: one request per sender, the cap
 
     async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
         return await self.store.is_approved(channel, account_id, user_id)
@@ -74,7 +76,7 @@ class PairingService:
                     created_at=now,
                     expires_at=now + REQUEST_TTL_MS,
                 ),
-                MAX_PENDING,
+                self.max_pending,
             )
             if refused is not None:
                 return refused

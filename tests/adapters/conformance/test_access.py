@@ -2,7 +2,7 @@
 
 A stranger's DM gets one pairing code and nothing else (no session row, no model request);
 the owner approves through the CLI, the HTTP API or `/pair approve`; allowlists, disabled DMs,
-group allowlists, revocation, expiry (an injected clock), the 3-pending cap and restarts.
+group allowlists, revocation, expiry (an injected clock), the pending cap (D81) and restarts.
 "No reply" is shown by the refusal counter reaching its number, never by sleeping.
 """
 
@@ -263,20 +263,20 @@ async def test_request_expires_after_an_hour(driver: Driver, make_runtime: Runti
     assert [r.code for r in await rt.access.pairing.pending()] == [new]
 
 
-async def test_at_most_three_pending_requests(
+async def test_a_full_pairing_queue_drops_its_oldest_request(
     driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
+    """D81: at the cap (50; 3 here) a newcomer still gets a code; the oldest request goes."""
     require_strangers(driver)
     rt = await driver.start(make_runtime)
-    for i, user in enumerate(STRANGERS[:3]):
+    rt.access.pairing.max_pending = 3
+    for i, user in enumerate(STRANGERS[:4]):
         await driver.dm(f"hello from {user}", user=user)
         await driver.wait_replies(i + 1)
-    await driver.dm("me too", user=STRANGERS[3])
-    await refused(driver, 4)
     codes = [code_of(r.text) for r in driver.replies()]
-    assert len(codes) == 3 == len(set(codes))
+    assert len(codes) == 4 == len(set(codes))
     pending = await rt.access.pairing.pending()
-    assert sorted(r.user_id for r in pending) == sorted(driver.user_id(u) for u in STRANGERS[:3])
+    assert sorted(r.user_id for r in pending) == sorted(driver.user_id(u) for u in STRANGERS[1:4])
     await no_trace(rt, fake_model)
 
 

@@ -31,7 +31,7 @@ async def test_duplicates_and_failed_deliveries_are_counted(make_runtime: Runtim
     await eventually(failed)
     assert adapter.texts() == ["echo: hello"]
     async with TestClient(TestServer(build_app(rt, "test-token", []))) as c:
-        resp = await c.get("/healthz")
+        resp = await c.get("/healthz", headers={"Authorization": "Bearer test-token"})
         [entry] = [e for e in (await resp.json())["channels"] if e["channel"] == "testchat"]
         assert entry["duplicatesDropped"] == 1 and entry["deliveriesFailed"] == 1
         assert "lastReceiveAt" in entry
