@@ -96,7 +96,13 @@ class Runtime:
         self.channels = ChannelRegistry()
         s = config.session
         policy = SendPolicySpec.from_config(s.send_policy) if s.send_policy else None
-        self.gate = OutboundGate(self.store, self.channels, policy, metrics=self.metrics)
+        self.gate = OutboundGate(
+            self.store,
+            self.channels,
+            policy,
+            max_reply_chars=config.gateway.max_reply_chars,
+            metrics=self.metrics,
+        )
         self.pairing = PairingService(self.store, self.gate)
         self.access = Admission(config, self.pairing, metrics=self.metrics)
         self.live = LiveFeedback(self.gate, config)

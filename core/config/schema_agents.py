@@ -62,6 +62,10 @@ class ProviderConfig(ConfigModel):
     api_key: SecretStr | None = None
     api: ProviderApi = "openai-completions"
     timeout_seconds: float | None = Field(default=None, gt=0)
+    max_response_bytes: int = Field(default=8_388_608, ge=1024)
+    """A provider answer (a body, or a whole stream) longer than this fails the request (D142)."""
+    idle_timeout_seconds: float = Field(default=120.0, gt=0)
+    """A provider answer that sends nothing for this long fails the request (D142)."""
     models: list[ModelEntry] = Field(default_factory=list)
 
     @field_validator("base_url")

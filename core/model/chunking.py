@@ -27,3 +27,12 @@ def split_text(text: str, limit: int) -> list[str]:
     if rest:
         chunks.append(rest)
     return [c for c in chunks if c]
+
+
+def cut_reply(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters (at a line or word boundary) and a note saying
+    it was cut (D142): a 300 KB model reply is a few messages in a chat, never 75."""
+    if len(text) <= limit:
+        return text
+    head = split_text(text, limit)[0]
+    return f"{head}\n\n✂️ Reply cut: it was {len(text):,} characters; a chat gets {limit:,}."

@@ -281,3 +281,40 @@ async def test_bad_token_is_a_clear_error(
     assert "WRONG" not in str(info.value)  # the token never ends up in errors or logs
     assert adapter.status().state == "failed"
     await adapter.stop()
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+async def test_a_server_error_on_a_send_is_retried_then_delivered(
+    start_tg: Start, fake_telegram: FakeTelegram, status: int
+) -> None:
+    """D142: one 5xx no longer loses the reply."""
+    rt, _ = await start_tg()
+    rt.gate.retry.backoff = 0.01
+    fake_telegram.fail_next("sendMessage", status)
+    fake_telegram.user_message(OWNER, "still there?")
+    calls = await fake_telegram.wait_for("sendMessage", 2)
+    assert [c.status for c in calls] == [status, 200]
+    assert calls[1].params["text"] == "echo: still there?"
+
+    async def delivered() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "delivered"]
+
+    [row] = await eventually(delivered)
+    assert row.attempts == 2
+
+
+async def test_server_errors_that_stay_end_failed_in_the_delivery_log(
+    start_tg: Start, fake_telegram: FakeTelegram
+) -> None:
+    rt, _ = await start_tg()
+    rt.gate.retry.backoff = 0.01
+    for _ in range(4):
+        fake_telegram.fail_next("sendMessage", 503)
+    fake_telegram.user_message(OWNER, "anyone?")
+    await fake_telegram.wait_for("sendMessage", 4)
+
+    async def failed() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "failed"]
+
+    [row] = await eventually(failed)
+    assert row.attempts == 4 and "(after 4 attempts)" in (row.reason or "")

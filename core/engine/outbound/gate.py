@@ -12,7 +12,6 @@ silent (D140). Inbound admission and run admission ask the same gate
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +19,12 @@ from typing import Literal, TypeVar
 
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.outbound.channels import ChannelRegistry
+from core.engine.outbound.retry import SendRetry, chat_key
 from core.model.approvals import Button
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
+from core.model.chunking import cut_reply
 from core.model.delivery_context import DeliveryContext, session_target
-from core.model.errors import DeliveryError, RateLimited
+from core.model.errors import ChannelUnavailable, DeliveryError, RateLimited
 from core.model.media import MediaItem, too_big_text, unsupported_text
 from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
 from core.store import DeliveryRecord, SessionEntry, Store, now_ms
@@ -101,6 +102,8 @@ class OutboundGate:
         *,
         max_retries: int = 3,
         max_retry_wait: float = 30.0,
+        retry_backoff: float = 1.0,
+        max_reply_chars: int = 16_000,
         extra_middleware: Sequence[Middleware] = (),
         metrics: Metrics = DISCARD,
     ) -> None:
@@ -108,9 +111,16 @@ class OutboundGate:
         self.metrics = metrics
         self.channels = channels
         self.policy = policy
-        self.max_retries = max_retries
-        self.max_retry_wait = max_retry_wait
+        self.retry = SendRetry(
+            max_retries=max_retries, max_retry_wait=max_retry_wait, backoff=retry_backoff
+        )
+        self.max_reply_chars = max_reply_chars
+        """A longer text is cut, with a note, before it is chunked (D142)."""
         self._chain: list[Middleware] = [self._policy_step, *extra_middleware, self._retry_step]
+
+    @property
+    def max_retries(self) -> int:
+        return self.retry.max_retries
 
     def decide(self, entry: SessionEntry | None, session_key: str | None = None) -> PolicyDecision:
         """Resolve the send policy of a session (override > deny rule > allow rule > default)."""
@@ -157,11 +167,12 @@ class OutboundGate:
         they are not written to the delivery log.
         """
         adapter = await self._live_adapter(session_key, target)
-        if adapter is None or target is None:
-            return False
+        if adapter is None or target is None or self.retry.held(chat_key(target)):
+            return False  # a rate-limited chat gets no preview until its hold ends (D142)
         try:
             await adapter.send_preview(target, run_id, text)
         except DeliveryError as exc:  # best effort: the final reply still goes through deliver
+            self._limited(target, exc)
             log.debug("preview for %s not shown: %s", session_key, exc)
             return False
         return True
@@ -217,14 +228,20 @@ class OutboundGate:
     async def typing(self, session_key: str, target: DeliveryContext | None) -> bool:
         """Show "typing…" while a run is active, under the same policy as its reply."""
         adapter = await self._live_adapter(session_key, target)
-        if adapter is None or target is None:
+        if adapter is None or target is None or self.retry.held(chat_key(target)):
             return False
         try:
             await adapter.send_typing(target)
         except DeliveryError as exc:
+            self._limited(target, exc)
             log.debug("typing for %s not shown: %s", session_key, exc)
             return False
         return True
+
+    def _limited(self, target: DeliveryContext, exc: DeliveryError) -> None:
+        """A rate limit met by a preview or typing holds the chat for every send (D142)."""
+        if isinstance(exc, RateLimited):
+            self.retry.hold(chat_key(target), exc.retry_after)
 
     async def _run_chain(self, attempt: Attempt, index: int) -> DeliveryResult:
         if index == len(self._chain):
@@ -284,26 +301,23 @@ class OutboundGate:
 
     async def _retry_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
         try:
-            return await self.retrying(nxt)
+            return await self.retrying(nxt, chat_key(attempt.target))
         except RateLimited as exc:
             return DeliveryResult(
                 "failed", f"rate limited after {attempt.attempts} attempts: {exc}"
             )
+        except ChannelUnavailable as exc:  # a platform fault that did not pass (D142)
+            return DeliveryResult(
+                "failed",
+                f"{type(exc).__name__}: {exc} (after {attempt.attempts} attempts)",
+                receipts=self._receipts(attempt),
+            )
 
-    async def retrying(self, send: Callable[[], Awaitable[T]]) -> T:
-        """The retry step: `send` again after a platform's rate limit, waiting what it asks
-        (at most `max_retry_wait`), up to `max_retries` more times; then the limit is raised.
-        Recovery resends an in-doubt chunk through it too (D16, D99), not through a loop of
-        its own."""
-        tries = 0
-        while True:
-            tries += 1
-            try:
-                return await send()
-            except RateLimited as exc:
-                if tries > self.max_retries:
-                    raise
-                await asyncio.sleep(min(max(exc.retry_after, 0.0), self.max_retry_wait))
+    async def retrying(self, send: Callable[[], Awaitable[T]], key: str | None = None) -> T:
+        """The retry step (:class:`SendRetry`): `send` again after a rate limit or a platform
+        fault that may pass, bounded; then the error is raised. Recovery resends an in-doubt
+        chunk through it too (D16, D99), not through a loop of its own."""
+        return await self.retry.run(send, key)
 
     async def _send_step(self, attempt: Attempt) -> DeliveryResult:
         """Send the chunks that have no receipt yet (a retry resumes at the failed chunk).
@@ -328,6 +342,7 @@ class OutboundGate:
         for index, chunk in enumerate(attempt.chunks):
             if index in attempt.receipts:
                 continue  # reached the chat already: never again
+            await self.retry.wait(chat_key(target))  # a 429 met elsewhere holds this chat too
             try:
                 ref = ChunkRef(attempt.delivery_id, index)
                 item = attempt.media.get(index)
@@ -339,8 +354,8 @@ class OutboundGate:
                     receipt = await adapter.send_buttons(target, chunk, attempt.message.buttons)
                 else:
                     receipt = await send_chunk(adapter, target, chunk, ref)
-            except RateLimited:
-                raise
+            except (RateLimited, ChannelUnavailable):
+                raise  # the retry step's to handle
             except DeliveryError as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 await self.store.mark_chunk(attempt.delivery_id, index, "failed", reason=reason)
@@ -356,7 +371,9 @@ class OutboundGate:
         text naming an item the platform cannot take (D150). Returns each chunk's media id."""
         message = attempt.message
         attempt.chunks = (
-            adapter.chunks(message.text) if message.text.strip() or not message.media else []
+            adapter.chunks(cut_reply(message.text, self.max_reply_chars))
+            if message.text.strip() or not message.media
+            else []
         )
         media_ids: list[str | None] = [None] * len(attempt.chunks)
         unsaved = [m for m in message.media if m.id is None]

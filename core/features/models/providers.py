@@ -103,13 +103,13 @@ def _build(
             model_id,
             settings=settings,
             provider=OllamaProvider(
-                openai_client=_openai_client(base, api_key or "ollama", max_retries, clients)
+                openai_client=_openai_client(base, api_key or "ollama", max_retries, clients, cfg)
             ),
         )
     from pydantic_ai.providers.openai import OpenAIProvider
 
     provider = OpenAIProvider(
-        openai_client=_openai_client(cfg.base_url, api_key or "none", max_retries, clients)
+        openai_client=_openai_client(cfg.base_url, api_key or "none", max_retries, clients, cfg)
     )
     if cfg.api == "openai-responses":
         from pydantic_ai.models.openai import OpenAIResponsesModel
@@ -121,16 +121,22 @@ def _build(
 
 
 def _openai_client(
-    base_url: str | None, api_key: str, max_retries: int | None, clients: list[Any]
+    base_url: str | None,
+    api_key: str,
+    max_retries: int | None,
+    clients: list[Any],
+    cfg: ProviderConfig,
 ) -> Any:
     """The SDK's own aiohttp-based client (D51): its httpx2 connection pool cost ~1 ms of CPU
-    per request more and queued requests under concurrency. Closed by `ModelResolver.aclose`."""
-    from openai import AsyncOpenAI, DefaultAioHttpClient
+    per request more and queued requests under concurrency; its answers bounded in bytes and
+    idle time (D142). Closed by `ModelResolver.aclose`."""
+    from openai import AsyncOpenAI
 
     from core.features.models import openai_fast
+    from core.features.models.bounded import bounded_http_client
 
     openai_fast.install()
-    http = DefaultAioHttpClient()
+    http = bounded_http_client(cfg.max_response_bytes, cfg.idle_timeout_seconds)
     if max_retries is None:
         client = AsyncOpenAI(base_url=base_url, api_key=api_key, http_client=http)
     else:
