@@ -179,6 +179,15 @@ class Runtime:
             ),
             steps=self.inbound,
         )
+        stt_chain = config.voice.stt_chain()
+        if stt_chain:  # D78: voice notes are heard on arrival, after admission
+            from core.features.voice.step import Transcription
+            from core.features.voice.stt import SpeechToText
+
+            self.transcription = Transcription(
+                SpeechToText.from_config(stt_chain), self.channels, config.voice.max_audio_bytes
+            )
+            self.inbound.insert(self.transcription.step(), after="admission")
         self.cluster = ClusterNode(
             self.membership, self.services, resume_announces=self.subagents.resume
         )

@@ -23,6 +23,7 @@ from core.config.schema_console import ConsoleConfig
 from core.config.schema_cron import CronConfig, HooksConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
+from core.config.schema_voice import VoiceConfig
 from core.config.state_dir import HOME_STATE_DIR, default_state_dir
 
 if TYPE_CHECKING:
@@ -319,6 +320,7 @@ class CrosstalkConfig(ConfigModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

@@ -44,7 +44,7 @@ async def user_prompt(rt: TurnEnv, request: RunRequest, ref: str) -> str | list[
     for attachment in (Attachment.from_part(p) for p in parts):
         data = await _image_bytes(rt, request, attachment, limit) if wants_images else None
         if data is None:
-            lines.append(attachment.placeholder())
+            lines.append(attachment.placeholder(request.message))
         else:
             images.append(BinaryContent(data=data, media_type=attachment.mime or "image/jpeg"))
     text = "\n".join(lines)

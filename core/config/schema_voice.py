@@ -1,0 +1,53 @@
+"""``voice``: speech to text and text to speech (D78).
+
+``voice.stt`` is one provider or a list tried in order; ``voice.tts`` one provider with the
+voice to use and when replies are spoken. ``openai`` means any server with
+``/v1/audio/transcriptions`` and ``/v1/audio/speech`` (``baseUrl`` ending in ``/v1``, as for model
+providers; ``apiKey`` sent as a bearer token); ``local`` means the offline engines whose models
+ship with them (pocketsphinx in, ``crosstalk[voice]``; Debian's espeak-ng out).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from core.config.schema_base import ConfigModel
+
+VoiceProviderName = Literal["openai", "local"]
+ReplyWithVoice = Literal["auto", "always", "never"]
+
+
+class VoiceProviderConfig(ConfigModel):
+    provider: VoiceProviderName
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(default=60.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip().startswith(("http://", "https://")):
+            raise ValueError(f"must be an http(s) URL (got {value!r})")
+        return None if value is None else value.strip().rstrip("/")
+
+
+class TtsConfig(VoiceProviderConfig):
+    voice: str | None = None
+    reply_with_voice: ReplyWithVoice = "auto"
+    """``auto``: a voice note answers a voice note; ``always``: every reply; the text is sent as
+    well in both."""
+
+
+class VoiceConfig(ConfigModel):
+    stt: VoiceProviderConfig | list[VoiceProviderConfig] | None = None
+    tts: TtsConfig | None = None
+    max_audio_bytes: int = Field(default=25 * 1024 * 1024, gt=0)
+    """Longer audio is not transcribed (it still reaches the model as a placeholder)."""
+
+    def stt_chain(self) -> list[VoiceProviderConfig]:
+        if self.stt is None:
+            return []
+        return list(self.stt) if isinstance(self.stt, list) else [self.stt]

@@ -1,0 +1,1 @@
+"""Speech to text and text to speech (D78): providers, audio conversion, the inbound step."""

@@ -1,0 +1,58 @@
+"""Voice notes are heard when they arrive (D78): a Telegram voice update is fetched, transcribed
+by the `voice.stt` chain (the `openai` provider against a loopback fake), stored with its
+transcript, shown in `sessions_history`, and the model reads the words as the message."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.adapters.test_attachments import Start, last_user_content, start, user_rows  # noqa: F401
+from tests.fakes.audio import FakeAudioServer
+from tests.fakes.model import FakeModelServer
+from tests.fakes.telegram import FakeTelegram
+
+pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+VOICE = b"OggS" + b"\x00" * 3000
+
+
+@pytest.fixture
+async def audio() -> AsyncIterator[FakeAudioServer]:
+    fake = FakeAudioServer(transcript="please call my mother tomorrow")
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+async def test_a_voice_note_reaches_the_model_as_its_words(
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    audio: FakeAudioServer,
+    start: Start,  # noqa: F811
+) -> None:
+    rt = await start({"voice": {"stt": [{"provider": "openai", "baseUrl": audio.v1}]}})
+    fake_telegram.user_media(42, "voice", VOICE)
+    [reply] = await fake_telegram.wait_for("sendMessage", timeout=30)
+    [call] = audio.calls_for("transcriptions")
+    assert call.params["file"] == VOICE  # the bytes Telegram served, fetched by the adapter
+    prompt = last_user_content(fake_model)
+    assert prompt == "please call my mother tomorrow\n[voice: voice.ogg, 3 KB, transcribed above]"
+    assert reply.params["text"].startswith("echo: please call my mother tomorrow")
+    [row] = await user_rows(rt)
+    assert row["content"][0] == {"type": "text", "text": "please call my mother tomorrow"}
+    assert row["content"][1]["transcript"] == "please call my mother tomorrow"
+    assert row["content"][1]["kind"] == "voice"
+
+
+async def test_when_every_provider_fails_the_placeholder_remains(
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    audio: FakeAudioServer,
+    start: Start,  # noqa: F811
+) -> None:
+    await start({"voice": {"stt": {"provider": "openai", "baseUrl": audio.v1}}})
+    audio.fail_next("transcriptions", 500)
+    fake_telegram.user_media(42, "voice", VOICE)
+    await fake_telegram.wait_for("sendMessage", timeout=30)
+    assert last_user_content(fake_model) == "[voice: voice.ogg, 3 KB]"
