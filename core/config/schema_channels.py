@@ -39,7 +39,7 @@ def _check_url(value: str | None) -> str | None:
 
 
 DmPolicy = Literal["pairing", "allowlist", "open", "disabled"]
-GroupPolicy = Literal["open", "allowlist", "disabled"]
+GroupPolicy = Literal["pairing", "open", "allowlist", "disabled"]
 
 
 class AccountGroupsConfig(ConfigModel):
@@ -132,7 +132,8 @@ class _ChannelCommon(ConfigModel):
     """Who may DM the bot (D11): unknown senders get a pairing code by default."""
     allow_from: IdList = Field(default_factory=list)
     """Platform user ids admitted in DMs besides the owners and paired users (``"*"`` = all)."""
-    group_policy: GroupPolicy = "open"
+    group_policy: GroupPolicy = "pairing"
+    """Who may talk in groups (D11, D62): by default a group an owner approved (group pairing)."""
     # (the account classes declare the access fields as optional, "inherit"; the channel's
     # own values are required, hence the type: ignore[misc] on the three channel classes)
     streaming: Literal["off", "edit"] = "edit"

@@ -394,15 +394,19 @@ class KeyModel:
         thread_id: str | int | None = None,
         *,
         topic: bool = False,
+        owner: bool = True,
+        person: str | None = None,
     ) -> str:
         """The session of a message from a chat: a main-session channel's (the web chat, D17)
         is the agent's main session; a direct chat follows dmScope (with `:thread:<id>` where
-        the channel's DM threads are sessions, D77); a group has its own."""
+        the channel's DM threads are sessions, D77), except that a non-`owner`'s DM never
+        lands in the main session (D62) and a linked `person` under `per-peer` has one (D65);
+        a group has its own."""
         traits = self.channels.get(channel)
         if traits is not None and traits.main_session:
             return self.main_session_key(agent_id)
         if chat_type == "direct":
-            key = self.dm_key(agent_id, channel, chat_id, account_id)
+            key = self.dm_key(agent_id, channel, chat_id, account_id, owner=owner, person=person)
             thread = _id_segment(thread_id, "") if traits is not None and traits.dm_threads else ""
             return f"{key}:thread:{thread}" if thread else key  # a thread of its own (D77)
         return self.group_key(agent_id, channel, chat_type, chat_id, thread_id, topic=topic)
@@ -417,16 +421,21 @@ class KeyModel:
         channel: str,
         peer_id: str,
         account_id: str | None = None,
+        *,
+        owner: bool = True,
+        person: str | None = None,
     ) -> str:
-        """A direct chat's session per `session.dmScope` and `identityLinks` (R1.1)."""
-        if self.dm_scope == "main":
+        """A direct chat's session per `session.dmScope` and `identityLinks` (R1.1); under
+        `main` only an `owner`'s DM is the main session, anyone else's is per-channel-peer
+        (D62); a linked `person` (D65) is the peer under `per-peer`."""
+        if self.dm_scope == "main" and owner:
             return self.main_session_key(agent_id)
         agent = self._agent(agent_id)
         ch = _id_segment(normalize_channel(channel))
         peer = self._peer(ch, _token(peer_id))
         if self.dm_scope == "per-peer":
-            return f"agent:{agent}:dm:{peer}"
-        if self.dm_scope == "per-channel-peer":
+            return f"agent:{agent}:dm:{_id_segment(person) if person else peer}"
+        if self.dm_scope in ("per-channel-peer", "main"):
             return f"agent:{agent}:{ch}:dm:{peer}"
         return f"agent:{agent}:{ch}:{normalize_account_id(account_id)}:dm:{peer}"
 

@@ -6,7 +6,6 @@ import asyncio
 import gc
 import logging
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,6 @@ from core.edge.http.edge import install_edge
 from core.edge.http.openapi import openapi_spec
 from core.engine.channels.build import ChannelEnv, build_adapters
 from core.engine.cluster.status import held_leases
-from core.features.access.policy import dm_scope_warnings
 from core.model.channel import ChannelAdapter, HttpMounted
 from core.runtime import Runtime
 
@@ -183,8 +181,6 @@ async def serve(config: CrosstalkConfig) -> None:
     t0 = time.perf_counter()
     gw = await start_gateway(config)
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
-    for warning in dm_scope_warnings(config):
-        print(warning, file=sys.stderr, flush=True)
     print(f"State: {gw.runtime.state_dir} (CROSSTALK_STATE_DIR picks another)", flush=True)
     print(gw.web_chat_line(), flush=True)
     print(f"Console: {gw.url}console (sign in with the same token)", flush=True)  # D79

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.features.access.pairing import PairingService
-from core.features.access.policy import access_policy, judge, needs_approval_lookup
+from core.features.access.policy import (
+    access_policy,
+    group_pairing_id,
+    judge,
+    needs_approval_lookup,
+    needs_group_lookup,
+)
 from core.model.inbound import InboundMessage
 from core.model.roles import Role
 
@@ -37,18 +43,31 @@ class Admission:
         policy = access_policy(self.config, msg.channel, msg.account_id)
         return None if policy is None else policy.require_mention
 
-    async def admit(self, msg: InboundMessage) -> Role | None:
-        """The sender's role (D60) when the message may enter, else None (refused, logged)."""
+    async def admit(self, msg: InboundMessage, *, probe: bool = False) -> Role | None:
+        """The sender's role (D60) when the message may enter, else None (refused, logged).
+
+        `probe`: a channel asking before it joins (an invitation): a group that needs approval
+        is joined without a request; its first message addressed to the bot asks (D62)."""
         policy = access_policy(self.config, msg.channel, msg.account_id)
         if policy is None:
             return self.unguarded_role(msg)
         approved = needs_approval_lookup(policy, msg) and await self.pairing.is_approved(
             msg.channel, msg.account_id, msg.sender_id
         )
-        verdict = judge(policy, msg, approved=approved)
+        group_approved = needs_group_lookup(policy, msg) and await self.pairing.is_approved(
+            msg.channel, msg.account_id, group_pairing_id(msg.chat_id)
+        )
+        verdict = judge(policy, msg, approved=approved, group_approved=group_approved)
         if verdict.admit:
             return verdict.role
-        reason = await self.pairing.on_unknown_dm(msg) if verdict.pair else str(verdict.reason)
+        if not verdict.pair:
+            reason = str(verdict.reason)
+        elif msg.chat_type == "direct":
+            reason = await self.pairing.on_unknown_dm(msg)
+        elif self._addressed(msg, policy.require_mention) and not probe:
+            reason = await self.pairing.on_unknown_group(msg)
+        else:  # only a message that would start a run asks for approval (D62)
+            reason = "group not approved"
         self._refused[(msg.channel, msg.account_id)] += 1
         self.metrics.refusal(msg.channel, msg.account_id, reason)
         log.info(
@@ -64,8 +83,16 @@ class Admission:
         return None
 
     async def allows(self, msg: InboundMessage) -> bool:
-        """The channel protocol's yes/no form of :meth:`admit` (D36: e.g. a Matrix invite)."""
-        return await self.admit(msg) is not None
+        """The channel protocol's yes/no form of :meth:`admit` (D36: e.g. a Matrix invite);
+        a group awaiting approval may be joined, so its approval can be asked there (D62)."""
+        policy = access_policy(self.config, msg.channel, msg.account_id)
+        if policy is not None and needs_group_lookup(policy, msg):
+            return True
+        return await self.admit(msg, probe=True) is not None
+
+    @staticmethod
+    def _addressed(msg: InboundMessage, require_mention: bool) -> bool:
+        return msg.mentioned or msg.reply_to_bot or not require_mention
 
     def unguarded_role(self, msg: InboundMessage) -> Role:
         """A channel D11 does not guard (the web chat, in-process adapters registered by code):

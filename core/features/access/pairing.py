@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core.engine.outbound.gate import Outbound
+from core.features.access.policy import group_pairing_id
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import InboundMessage
 from core.store import now_ms
@@ -38,6 +39,11 @@ def pairing_text(code: str) -> str:
     return f"🔐 This bot only talks to people its owner approved. Your pairing code: {code}"
 
 
+def group_pairing_text(code: str) -> str:
+    """D62's one answer in a group nobody approved."""
+    return f"🔐 This group is not approved yet. An owner can approve it with the code {code}."
+
+
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
@@ -55,6 +61,21 @@ class PairingService:
 
     async def on_unknown_dm(self, msg: InboundMessage) -> str:
         """Handle a DM of a sender nobody approved; returns the refusal reason to log."""
+        return await self._request(msg, msg.sender_id, msg.sender_name, pairing_text)
+
+    async def on_unknown_group(self, msg: InboundMessage) -> str:
+        """A message to the bot in a group nobody approved (D62): one request for the group,
+        stored like a sender's (`group:<chatId>`), one code in the group while it is pending."""
+        title = msg.chat_title or None
+        return await self._request(msg, group_pairing_id(msg.chat_id), title, group_pairing_text)
+
+    async def _request(
+        self,
+        msg: InboundMessage,
+        user_id: str,
+        user_name: str | None,
+        text: Callable[[str], str],
+    ) -> str:
         async with self._lock:
             now = self.clock()
             code = new_code()
@@ -66,8 +87,8 @@ class PairingService:
                     code=code,
                     channel=msg.channel,
                     account_id=msg.account_id,
-                    user_id=msg.sender_id,
-                    user_name=msg.sender_name,
+                    user_id=user_id,
+                    user_name=user_name,
                     chat_id=msg.chat_id,
                     thread_id=None if msg.thread_id is None else str(msg.thread_id),
                     deliver_to=msg.reply_to.to or msg.chat_id,
@@ -80,7 +101,7 @@ class PairingService:
             )
             if refused is not None:
                 return refused
-        await self.gate.deliver(Outbound(pairing_text(code), "notice", None, target=msg.reply_to))
+        await self.gate.deliver(Outbound(text(code), "notice", None, target=msg.reply_to))
         return "not paired: pairing code sent"
 
     async def pending(self, channel: str | None = None) -> list[PairingRequest]:

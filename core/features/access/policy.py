@@ -26,7 +26,11 @@ from core.model.roles import Role
 T = TypeVar("T")
 
 Reason = Literal[
-    "dms disabled", "not on the allowlist", "groups disabled", "group not on the allowlist"
+    "dms disabled",
+    "not on the allowlist",
+    "groups disabled",
+    "group not on the allowlist",
+    "group not approved",
 ]
 
 
@@ -49,6 +53,9 @@ class AccessPolicy:
     def allow_listed(self, user_id: str) -> bool:
         return "*" in self.allow_from or user_id in self.allow_from
 
+    def group_listed(self, chat_id: str) -> bool:
+        return "*" in self.groups_allow or chat_id in self.groups_allow
+
     def role_of(self, user_id: str, *, approved: bool) -> Role:
         """D60: owners; members (paired, or listed by id in `allowFrom`); everyone else a
         guest (`allowFrom: ["*"]`, `dmPolicy: open`, a non-member in an allowed group)."""
@@ -57,14 +64,6 @@ class AccessPolicy:
         if approved or user_id in self.allow_from:
             return "member"
         return "guest"
-
-    def lets_others_dm(self) -> bool:
-        """True when someone besides the owners may DM (so a `main` DM scope is shared)."""
-        if self.dm_policy == "disabled":
-            return False
-        if self.dm_policy in ("open", "pairing") or "*" in self.owners:
-            return True
-        return bool(set(self.allow_from) - set(self.owners))
 
 
 def access_policy(
@@ -143,16 +142,22 @@ class Verdict:
     role: Role = "guest"
 
 
-def judge(policy: AccessPolicy, msg: InboundMessage, *, approved: bool) -> Verdict:
-    """Apply D11 to one message; `approved` = the sender was paired on this account."""
+def judge(
+    policy: AccessPolicy, msg: InboundMessage, *, approved: bool, group_approved: bool = False
+) -> Verdict:
+    """Apply D11 to one message; `approved` = the sender was paired on this account,
+    `group_approved` = the group was (D62)."""
     admit = Verdict(True, role=policy.role_of(msg.sender_id, approved=approved))
     if msg.chat_type != "direct":
         if policy.group_policy == "disabled":
             return Verdict(False, "groups disabled")
-        if policy.group_policy == "allowlist" and not (
-            "*" in policy.groups_allow or msg.chat_id in policy.groups_allow
+        if policy.group_policy in ("allowlist", "pairing") and not (
+            policy.group_listed(msg.chat_id) or group_approved
         ):
-            return Verdict(False, "group not on the allowlist")
+            if policy.group_policy == "allowlist":
+                return Verdict(False, "group not on the allowlist")
+            if not policy.is_owner(msg.sender_id):  # an owner's word needs no approval (D100)
+                return Verdict(False, "group not approved", pair=True)
         return admit
     if policy.dm_policy == "disabled":
         return Verdict(False, "dms disabled")
@@ -178,19 +183,15 @@ def needs_approval_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
     return policy.dm_policy != "disabled"
 
 
-def dm_scope_warnings(config: CrosstalkConfig) -> list[str]:
-    """The D11 warning for each channel whose DMs would share the `main` session."""
-    if config.session.dm_scope != "main":
-        return []
-    out: list[str] = []
-    for channel in guarded_channels():
-        section = getattr(config.channels, channel, None)
-        if section is None or not getattr(section, "enabled", True):
-            continue
-        policies = [access_policy(config, channel, a) for a in _account_ids(channel, section)]
-        if any(p is not None and p.lets_others_dm() for p in policies):
-            out.append(
-                f'warning: session.dmScope is "main", so everyone allowed to DM '
-                f"{channel} shares one session; set session.dmScope: per-channel-peer"
-            )
-    return out
+def group_pairing_id(chat_id: str) -> str:
+    """How an approved group is stored among approved senders (D62): `group:<chatId>`."""
+    return f"group:{chat_id}"
+
+
+def needs_group_lookup(policy: AccessPolicy, msg: InboundMessage) -> bool:
+    """Whether `judge` depends on the group's approval (D62)."""
+    return (
+        msg.chat_type != "direct"
+        and policy.group_policy == "pairing"
+        and not policy.group_listed(msg.chat_id)
+    )

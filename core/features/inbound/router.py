@@ -98,7 +98,7 @@ class Router:
 
     async def _route(self, inbound: Inbound, proceed: Proceed) -> None:
         msg = inbound.message
-        inbound.session_key = self.session_key_for(msg)
+        inbound.session_key = self.session_key_for(msg, owner=inbound.is_owner)
         inbound.entry = await self._touch_route(inbound.session_key, msg)
         await proceed()
 
@@ -185,7 +185,10 @@ class Router:
 
     # ---- helpers ---------------------------------------------------------------------------
 
-    def session_key_for(self, msg: InboundMessage) -> str:
+    def session_key_for(
+        self, msg: InboundMessage, *, owner: bool = True, person: str | None = None
+    ) -> str:
+        """The message's session; a non-owner's DM is never the main session (D62)."""
         return self.services.keys.inbound_key(
             self.services.config.default_agent_id(),
             msg.channel,
@@ -194,6 +197,8 @@ class Router:
             msg.account_id,
             msg.thread_id,
             topic=msg.topic,
+            owner=owner,
+            person=person,
         )
 
     async def _touch_route(self, key: str, msg: InboundMessage) -> SessionEntry:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.config import validate_config
-from core.features.access.policy import access_policy, dm_scope_warnings, judge
+from core.features.access.policy import access_policy, judge
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import ChatType, InboundMessage
 
@@ -35,15 +35,24 @@ def msg(
     )
 
 
-def test_defaults_are_pairing_and_open_groups() -> None:
+def test_defaults_are_pairing_for_dms_and_groups() -> None:
     policy = access_policy(config({"owners": ["1"]}), "telegram")
     assert policy is not None
-    assert (policy.dm_policy, policy.group_policy, policy.allow_from) == ("pairing", "open", ())
+    assert (policy.dm_policy, policy.group_policy, policy.allow_from) == ("pairing", "pairing", ())
     assert judge(policy, msg("1"), approved=False).admit  # owner
     stranger = judge(policy, msg("2"), approved=False)
     assert not stranger.admit and stranger.pair
     assert judge(policy, msg("2"), approved=True).admit
-    assert judge(policy, msg("2", chat_type="group", chat_id="-5"), approved=False).admit
+    group = judge(policy, msg("2", chat_type="group", chat_id="-5"), approved=False)
+    assert not group.admit and group.pair and group.reason == "group not approved"  # D62
+    approved = judge(
+        policy, msg("2", chat_type="group", chat_id="-5"), approved=False, group_approved=True
+    )
+    assert approved.admit and approved.role == "guest"
+    assert judge(policy, msg("1", chat_type="group", chat_id="-5"), approved=False).admit
+    open_groups = access_policy(config({"groupPolicy": "open"}), "telegram")
+    assert open_groups is not None
+    assert judge(open_groups, msg("2", chat_type="group", chat_id="-5"), approved=False).admit
 
 
 def test_web_chat_and_unknown_channels_are_not_guarded() -> None:
@@ -115,19 +124,3 @@ def test_group_policy(section: dict[str, Any], chat: str, admit: bool) -> None:
     policy = access_policy(config(section), "telegram")
     assert policy is not None
     assert judge(policy, msg("2", chat_type="group", chat_id=chat), approved=False).admit is admit
-
-
-def test_dm_scope_warning() -> None:
-    text = (
-        'warning: session.dmScope is "main", so everyone allowed to DM telegram shares one '
-        "session; set session.dmScope: per-channel-peer"
-    )
-    assert dm_scope_warnings(config({})) == [text]
-    assert dm_scope_warnings(config({}, session={"dmScope": "per-channel-peer"})) == []
-    assert dm_scope_warnings(config({"dmPolicy": "disabled"})) == []
-    owners_only = {"dmPolicy": "allowlist", "owners": ["1"], "allowFrom": ["1"]}
-    assert dm_scope_warnings(config(owners_only)) == []
-    # an extra account that opens up is enough
-    assert dm_scope_warnings(
-        config({**owners_only, "accounts": {"b": {"botToken": "2:y", "dmPolicy": "open"}}})
-    ) == [text]
