@@ -31,6 +31,7 @@ async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) ->
                     "token": fake_discord.token,  # previews: own tests
                     "owners": [str(OWNER)],
                     "streaming": "off",
+                    "groupPolicy": "open",  # group pairing (D62) has its own tests
                 }
             },
             "session": {"dmScope": "per-channel-peer"},

@@ -33,6 +33,7 @@ async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> Slack
                     "apiBaseUrl": fake_slack.base_url,
                     "owners": [OWNER],
                     "dmPolicy": "open",  # USER, a non-owner, may DM (D11)
+                    "groupPolicy": "open",  # group pairing (D62) has its own tests
                     "streaming": "off",
                 }
             }
@@ -64,7 +65,8 @@ async def test_dm_round_trip(fake_slack: FakeSlack, slack_rt: SlackRuntime) -> N
     [entry] = [e for e in await rt.store.list_sessions(SessionQuery()) if e.chat_type]
     assert entry.last_channel == "slack" and entry.last_to == "channel:D0DM0001"
     assert entry.chat_type == "direct" and entry.display_name == USER
-    assert entry.key == "agent:main:main"  # default dmScope: every DM shares the main session
+    # default dmScope main: a non-owner's DM is still its own session (D62)
+    assert entry.key == "agent:main:slack:dm:" + USER.lower()
 
 
 async def test_group_needs_mention_and_dedups(

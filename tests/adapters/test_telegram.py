@@ -35,6 +35,7 @@ def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
         "apiBaseUrl": fake.base_url,
         "owners": [str(OWNER)],
         "streaming": "off",
+        "groupPolicy": "open",  # group pairing (D62) has its own tests
         **extra,
     }  # previews have their own tests
     return {"channels": {"telegram": section}}
