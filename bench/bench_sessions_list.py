@@ -14,7 +14,7 @@ from sqlalchemy import Connection, insert, text
 from bench.common import summary, temp_config
 from core.runtime import Runtime
 from core.store import TranscriptMessage, now_ms
-from core.store.store import M, S
+from core.store.statements import M, S
 
 
 async def seed(rt: Runtime, count: int) -> None:

@@ -33,6 +33,7 @@ from core.model.keys import (
     parse_announce_target,
 )
 from core.model.records import RunRecord, SessionEntry, SessionQuery, TranscriptMessage
+from core.model.search import QueryError, SearchHit, SearchQuery, excerpt
 from core.model.send_limits import hop_error
 from core.model.send_policy import effective_policy_text
 from core.store import StoreError, now_ms
@@ -44,8 +45,11 @@ __all__ = [
     "DeliveryContext",
     "InvalidSessionKey",
     "Outbound",
+    "QueryError",
     "RunRecord",
     "RunRequest",
+    "SearchHit",
+    "SearchQuery",
     "SessionEntry",
     "SessionQuery",
     "SessionStore",
@@ -56,6 +60,7 @@ __all__ = [
     "archive_at",
     "deliver_target",
     "effective_policy_text",
+    "excerpt",
     "format_duration",
     "hop_error",
     "is_key_shaped",

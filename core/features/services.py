@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from core.engine.outbound.gate import OutboundGate
     from core.engine.runs import RunManager, RunRequest
     from core.features.models.resolver import ModelResolver
+    from core.model.search import SearchHit, SearchQuery
     from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
 
 
@@ -72,6 +73,23 @@ class SessionStore(Protocol):
         self, items: Sequence[MediaItem], *, run_id: str | None, session_key: str | None
     ) -> list[MediaItem]: ...
     async def media_by_id(self, ids: Sequence[str]) -> dict[str, MediaItem]: ...
+    async def search_messages(
+        self,
+        terms: SearchQuery,
+        scope: SessionQuery,
+        *,
+        limit: int,
+        session_key: str | None = None,
+    ) -> list[SearchHit]: ...
+    async def message_window(
+        self,
+        session_key: str,
+        message_id: int,
+        limit: int,
+        *,
+        include_tools: bool = False,
+        roles_out: tuple[str, ...] = (),
+    ) -> list[TranscriptMessage] | None: ...
 
 
 class PluginServices(Protocol):

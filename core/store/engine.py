@@ -141,8 +141,10 @@ def schema_revision(c: Connection) -> str | None:
 
 def create_and_stamp(c: Connection, head: str) -> None:
     """A new database: the tables as defined now, recorded as being at `head`."""
+    from core.store.search_index import create_index
     from core.store.tables import metadata
 
     metadata.create_all(c)
+    create_index(c)  # not in the metadata: SQLite's is a virtual table (D66)
     _VERSION_TABLE.create(c)
     c.execute(insert(_VERSION_TABLE).values(version_num=head))

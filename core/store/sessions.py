@@ -12,6 +12,7 @@ from sqlalchemy import Connection, and_, delete, func, or_, select, update
 import core.store.statements as st
 from core.model.records import SESSION_FIELDS, SessionEntry, SessionPatch, SessionQuery
 from core.store.database import Database, StoreError, insert_ignore, now_ms
+from core.store.search_index import forget_session
 from core.store.tables import MessageRow, SessionRow
 
 S = SessionRow.__table__  # type: ignore[attr-defined]
@@ -45,6 +46,36 @@ def _matches_text(text: str) -> Any:
         func.lower(S.c.label).like(like),
         func.lower(S.c.display_name).like(like),
     )
+
+
+def session_conditions(query: SessionQuery) -> list[Any]:
+    """The WHERE conditions of a session query on `sessions` (every filter but `limit`): one
+    place, so listing and searching a session's messages scope alike (D61, D66)."""
+    conds: list[Any] = []
+    if query.kinds:
+        conds.append(S.c.kind.in_(query.kinds))
+    if query.agent_ids is not None:
+        agent_conds = [S.c.agent_id.in_(query.agent_ids)] if query.agent_ids else []
+        agent_conds += [
+            func.lower(S.c.agent_id).like(_glob_to_like(p), escape="\\")
+            for p in query.agent_patterns
+        ]
+        conds.append(or_(*agent_conds) if agent_conds else S.c.key.is_(None))
+    if query.updated_since is not None:
+        conds.append(S.c.updated_at >= query.updated_since)
+    if query.spawned_by is not None:
+        conds.append(S.c.spawned_by == query.spawned_by)
+    if query.keys is not None:
+        conds.append(S.c.key.in_(query.keys) if query.keys else S.c.key.is_(None))
+    if not query.include_reserved:
+        conds.append(S.c.key.not_in(("global", "unknown")))
+    if query.exclude_keys:
+        conds.append(S.c.key.not_in(query.exclude_keys))
+    if query.channels:
+        conds.append(func.coalesce(S.c.channel, S.c.last_channel).in_(query.channels))
+    if query.text:
+        conds.append(_matches_text(query.text))
+    return conds
 
 
 class SessionsStore(Database):
@@ -119,6 +150,7 @@ class SessionsStore(Database):
         def op(c: Connection) -> SessionEntry | None:
             entry = session_by_key(c, key)
             if entry is not None:
+                forget_session(c, key)
                 c.execute(delete(M).where(M.c.session_key == key))
                 c.execute(delete(S).where(S.c.key == key))
             return entry
@@ -135,30 +167,7 @@ class SessionsStore(Database):
         return True
 
     async def list_sessions(self, query: SessionQuery) -> list[SessionEntry]:
-        conds = []
-        if query.kinds:
-            conds.append(S.c.kind.in_(query.kinds))
-        if query.agent_ids is not None:
-            agent_conds = [S.c.agent_id.in_(query.agent_ids)] if query.agent_ids else []
-            agent_conds += [
-                func.lower(S.c.agent_id).like(_glob_to_like(p), escape="\\")
-                for p in query.agent_patterns
-            ]
-            conds.append(or_(*agent_conds) if agent_conds else S.c.key.is_(None))
-        if query.updated_since is not None:
-            conds.append(S.c.updated_at >= query.updated_since)
-        if query.spawned_by is not None:
-            conds.append(S.c.spawned_by == query.spawned_by)
-        if query.keys is not None:
-            conds.append(S.c.key.in_(query.keys) if query.keys else S.c.key.is_(None))
-        if not query.include_reserved:
-            conds.append(S.c.key.not_in(("global", "unknown")))
-        if query.exclude_keys:
-            conds.append(S.c.key.not_in(query.exclude_keys))
-        if query.channels:
-            conds.append(func.coalesce(S.c.channel, S.c.last_channel).in_(query.channels))
-        if query.text:
-            conds.append(_matches_text(query.text))
+        conds = session_conditions(query)
         q = select(*_SESSION_COLS)
         if conds:
             q = q.where(and_(*conds))

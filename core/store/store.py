@@ -16,6 +16,7 @@ from core.store.deliveries import DeliveriesStore
 from core.store.inbound import InboundStore
 from core.store.media import MediaStore
 from core.store.pairing import PairingStore
+from core.store.search import SearchStore
 from core.store.subagents import SubagentStore
 
 
@@ -29,10 +30,11 @@ class Store(
     ConsoleStore,
     ApprovalsStore,
     MediaStore,
+    SearchStore,
 ):
-    """Async facade over SQLite or PostgreSQL: sessions, transcripts, runs, deliveries, inbound
-    identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner console's, paused
-    runs' questions (D72) and outbound media (D78)."""
+    """Async facade over SQLite or PostgreSQL: sessions, transcripts (and their search), runs,
+    deliveries, inbound identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner
+    console's, paused runs' questions (D72) and outbound media (D78)."""
 
 
 __all__ = ["Store", "StoreError", "now_ms"]

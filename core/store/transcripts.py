@@ -16,6 +16,7 @@ from core.model.records import SessionEntry, SessionPatch, TranscriptMessage
 from core.model.text import clean_json, clean_text
 from core.store.database import now_ms
 from core.store.files import open_private
+from core.store.search_index import index_messages
 from core.store.sessions import SessionsStore, check_fields
 from core.store.tables import MessageRow, SessionRow
 
@@ -81,6 +82,7 @@ class TranscriptsStore(SessionsStore):
             res = c.execute(stmt, values)
             m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
             ids.append(m.id)
+        index_messages(c, messages)  # searchable once this transaction commits (D66)
         if touch:
             st.update_session(c, entry.key, {"updated_at": now_ms()})
         return ids

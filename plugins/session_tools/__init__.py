@@ -1,6 +1,7 @@
-"""The session tools pack: sessions_list, sessions_history, sessions_send, sessions_spawn,
-agents_list. The pack owns their code (the agent-to-agent loop, visibility, reference
-resolution, results); core gives them only the tool engine and their environment (D30)."""
+"""The session tools pack: sessions_list, sessions_history, sessions_search, sessions_send,
+sessions_spawn, agents_list. The pack owns their code (the agent-to-agent loop, visibility,
+reference resolution, results); core gives them only the tool engine and their environment
+(D30)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from plugins.session_tools import (
     agents_list,
     sessions_history,
     sessions_list,
+    sessions_search,
     sessions_send,
     sessions_spawn,
 )
@@ -18,6 +20,7 @@ def register(ctx: PluginContext) -> None:
     for spec in (
         sessions_list.SPEC,
         sessions_history.SPEC,
+        sessions_search.SPEC,
         sessions_send.SPEC,
         sessions_spawn.SPEC,
         agents_list.SPEC,

@@ -23,6 +23,21 @@ class SessionsHistoryResult(ToolResult):
     truncated: Literal[True] | None = None
 
 
+class SearchResultRow(ToolResult):
+    session_key: str
+    message_id: int
+    role: str
+    timestamp: int
+    excerpt: str
+
+
+class SessionsSearchResult(ToolResult):
+    """D66: best match first, then newest."""
+
+    count: int
+    results: list[SearchResultRow]
+
+
 class SessionsSendResult(ToolResult):
     """`accepted` (the exchange goes on in the background), `ok`, `timeout` or `error`."""
 
@@ -56,8 +71,10 @@ class AgentsListResult(ToolResult):
 __all__ = [
     "AgentRow",
     "AgentsListResult",
+    "SearchResultRow",
     "SessionsHistoryResult",
     "SessionsListResult",
+    "SessionsSearchResult",
     "SessionsSendResult",
     "SessionsSpawnResult",
 ]

@@ -1,4 +1,5 @@
-"""`sessions_history`: one session's transcript (reference R2.2, decision D3)."""
+"""`sessions_history`: one session's transcript (reference R2.2, decision D3), or the window
+around one message (`messageId`, D66)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from core.api.plugins import (
     floor_clamp,
     required_text,
 )
-from core.api.sessions import agent_id_of
-from plugins.session_tools.resolve import not_visible, resolve_reference, spawned_by_requester
+from core.api.sessions import TranscriptMessage, agent_id_of
+from plugins.session_tools.resolve import (
+    Resolved,
+    not_visible,
+    resolve_reference,
+    spawned_by_requester,
+)
 from plugins.session_tools.results import SessionsHistoryResult
-from plugins.session_tools.visibility import a2a_policy, visibility_for
+from plugins.session_tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
     from core.api.plugins import ToolEnv
@@ -34,6 +40,8 @@ class SessionsHistoryArgs(ToolArgs):
     session_key: str | None = None
     limit: float | None = None
     include_tools: bool = False
+    message_id: int | None = None
+    """A message's id (from sessions_search): the window of `limit` messages centred on it."""
 
 
 def cap_messages(
@@ -48,12 +56,8 @@ def cap_messages(
     return messages[start:], start > 0
 
 
-async def sessions_history(
-    env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
-) -> SessionsHistoryResult:
-    raw = required_text(args.session_key, "sessionKey")
-    limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
-    vis = visibility_for(env, ctx)
+async def visible_target(env: ToolEnv, vis: Visibility, raw: str) -> Resolved:
+    """The session a `sessionKey` names, refused unless `vis` may read it (R2.0, D10)."""
     target = await resolve_reference(env, vis, raw)
     if (
         vis.restricted
@@ -68,21 +72,47 @@ async def sessions_history(
             raise ToolRefused(A2A_DISABLED)
         if not policy.is_allowed(vis.requester_agent, target_agent):
             raise ToolRefused(A2A_DENIED)
-    entry = await env.store.get_session(target.key)
-    msgs = (
-        []
-        if entry is None
-        else [
-            m.to_wire()
-            for m in await env.store.history(
-                entry.session_id, limit=limit, include_tools=args.include_tools
-            )
-        ]
-    )
+    return target
+
+
+def _wire(m: TranscriptMessage) -> dict[str, Any]:
+    return {"id": m.id, **m.to_wire()}  # D66: a search hit's messageId opens its place
+
+
+async def sessions_history(
+    env: ToolEnv, ctx: ToolContext, args: SessionsHistoryArgs
+) -> SessionsHistoryResult:
+    raw = required_text(args.session_key, "sessionKey")
+    limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT) or DEFAULT_LIMIT
+    vis = visibility_for(env, ctx)
+    target = await visible_target(env, vis, raw)
+    if args.message_id is not None:
+        window = await env.store.message_window(
+            target.key, args.message_id, limit, include_tools=args.include_tools
+        )
+        if window is None:
+            raise ToolRefused(no_message(args.message_id, target.display), status="error")
+        msgs = [_wire(m) for m in window]
+    else:
+        entry = await env.store.get_session(target.key)
+        msgs = (
+            []
+            if entry is None
+            else [
+                _wire(m)
+                for m in await env.store.history(
+                    entry.session_id, limit=limit, include_tools=args.include_tools
+                )
+            ]
+        )
     msgs, truncated = cap_messages(msgs)
     return SessionsHistoryResult(
         session_key=target.display, messages=msgs, truncated=True if truncated else None
     )
+
+
+def no_message(message_id: int, display: str) -> str:
+    return f"No message {message_id} in session {display}"
 
 
 SPEC = ToolSpec(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from core.api.plugins import RowBuilder, ToolArgs, ToolContext, ToolSpec, floor_clamp
 from core.api.sessions import SessionQuery, now_ms
 from plugins.session_tools.results import SessionsListResult
-from plugins.session_tools.visibility import a2a_policy, visibility_for
+from plugins.session_tools.visibility import scope_sessions, visibility_for
 
 if TYPE_CHECKING:
     from core.api.plugins import ToolEnv
@@ -43,11 +43,7 @@ async def sessions_list(
         include_reserved=global_scope and not vis.restricted,
         exclude_keys=("unknown",),
     )
-    if vis.restricted:
-        query.spawned_by = vis.requester_key
-    else:
-        query.agent_ids, query.agent_patterns = a2a_policy(env).visible_agents(vis.requester_agent)
-    entries = await env.store.list_sessions(await vis.narrow(env, query))  # before `limit`
+    entries = await env.store.list_sessions(await scope_sessions(env, vis, query))  # before `limit`
     recent = (
         await env.store.recent_messages([e.session_id for e in entries], message_limit)
         if message_limit

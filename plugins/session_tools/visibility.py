@@ -93,6 +93,17 @@ def visibility_for(env: ToolEnv, ctx: ToolContext) -> Visibility:
     return Visibility(ctx.session_key, ctx.agent_id, restricted, scope_for(env, ctx))
 
 
+async def scope_sessions(env: ToolEnv, vis: Visibility, query: SessionQuery) -> SessionQuery:
+    """Narrow a session query to the sessions `vis` may see (sandbox, agent-to-agent, the role
+    scope), in SQL and so before `limit`: what sessions_list lists is what sessions_search
+    searches (D61, D66)."""
+    if vis.restricted:
+        query.spawned_by = vis.requester_key
+    else:
+        query.agent_ids, query.agent_patterns = a2a_policy(env).visible_agents(vis.requester_agent)
+    return await vis.narrow(env, query)
+
+
 def _pattern_matches(pattern: str, agent_id: str) -> bool:
     p = pattern.strip()
     if not p:

@@ -309,6 +309,7 @@ async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFact
     for denied in (
         "sessions_list",
         "sessions_history",
+        "sessions_search",
         "sessions_send",
         "sessions_spawn",
         "agents_list",

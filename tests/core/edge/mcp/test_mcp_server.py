@@ -32,7 +32,14 @@ EXTRA = {
         ]
     },
 }
-ALL_TOOLS = ["sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "agents_list"]
+ALL_TOOLS = [
+    "sessions_list",
+    "sessions_history",
+    "sessions_search",
+    "sessions_send",
+    "sessions_spawn",
+    "agents_list",
+]
 
 
 @pytest.fixture
