@@ -40,9 +40,11 @@ async def start(
         yield on_pg
 
 
-async def ctx_for(rt: Runtime, key: str = MAIN, *, sandboxed: bool = False) -> ToolContext:
+async def ctx_for(
+    rt: Runtime, key: str = MAIN, *, sandboxed: bool = False, role: str = "owner"
+) -> ToolContext:
     entry = await rt.services.ensure_session(key)
-    return replace(rt.services.context_for(entry), sandboxed=sandboxed)
+    return replace(rt.services.context_for(entry), sandboxed=sandboxed, role=role)  # type: ignore[arg-type]
 
 
 async def say(rt: Runtime, key: str, *texts: tuple[str, str], at: int | None = None) -> list[int]:
@@ -139,6 +141,25 @@ async def test_scope_applies_before_the_limit(start: RuntimeFactory) -> None:
         "status": "forbidden",
         "error": "Session not visible from this sandboxed agent session: agent:main:dm:u1",
     }
+
+
+async def test_role_scope_applies_before_the_limit(start: RuntimeFactory) -> None:
+    """D61: a member searches its tree, a guest its own session; the owner's stay unseen."""
+    rt = await start()
+    friend = "agent:main:telegram:dm:friend"
+    for i in range(20):
+        await say(rt, MAIN, ("user", f"secret plan number {i}"))
+    await say(rt, friend, ("user", "my plan is lunch"), at=1)
+    await rt.services.ensure_session("agent:main:subagent:fk", spawned_by=friend)
+    await say(rt, "agent:main:subagent:fk", ("assistant", "plan for the friend"), at=2)
+    member = await ctx_for(rt, friend, role="member")
+    out = await search(rt, member, query="plan", limit=2)
+    assert {k for k, _ in found(out)} == {friend, "agent:main:subagent:fk"}
+    guest = await ctx_for(rt, friend, role="guest")
+    assert found(await search(rt, guest, query="plan", limit=1)) == [(friend, "my plan is lunch")]
+    hidden = await search(rt, member, query="plan", sessionKey="main")
+    assert hidden == {"status": "error", "error": "No session found: main"}
+    assert (await search(rt, await ctx_for(rt), query="plan", limit=50))["count"] == 22
 
 
 async def test_filters_one_session_kinds_and_limits(start: RuntimeFactory) -> None:
