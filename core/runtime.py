@@ -258,6 +258,7 @@ class Runtime:
             from core.engine.outbound.restart_notice import notify_aborted_chats
 
             self.spawn(notify_aborted_chats(self.gate, aborted))
+        await self.cluster.run_left()  # SQLite: accepted turns run after a restart (D81)
         from core.engine import watchdog  # D16: settle in-doubt deliveries, prune, watch channels
 
         self.spawn(watchdog.run(self.duties, started_ms))

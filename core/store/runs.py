@@ -132,6 +132,16 @@ class RunsStore(TranscriptsStore):
                 await self.rebuild_transcript(entry)
         return rows
 
+    async def inflight_owners(self) -> list[str]:
+        """The processes whose runs are still `queued` or `running` (on SQLite at a start:
+        the previous process's, D81)."""
+        q = (
+            select(R.c.owner)
+            .where(and_(R.c.status.in_(("queued", "running")), R.c.owner.is_not(None)))
+            .distinct()
+        )
+        return await self.read(lambda c: [str(o) for (o,) in c.execute(q)])
+
     async def clear_aborted_last_run(self, session_key: str) -> None:
         await self.write(
             lambda c: c.execute(

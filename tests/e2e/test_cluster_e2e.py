@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from core.engine.outbound.restart_notice import RESTART_NOTICE
+from core.engine.outbound.restart_notice import restart_notice
 from tests.fakes.model import FakeModelServer, RequestJSON, last_user_text, text
 from tests.gateway_process import GatewayProcess
 from tests.pg import fresh_pg_database
@@ -228,7 +228,7 @@ async def test_kill_minus_nine_mid_run_is_taken_over(
             loop = asyncio.get_running_loop()
             killed_at = loop.time()
             await a.kill()
-            await on_b.wait_for(lambda f: f.get("text") == RESTART_NOTICE, timeout=10)
+            await on_b.wait_for(lambda f: f.get("text") == restart_notice("cut short"), timeout=10)
             assert loop.time() - killed_at < 2.0 + 2.0  # within the lease time (+ one beat)
             await on_b.wait_for(
                 lambda f: f.get("type") == "message" and f.get("text") == "echo: queued two",

@@ -23,7 +23,7 @@ from core.engine.cluster.events import EventBus, make_bus
 from core.engine.cluster.identity import ProcessIdentity
 from core.engine.cluster.leases import Leases
 from core.engine.cluster.processes import ProcessRegister, gone_here
-from core.engine.cluster.takeover import ABORT_REASON, Orphans, take_runs
+from core.engine.cluster.takeover import Orphans, take_runs
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ class ClusterNode:
         self.held: list[str] = []
         """Lease names this process held at its last heartbeat (for `/metrics`)."""
         self._beat = False
+        self._left: list[RunRecord] = []  # SQLite: turns queued before a restart (D81)
 
     @property
     def id(self) -> str:
@@ -183,12 +184,29 @@ class ClusterNode:
         return self.membership.ttl_ms
 
     async def begin(self) -> list[RunRecord]:
-        """After the store opens: connect the event bus; on SQLite abort what the previous
-        process left in flight (D12) and return it for the restart notice."""
+        """After the store opens: connect the event bus; on SQLite take what the previous
+        process left in flight as a survivor does (D27, D81): its running turns are aborted
+        and returned for the restart notice, its queued ones kept for :meth:`run_left`."""
         await self.bus.start()
-        if self.alone:
-            return await self.env.store.abort_inflight_runs(ABORT_REASON)
-        return []
+        if not self.alone:
+            return []
+        owners = await self.env.store.inflight_owners()
+        aborted, self._left = await take_runs(
+            self.env.store,
+            self.id,
+            Orphans([o for o in owners if o != self.id], unowned_before=now_ms() + 1),
+        )
+        return aborted
+
+    async def run_left(self) -> int:
+        """Run the turns the previous process accepted but never started (SQLite, D81): once
+        the adapters are up and the run listeners set, so their replies reach their chats."""
+        left, self._left = self._left, []
+        for run in left:
+            await self._adopt(run)
+        if left:
+            log.warning("running %d turn(s) queued before the restart", len(left))
+        return len(left)
 
     def start(self) -> None:
         """Once the adapters are up (and so the HTTP site): heartbeat and watch the others."""
