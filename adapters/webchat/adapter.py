@@ -12,6 +12,7 @@ import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
 
@@ -207,6 +208,10 @@ class WebchatAdapter(ChannelAdapter):
             return web.json_response(
                 {"error": {"message": "Unauthorized", "type": "unauthorized"}}, status=401
             )
+        if not _same_origin(request):  # another site's page may not open the owner's chat
+            return web.json_response(
+                {"error": {"message": "Forbidden origin", "type": "forbidden"}}, status=403
+            )
         peer = clean_text(request.query.get("chat") or "owner").strip()[:64] or "owner"
         ws = web.WebSocketResponse(heartbeat=30)
         await ws.prepare(request)
@@ -315,3 +320,12 @@ def _frame_text(data: str) -> str | None:
         return None
     text = text.strip()
     return text if 0 < len(text) <= MAX_TEXT else None
+
+
+def _same_origin(request: web.Request) -> bool:
+    """A browser names the page that opens a socket (`Origin`); only this gateway's own page
+    may open it (D143). Clients that are not browsers send none."""
+    origin = request.headers.get("Origin")
+    if not origin:
+        return True
+    return urlsplit(origin).netloc.lower() == request.host.lower()

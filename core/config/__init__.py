@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from core.config.loader import (
         CONFIG_ENV_VAR,
         ConfigError,
+        config_secrets,
         dump_masked,
         load_config,
         validate_config,
@@ -97,6 +98,7 @@ _WHERE: dict[str, str] = {
     "ToolPolicyConfig": "core.config.schema_agents",
     "ToolsAgentToAgentConfig": "core.config.schema",
     "ToolsConfig": "core.config.schema",
+    "config_secrets": "core.config.loader",
     "dump_masked": "core.config.loader",
     "load_config": "core.config.loader",
     "model_fallbacks": "core.config.schema_base",
@@ -149,6 +151,7 @@ __all__ = [
     "ToolPolicyConfig",
     "ToolsAgentToAgentConfig",
     "ToolsConfig",
+    "config_secrets",
     "dump_masked",
     "load_config",
     "model_fallbacks",

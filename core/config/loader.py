@@ -289,6 +289,28 @@ def _mask(value: Any) -> Any:
     return value
 
 
+def config_secrets(config: CrosstalkConfig) -> list[str]:
+    """Every secret in the config (tokens, keys, passwords, the database URL's password), for
+    the log filter that keeps them out of every line at every level (D143)."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, SecretStr):
+            found.append(value.get_secret_value())
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(config.model_dump(mode="python"))
+    url = config.gateway.database.url
+    if isinstance(url, str) and urlsplit(url).password:
+        found.append(str(urlsplit(url).password))
+    return sorted({s for s in found if len(s) >= 6}, key=len, reverse=True)
+
+
 def dump_masked(config: CrosstalkConfig) -> dict[str, Any]:
     """The effective config by alias, secrets shown as ``***`` (unset ones stay ``None``).
 

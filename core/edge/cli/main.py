@@ -43,7 +43,13 @@ def _run_gateway(args: argparse.Namespace) -> int:
     configure_logging()  # text until the config says otherwise: load problems are logged too
     config = load(args)
     _private_umask()
-    configure_logging(config.logging.format, level=getattr(logging, config.logging.level))
+    from core.config import config_secrets
+
+    configure_logging(
+        config.logging.format,
+        level=getattr(logging, config.logging.level),
+        secrets=config_secrets(config),
+    )
     from core.features.models import heap
 
     heap.freeze_after_warm_up()  # D50: this process owns its heap

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Literal, TextIO
 
@@ -66,6 +67,25 @@ class RepeatLimitFilter(logging.Filter):
         return False
 
 
+class RedactFilter(logging.Filter):
+    """Secrets never reach a log line, whatever the level or the library (D143): a platform
+    SDK at DEBUG logs request URLs, and Telegram's carry the bot token."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        text = record.getMessage()
+        if any(s in text for s in self.secrets):
+            for s in self.secrets:
+                text = text.replace(s, "***")
+            record.msg, record.args = text, None
+        return True
+
+
 def formatter(fmt: LogFormat) -> logging.Formatter:
     if fmt == "json":
         from pythonjsonlogger.json import JsonFormatter  # only for JSON logs (D56)
@@ -79,11 +99,16 @@ def formatter(fmt: LogFormat) -> logging.Formatter:
 
 
 def configure_logging(
-    fmt: LogFormat = "text", *, level: int = logging.INFO, stream: TextIO | None = None
+    fmt: LogFormat = "text",
+    *,
+    level: int = logging.INFO,
+    stream: TextIO | None = None,
+    secrets: Sequence[str] = (),
 ) -> logging.Handler:
     """Replace the root handlers with one stream handler in `fmt`; returns it."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(formatter(fmt))
+    handler.addFilter(RedactFilter(secrets))
     handler.addFilter(RepeatLimitFilter())
     handler.addFilter(TurnContextFilter())
     root = logging.getLogger()

@@ -13,6 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from core.config import config_secrets, validate_config
 from core.edge.http.connections import GatewayRunner
 from core.edge.http.server import build_app
 from core.engine.observability.logs import RepeatLimitFilter, configure_logging
@@ -91,6 +92,25 @@ def test_a_flood_of_one_log_line_is_cut_and_counted() -> None:
         assert [flt.filter(rec) for _ in range(4)] == [True, True, False, False]
         rec.created += 11
         assert flt.filter(rec) and rec.getMessage() == "boom [2 more like this dropped]"
+    finally:
+        root.handlers[:] = kept
+        root.setLevel(level)
+
+
+def test_secrets_are_redacted_from_every_line_at_every_level() -> None:
+    """D143: at DEBUG a platform library logs request URLs, with the bot token in them."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    kept, level = list(root.handlers), root.level
+    config = validate_config({"channels": {"telegram": {"botToken": "123456:SECRET-bot-token"}}})
+    configure_logging(level=logging.DEBUG, stream=stream, secrets=config_secrets(config))
+    try:
+        logging.getLogger("httpx").warning(
+            "POST %s", "https://api.telegram.org/bot123456:SECRET-bot-token/getUpdates"
+        )
+        logging.getLogger("telegram.ext").debug("token 123456:SECRET-bot-token in use")
+        out = stream.getvalue()
+        assert "SECRET-bot-token" not in out and out.count("***") == 2
     finally:
         root.handlers[:] = kept
         root.setLevel(level)

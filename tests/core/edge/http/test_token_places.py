@@ -46,6 +46,19 @@ async def test_the_web_chat_socket_takes_the_token_in_the_query(client: Client) 
     assert resp.status == 401
 
 
+async def test_the_web_chat_socket_refuses_another_sites_page(client: Client) -> None:
+    """D143: a page elsewhere cannot open the owner's chat with a token it got hold of."""
+    host = f"{client.host}:{client.port}"
+    async with client.ws_connect(f"/ws?token={QUERY}", headers={"Origin": f"http://{host}"}):
+        pass
+    resp = await client.get(
+        f"/ws?token={QUERY}",
+        headers={"Origin": "https://evil.example", "Connection": "Upgrade", "Upgrade": "websocket"},
+    )
+    assert resp.status == 403
+    assert (await resp.json())["error"]["type"] == "forbidden"
+
+
 async def test_healthz_without_a_token_names_no_model_process_or_host(client: Client) -> None:
     public = await (await client.get("/healthz")).json()
     assert set(public) == {"ok", "channels"} and public["ok"] is True
