@@ -178,6 +178,7 @@ class Runtime:
                 approvals=self.approvals,
             ),
             steps=self.inbound,
+            answers=self.approvals,
         )
         stt_chain = config.voice.stt_chain()
         if stt_chain:  # D78: voice notes are heard on arrival, after admission

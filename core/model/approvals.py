@@ -145,6 +145,40 @@ def approval_buttons(a: Approval) -> tuple[Button, ...]:
     return (Button("Approve", f"/approve {a.id}"), Button("Deny", f"/deny {a.id}"))
 
 
+def question_options(a: Approval) -> list[str]:
+    raw = a.arguments.get("options")
+    return [str(o) for o in raw] if isinstance(raw, list) else []
+
+
+def question_text(a: Approval) -> str:
+    """D73's question in the chat (D122): `❓ <question>`, its options numbered under it so a
+    chat without buttons can answer by number or by text."""
+    text = f"❓ {a.arguments.get('question', '')}"
+    options = question_options(a)
+    if options:
+        text += "\n" + " · ".join(f"{i}. {o}" for i, o in enumerate(options, 1))
+    return text
+
+
+def question_buttons(a: Approval) -> tuple[Button, ...]:
+    return tuple(Button(o, f"/answer {a.id} {i}") for i, o in enumerate(question_options(a), 1))
+
+
+def answered_text(a: Approval) -> str:
+    """The question once answered (`✅ <answer>`) or timed out (`⌛ No answer`) (D122)."""
+    head = f"❓ {a.arguments.get('question', '')}"
+    return f"{head}\n✅ {a.answer}" if a.status == "answered" else f"{head}\n⌛ No answer"
+
+
+def answer_of(a: Approval, text: str) -> str:
+    """A typed reply to a question: an option's number picks that option, else the text."""
+    options = question_options(a)
+    stripped = text.strip()
+    if stripped.isdigit() and 1 <= int(stripped) <= len(options):
+        return options[int(stripped) - 1]
+    return stripped
+
+
 def matches_tool(name: str, patterns: Iterable[str], *, mcp_server: str | None = None) -> bool:
     """D63's tool patterns: exact names, `*` globs, `mcp:*` (every MCP tool), `mcp:<server>`."""
     for raw in patterns:
@@ -168,9 +202,14 @@ __all__ = [
     "Button",
     "PauseKind",
     "RequestRef",
+    "answer_of",
+    "answered_text",
     "approval_buttons",
     "decided_text",
     "matches_tool",
     "new_id",
+    "question_buttons",
+    "question_options",
+    "question_text",
     "request_text",
 ]

@@ -1,13 +1,14 @@
 """The session tools pack: sessions_list, sessions_history, sessions_search, sessions_send,
-sessions_spawn, agents_list. The pack owns their code (the agent-to-agent loop, visibility,
-reference resolution, results); core gives them only the tool engine and their environment
-(D30)."""
+sessions_spawn, agents_list, and ask_user (D73). The pack owns their code (the agent-to-agent
+loop, visibility, reference resolution, results); core gives them only the tool engine and their
+environment (D30)."""
 
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
 from plugins.session_tools import (
     agents_list,
+    ask_user,
     sessions_history,
     sessions_list,
     sessions_search,
@@ -24,5 +25,6 @@ def register(ctx: PluginContext) -> None:
         sessions_send.SPEC,
         sessions_spawn.SPEC,
         agents_list.SPEC,
+        ask_user.SPEC,
     ):
         ctx.register_tool(spec)

@@ -52,16 +52,19 @@ def pause_of(
     *,
     now: int,
 ) -> Pause:
-    """The run's pause: its meta with the partial turn, one approval per deferred call."""
+    """The run's pause: its meta with the partial turn, one approval per call that needs an
+    owner's yes (D72), one question per `ask_user` call (D73)."""
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     origin = request.context.origin
     requester = {
         **(origin.model_dump() if origin is not None else {}),
         "owner": request.context.owner,
+        "sender": request.context.sender,
         "via": request.context.via,
     }
     ttl = int(config.tools.approvals.timeout_minutes * 60_000)
+    asks = int(config.tools.ask_user.timeout_minutes * 60_000)
     questions = [
         Approval(
             id=new_id(),
@@ -76,6 +79,20 @@ def pause_of(
             expires_at=now + ttl,
         )
         for call in output.approvals
+    ] + [
+        Approval(
+            id=new_id(),
+            kind="question",
+            run_id=run.id,
+            tool_call_id=call.tool_call_id,
+            tool=call.tool_name,
+            arguments=_arguments(call.args),
+            session_key=run.session_key,
+            requester=requester,
+            created_at=now,
+            expires_at=now + asks,
+        )
+        for call in output.calls
     ]
     meta = {
         **(run.meta or {}),
@@ -89,13 +106,17 @@ def deferred_results(questions: list[Approval]) -> Any:
     from pydantic_ai import DeferredToolResults, ToolDenied
 
     approvals: dict[str, Any] = {}
+    calls: dict[str, Any] = {}
     for q in questions:
-        if q.kind != "approval":
+        if q.kind == "question":  # D73: the answer, or that nobody answered in time
+            calls[q.tool_call_id] = (
+                {"answer": q.answer} if q.status == "answered" else {"status": "timeout"}
+            )
             continue
         approvals[q.tool_call_id] = (
             True if q.status == "approved" else ToolDenied(json.dumps(DENIED))
         )
-    return DeferredToolResults(approvals=approvals)
+    return DeferredToolResults(approvals=approvals, calls=calls)
 
 
 def _arguments(args: Any) -> dict[str, Any]:

@@ -76,7 +76,7 @@ class PydanticAITurnExecutor:
         cached = self._tools.get(name)
         if cached is not None:
             return cached
-        from pydantic_ai import ApprovalRequired, RunContext, Tool
+        from pydantic_ai import ApprovalRequired, CallDeferred, RunContext, Tool
 
         spec = self.rt.tools.get(name)
         assert spec is not None
@@ -85,6 +85,8 @@ class PydanticAITurnExecutor:
         async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
             if not ctx.tool_call_approved and requires_approval(config, name):
                 raise ApprovalRequired()  # the run pauses for an owner's yes (D72)
+            if spec.defers:
+                raise CallDeferred()  # the run pauses for a person's answer (D73)
             try:
                 return await ctx.deps.env.tools.invoke(
                     ctx.deps.env.tool_env, name, kwargs, ctx.deps.context

@@ -15,13 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.gate import DeliveryResult, Outbound
 from core.engine.runs.rebuild import rebuild_request
 from core.model.approvals import (
     Approval,
+    Button,
     RequestRef,
+    answer_of,
+    answered_text,
     approval_buttons,
     decided_text,
+    question_buttons,
+    question_options,
+    question_text,
     request_text,
 )
 from core.model.delivery_context import DeliveryContext
@@ -86,20 +92,15 @@ class ApprovalService:
     ) -> None:
         """A run listener: each approval request goes out through the gate (D72)."""
         for q in questions:
-            if q.kind != "approval":
-                continue
+            if q.kind == "approval":
+                text, buttons, targets = request_text(q), approval_buttons(q), self.targets(request)
+            else:  # D73: the question goes to the turn's own chat
+                origin = request.context.origin
+                targets = [origin] if origin is not None and origin.to else []
+                text, buttons = question_text(q), question_buttons(q)
             refs: list[RequestRef] = []
-            for target in self.targets(request):
-                result = await self.services.gate.deliver(
-                    Outbound(
-                        request_text(q),
-                        "approval",
-                        run.session_key,
-                        target=target,
-                        run_id=run.id,
-                        buttons=approval_buttons(q),
-                    )
-                )
+            for target in targets:
+                result = await self._send(run, target, text, buttons)
                 if result.delivered and target.channel and target.to:
                     last = result.receipts[-1].message_id if result.receipts else None
                     refs.append(
@@ -114,6 +115,15 @@ class ApprovalService:
             if refs:
                 await self.services.store.set_question_requests(q.id, refs)
 
+    async def _send(
+        self, run: RunRecord, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> DeliveryResult:
+        return await self.services.gate.deliver(
+            Outbound(
+                text, "approval", run.session_key, target=target, run_id=run.id, buttons=buttons
+            )
+        )
+
     # ---- in: decisions ----------------------------------------------------------------------
 
     async def pending(self) -> list[Approval]:
@@ -123,23 +133,59 @@ class ApprovalService:
         """Decide an approval once; the first decision wins and every later one is told so."""
         key = approval_id.strip().upper()
         store = self.services.store
+        known = await store.question(key)
+        if known is None or known.kind != "approval":
+            return DecideResult(None, f"No approval with id {key}.")
         decision = await store.decide_question(
             key, verdict, by=by, now=self.clock(), owner=self.owner
         )
         if decision is None:
-            known = await store.question(key)
-            if known is None or known.kind != "approval":
-                return DecideResult(None, f"No approval with id {key}.")
+            known = await store.question(key) or known
             return DecideResult(None, f"Approval {key} was already {known.status}.")
         approval = decision.approval
-        for ref in approval.requests:
-            if ref.message_id:
-                await self.services.gate.edit(
-                    approval.session_key, ref.target(), ref.message_id, decided_text(approval)
-                )
+        await self._settled(approval)
         if decision.resumed is not None:
             await self.resume(decision.resumed)
         return DecideResult(approval)
+
+    async def answer(self, session_key: str, sender: str, text: str, *, button: bool) -> bool:
+        """The requester's press or message in the chat of a pending question (D73): it is the
+        answer (True: consumed, it starts no turn). A press names its question and option
+        (`/answer ID N`); a message answers the session's oldest pending question."""
+        store = self.services.store
+        pending = [
+            q
+            for q in await store.questions(kind="question", session_key=session_key)
+            if q.requester.get("sender") in (None, sender)
+        ]
+        if not pending:
+            return False
+        question, answer = pending[0], answer_of(pending[0], text)
+        if button:
+            words = text.split()
+            found = [q for q in pending if len(words) == 3 and q.id == words[1].upper()]
+            options = question_options(found[0]) if found else []
+            if not found or not words[2].isdigit() or not 1 <= int(words[2]) <= len(options):
+                return False
+            question, answer = found[0], options[int(words[2]) - 1]
+        elif text.startswith("/"):
+            return False  # commands stay commands while a question waits
+        who = sender.split(":", 1)[-1]
+        decision = await store.decide_question(
+            question.id, "answered", by=who, now=self.clock(), owner=self.owner, answer=answer
+        )
+        if decision is None:
+            return False
+        await self._settled(decision.approval)
+        if decision.resumed is not None:
+            await self.resume(decision.resumed)
+        return True
+
+    async def _settled(self, q: Approval) -> None:
+        text = decided_text(q) if q.kind == "approval" else answered_text(q)
+        for ref in q.requests:
+            if ref.message_id:
+                await self.services.gate.edit(q.session_key, ref.target(), ref.message_id, text)
 
     async def resume(self, run: RunRecord) -> None:
         """Run a paused run again on this process: its turn goes on with the decisions."""
@@ -158,10 +204,18 @@ class ApprovalService:
     async def expire_due(self) -> int:
         """Expire every pending question whose time is up; returns how many this call did."""
         done = 0
-        for q in await self.services.store.due_questions(self.clock()):
-            if q.kind == "approval":
-                if (await self.decide(q.id, "expired", by=None)).approval is not None:
-                    done += 1
+        store = self.services.store
+        for q in await store.due_questions(self.clock()):
+            status = "expired" if q.kind == "approval" else "timeout"
+            decision = await store.decide_question(
+                q.id, status, by=None, now=self.clock(), owner=self.owner
+            )
+            if decision is None:
+                continue  # decided meanwhile, here or elsewhere
+            done += 1
+            await self._settled(decision.approval)
+            if decision.resumed is not None:
+                await self.resume(decision.resumed)
         return done
 
     # ---- lifecycle --------------------------------------------------------------------------

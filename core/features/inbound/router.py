@@ -30,12 +30,22 @@ from core.store.inbound import DuplicateInbound
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
     from core.features.access.admission import Admission
+    from core.features.approvals import ApprovalService
     from core.features.commands.registry import CommandEnv, CommandRegistry
     from core.features.services import Services
 
 log = logging.getLogger(__name__)
 
-BUILT_IN_STEPS = ("dedup", "admission", "route", "command", "mention", "policy", "run")
+BUILT_IN_STEPS = (
+    "dedup",
+    "admission",
+    "route",
+    "answer",
+    "command",
+    "mention",
+    "policy",
+    "run",
+)
 
 
 class Router:
@@ -52,8 +62,11 @@ class Router:
         commands: CommandRegistry,
         command_env: CommandEnv,
         steps: InboundSteps | None = None,
+        answers: ApprovalService | None = None,
     ) -> None:
         self.services = services
+        self.answers = answers
+        """Pending `ask_user` questions (D73): the requester's next message answers one."""
         self.access = access
         self.channels = channels
         self.commands = commands
@@ -64,6 +77,7 @@ class Router:
             ("dedup", self._dedup),
             ("admission", self._admission),
             ("route", self._route),
+            ("answer", self._answer),
             ("command", self._command),
             ("mention", self._mention),
             ("policy", self._policy),
@@ -101,6 +115,22 @@ class Router:
         inbound.session_key = self.session_key_for(msg, owner=inbound.is_owner)
         inbound.entry = await self._touch_route(inbound.session_key, msg)
         await proceed()
+
+    async def _answer(self, inbound: Inbound, proceed: Proceed) -> None:
+        """A press or message that answers a pending `ask_user` question (D73) is stored and
+        resumes the paused run; it starts no turn of its own."""
+        msg, entry = inbound.message, _entry(inbound)
+        if self.answers is None or not msg.text.strip():
+            await proceed()
+            return
+        sender = f"{msg.channel}:{msg.sender_id}"
+        if not await self.answers.answer(entry.key, sender, msg.text, button=msg.button):
+            await proceed()
+            return
+        if msg.button:
+            await self.services.store.claim_only(inbound.claims, session_key=entry.key)
+        else:
+            await self._store_only(inbound, "the answer to a question (ask_user)")
 
     async def _command(self, inbound: Inbound, proceed: Proceed) -> None:
         msg, entry = inbound.message, _entry(inbound)

@@ -54,6 +54,9 @@ class ToolSpec:
     """False: a sub-agent session never gets it (the reference's sub-agent deny list)."""
     mcp: bool = False
     """Served to MCP clients at `/mcp` and by `crosstalk mcp` (D19)."""
+    defers: bool = False
+    """An agent's call pauses its run until a person answers (`ask_user`, D73); the handler
+    serves only the other callers (HTTP)."""
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.args_model.model_json_schema(by_alias=True)

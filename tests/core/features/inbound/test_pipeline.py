@@ -70,6 +70,7 @@ async def test_the_router_holds_the_built_in_steps_in_their_order(tmp_path: Path
             "dedup",
             "admission",
             "route",
+            "answer",
             "command",
             "mention",
             "policy",
