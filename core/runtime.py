@@ -53,6 +53,7 @@ from core.store import Store, now_ms
 
 if TYPE_CHECKING:
     from core.model.channel import ChannelAdapter
+    from core.store import SessionEntry
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,12 @@ def key_model(config: CrosstalkConfig) -> KeyModel:
         identity_links=s.identity_links,
         channels=installed_channels(),
     )
+
+
+def _queue_mode(config: CrosstalkConfig, entry: SessionEntry) -> tuple[str, int]:
+    """A session's busy input (D75): its channel's `queue`, else `messages.queue`."""
+    queue = config.queue_for(entry.channel or entry.last_channel)
+    return queue.mode, queue.debounce_ms
 
 
 class Runtime:
@@ -141,6 +148,7 @@ class Runtime:
             metrics=self.metrics,
             owner=self.membership.id,
             claims=self.membership.ordering,
+            queue_for=partial(_queue_mode, config),
         )
         self.services = CoreServices(
             config=config,

@@ -17,7 +17,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig as StaticChannelsConfig
-from core.config.schema_channels import with_installed_channels
+from core.config.schema_channels import QueueConfig, with_installed_channels
 from core.config.schema_cluster import ClusterConfig
 from core.config.schema_console import ConsoleConfig
 from core.config.schema_cron import CronConfig, HooksConfig
@@ -278,6 +278,15 @@ class ToolsConfig(ConfigModel):
     ask_user: AskUserConfig = Field(default_factory=AskUserConfig)
 
 
+# --- messages ------------------------------------------------------------------------------
+
+
+class MessagesConfig(ConfigModel):
+    """``messages``: busy input (D75)."""
+
+    queue: QueueConfig = Field(default_factory=QueueConfig)
+
+
 # --- logging -------------------------------------------------------------------------------
 
 
@@ -312,6 +321,7 @@ class CrosstalkConfig(ConfigModel):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    messages: MessagesConfig = Field(default_factory=MessagesConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
@@ -338,6 +348,12 @@ class CrosstalkConfig(ConfigModel):
             if entry.default:
                 return entry.id
         return self.agents.list[0].id if self.agents.list else "main"
+
+    def queue_for(self, channel: str | None) -> QueueConfig:
+        """A channel's busy-input mode (D75): `channels.<ch>.queue`, else `messages.queue`."""
+        section = getattr(self.channels, channel, None) if channel else None
+        own = getattr(section, "queue", None)
+        return own if isinstance(own, QueueConfig) else self.messages.queue
 
     def agent_ids(self) -> list[str]:
         """Configured agent ids; ``["main"]`` when ``agents.list`` is empty."""

@@ -123,6 +123,14 @@ def _iter_accounts(
     return result
 
 
+class QueueConfig(ConfigModel):
+    """``messages.queue`` and ``channels.<ch>.queue`` (D75): what messages that arrive while a
+    session's turn runs do."""
+
+    mode: Literal["queue", "collect", "steer", "interrupt"] = "queue"
+    debounce_ms: int = Field(default=0, ge=0, le=60_000)
+
+
 class _ChannelCommon(ConfigModel):
     enabled: bool = True
     owners: IdList = Field(default_factory=list)
@@ -138,6 +146,8 @@ class _ChannelCommon(ConfigModel):
     # own values are required, hence the type: ignore[misc] on the three channel classes)
     streaming: Literal["off", "edit"] = "edit"
     """``edit``: a live preview of the reply, edited in place while the model writes."""
+    queue: QueueConfig | None = None
+    """Busy input on this channel (D75); unset: ``messages.queue``."""
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from sqlalchemy import Connection, and_, select, update
+from sqlalchemy import Connection, and_, func, select, update
 
 import core.store.statements as st
 from core.model.records import RunPatch, RunRecord, SessionEntry, TranscriptMessage, TurnWrite
@@ -14,6 +14,9 @@ from core.store.database import now_ms
 from core.store.sessions import check_fields, session_by_key
 from core.store.tables import RunRow, SessionRow
 from core.store.transcripts import TranscriptsStore, place
+
+MERGED = "merged"
+"""The error of a run whose message joined an earlier turn (D75): it says nothing itself."""
 
 S = SessionRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
@@ -164,6 +167,56 @@ class RunsStore(TranscriptsStore):
             return msg_id
 
         return await self.write(op)
+
+    async def merge_queued(
+        self, leader: RunRecord, entry: SessionEntry
+    ) -> list[tuple[str, TranscriptMessage]]:
+        """Busy input (D75): the session's chat messages queued behind `leader` join its turn.
+
+        Their runs end `aborted` with error `merged` (whichever process queued them, D27) and
+        their inputs take their places now, after the leader's, in arrival order (D13). Returns
+        (run id, placed message) pairs, oldest first."""
+        after = leader.input_message_id or 0
+        q = (
+            select(R)
+            .where(
+                and_(
+                    R.c.session_key == leader.session_key,
+                    R.c.status == "queued",
+                    R.c.deliver.is_(True),
+                    R.c.lane == "main",
+                    R.c.input_message_id > after,
+                )
+            )
+            .order_by(R.c.input_message_id)
+        )
+
+        def op(c: Connection) -> list[tuple[str, TranscriptMessage]]:
+            out: list[tuple[str, TranscriptMessage]] = []
+            for row in c.execute(q).mappings().all():
+                done = c.execute(
+                    update(R)
+                    .where(and_(R.c.id == row["id"], R.c.status == "queued"))
+                    .values(status="aborted", error=MERGED, ended_at=now_ms())
+                )
+                if not done.rowcount:
+                    continue
+                placed = place(c, entry.session_id, row["input_message_id"])
+                if placed is not None:
+                    out.append((row["id"], placed))
+            return out
+
+        merged = await self.write(op)
+        if merged:
+            await self._mirror_placed(entry, [m for _, m in merged])
+        return merged
+
+    async def newest_queued_at(self, session_key: str) -> int | None:
+        """When the session's newest queued chat message arrived (its run's creation, D75)."""
+        q = select(func.max(R.c.created_at)).where(
+            and_(R.c.session_key == session_key, R.c.status == "queued")
+        )
+        return await self.read(lambda c: c.execute(q).scalar())
 
     async def start_run(self, run: RunRecord, entry: SessionEntry) -> None:
         """Mark a run running and place its input message in the transcript, in one commit."""

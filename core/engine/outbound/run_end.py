@@ -29,8 +29,8 @@ def run_end_message(
     (an empty reply, or a stop somebody asked for)."""
     if status == "ok":
         return (reply, reply_kind) if reply else None
-    if status == "aborted" and error == "aborted":
-        return None
+    if status == "aborted" and error in ("aborted", "merged"):
+        return None  # a stop somebody asked for; a message that joined another turn (D75)
     if status == "timeout":
         return TIMEOUT_NOTICE, "notice"
     if status == "aborted":

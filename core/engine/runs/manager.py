@@ -25,6 +25,7 @@ from core.model.records import RunPatch, TurnWrite
 from core.model.tool_context import ToolContext
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
 from core.store.inbound import Claim
+from core.store.runs import MERGED
 
 if TYPE_CHECKING:
     from core.engine.runs.ordering import SessionClaims
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 
 
 DeltaSink = Callable[[str], Awaitable[None]]
+Steer = Callable[[], Awaitable[list[str]]]
+QueueFor = Callable[[SessionEntry], tuple[str, int]]
+"""A session's busy-input mode and debounce in ms (D75): `queue`, `collect`, `steer`,
+`interrupt`."""
 
 
 @dataclass(slots=True)
@@ -57,6 +62,9 @@ class RunRequest:
     claims: tuple[Claim, ...] = ()
     """Inbound identities stored with the message and the run (D16); a repeat raises
     DuplicateInbound from :meth:`RunManager.submit` before anything is queued."""
+    steer: Steer | None = None
+    """Set while the turn runs under `steer` (D75): the texts that arrived since, taken into
+    the turn before its next model request."""
 
 
 @dataclass(slots=True)
@@ -112,6 +120,7 @@ class _Pending:
     session_was_aborted: bool = False  # its session's previous run died with the process
     write: TurnWrite | None = None  # what the turn stores with its end (D41)
     pause: Pause | None = None  # the questions the turn stopped for (D72)
+    followers: list[_Pending] = field(default_factory=list)  # merged into this turn (D75)
 
 
 class RunManager:
@@ -124,8 +133,11 @@ class RunManager:
         metrics: Metrics = DISCARD,
         owner: str | None = None,
         claims: SessionClaims | None = None,
+        queue_for: QueueFor | None = None,
     ) -> None:
         self.store = store
+        self.queue_for = queue_for
+        """Busy input per session (D75); None: every message is its own turn (D13)."""
         self.executor = executor
         self.lanes = lanes
         self.metrics = metrics
@@ -196,7 +208,14 @@ class RunManager:
         else:
             await self.store.create_run(run)
         self._enqueue(run, request)
+        if request.deliver and request.lane == "main" and self._mode(entry)[0] == "interrupt":
+            active = self._active.get(request.session_key)
+            if active is not None and active[0].run.id != run.id:
+                active[1].cancel()  # D75: the running turn stops (its partial reply stays)
         return run
+
+    def _mode(self, entry: SessionEntry) -> tuple[str, int]:
+        return self.queue_for(entry) if self.queue_for is not None else ("queue", 0)
 
     def adopt(self, run: RunRecord, request: RunRequest) -> None:
         """Queue a stored run this process now owns (taken over from a dead process, D27)."""
@@ -365,6 +384,10 @@ class RunManager:
         if entry is None:
             return RunOutcome(run.id, "error", "session was deleted")
         pending.session_was_aborted = bool(entry.aborted_last_run)
+        chat = request.deliver and request.lane == "main"
+        mode, debounce = self._mode(entry) if chat else ("queue", 0)
+        if debounce:
+            await self._quiet(run.session_key, debounce)
         run.started_at = now_ms()
         # the input takes its place in the transcript now, after the earlier turns' replies (D13)
         if self.claims is None:
@@ -375,8 +398,20 @@ class RunManager:
                 run.started_at = None
                 if claimed == "busy":
                     return None
+                stored = await self.store.get_run(run.id)
+                if stored is not None and stored.error == MERGED:
+                    return RunOutcome(run.id, "aborted", MERGED)
                 return RunOutcome(run.id, "aborted", "taken over by another process")
         run.status = "running"
+        if mode != "queue" or debounce:  # D75: what waited behind it joins this turn
+            texts = await self._merge(pending, entry)
+            request.message = "\n".join([request.message, *texts])
+        if mode == "steer":
+
+            async def steer() -> list[str]:
+                return await self._merge(pending, entry)
+
+            request.steer = steer
         self.metrics.turn_started(run)
         sink = request.on_delta or next(
             (s for f in self._delta_sinks if (s := f(run, request))), None
@@ -410,6 +445,32 @@ class RunManager:
             output_tokens=result.output_tokens,
         )
 
+    async def _quiet(self, session_key: str, debounce_ms: int) -> None:
+        """`debounceMs` (D75): a turn starts once the session's newest message is that old."""
+        while True:
+            newest = await self.store.newest_queued_at(session_key) or 0
+            left = newest + debounce_ms - now_ms()
+            if left <= 0:
+                return
+            await asyncio.sleep(left / 1000)
+
+    async def _merge(self, leader: _Pending, entry: SessionEntry) -> list[str]:
+        """The chat messages queued behind `leader` join its turn (D75), wherever they were
+        queued; their waiters get the leader's outcome. Returns their texts in order."""
+        merged = await self.store.merge_queued(leader.run, entry)
+        if not merged:
+            return []
+        ids = {run_id for run_id, _ in merged}
+        queue = self._queues.get(leader.run.session_key)
+        if queue:
+            keep = [p for p in queue if p.run.id not in ids]
+            leader.followers += [p for p in queue if p.run.id in ids]
+            queue.clear()
+            queue.extend(keep)
+        for run_id in ids:
+            self._pending.pop(run_id, None)
+        return [m.plain_text() for _, m in merged]
+
     async def _pause(self, pending: _Pending, outcome: RunOutcome) -> None:
         """The run waits for people (D72): stored `awaiting_approval` with its questions; it
         holds up nothing, and whichever process decides its last question resumes it."""
@@ -440,6 +501,11 @@ class RunManager:
             await self._pause(pending, outcome)
             return
         run = pending.run
+        if outcome.error == MERGED:  # another process's turn took this message (D75)
+            self._pending.pop(run.id, None)
+            if not pending.done.done():
+                pending.done.set_result(outcome)
+            return
         run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
         fields = RunPatch(
             status=run.status,
@@ -476,6 +542,9 @@ class RunManager:
         if not pending.done.done():
             pending.done.set_result(outcome)
         self._pending.pop(run.id, None)
+        for follower in pending.followers:  # merged into this turn (D75): its outcome is theirs
+            if not follower.done.done():
+                follower.done.set_result(outcome)
         for listener in self._listeners:
             try:
                 await listener(run, pending.request, outcome)

@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.engine.runs.manager import DeltaSink, RunRequest, TurnResult
+from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
 from core.features.agent.pause import (
     deferred_results,
     mcp_server_of,
@@ -41,6 +41,8 @@ HISTORY_LIMIT = 40
 class Deps:
     env: TurnEnv
     context: ToolContext
+    steer: Steer | None = None
+    """`steer` mode (D75): messages that arrived meanwhile, before each model request."""
 
 
 MAX_AGENTS = 64
@@ -66,6 +68,7 @@ class PydanticAITurnExecutor:
                 deps_type=Deps,
                 output_type=[str, DeferredToolRequests],  # a paused turn ends with requests
                 tools=[self._tool(n) for n in names],
+                capabilities=[_steer_capability()],
             )
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
@@ -167,7 +170,7 @@ class PydanticAITurnExecutor:
                 message_history=to_model_messages(history) + (paused or []),
                 model=model,
                 instructions=instructions,
-                deps=Deps(rt, request.context.for_run(run.id)),
+                deps=Deps(rt, request.context.for_run(run.id), request.steer),
                 toolsets=toolsets,
                 event_stream_handler=handler,
                 **resume,
@@ -263,6 +266,25 @@ def context_messages(
     if own is None:
         return [m for m in placed if m.id != input_id]
     return [m for m in placed if m.id != input_id and (m.seq or 0) <= (own.seq or 0)]
+
+
+def _steer_capability() -> Any:
+    """Before each model request of a `steer` turn, what arrived meanwhile joins it (D75): the
+    texts go into the request and into the run's messages (so later requests keep them)."""
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    class SteerIn(AbstractCapability[Any]):
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            steer = ctx.deps.steer
+            texts = await steer() if steer is not None else []
+            if texts:
+                request = ModelRequest(parts=[UserPromptPart("\n".join(texts))])
+                request_context.messages = [*request_context.messages, request]
+                ctx.messages.append(request)
+            return request_context
+
+    return SteerIn()
 
 
 def _mcp_toolset(toolset: Any, rt: TurnEnv) -> Any:

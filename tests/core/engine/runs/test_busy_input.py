@@ -1,0 +1,110 @@
+"""D75 busy input with a slow fake model: three messages 100 ms apart in one chat.
+
+`collect`: two turns (the first, then one for the rest); `steer`: the later messages join the
+running turn's next model request; `interrupt`: each new message aborts the running turn and
+the last turn answers; `debounceMs`: a burst is one turn. Every message is stored on arrival
+and the transcript keeps arrival order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from core.api.testing import RecordingAdapter
+from core.runtime import Runtime
+from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer, delay, text, tool_call
+from tests.fakes.model_script import content_text
+from tests.polling import eventually
+
+CHAT = "u1"
+
+
+def _config(mode: str, debounce: int = 0) -> dict[str, Any]:
+    return {
+        "channels": {"telegram": {"owners": [CHAT]}},
+        "messages": {"queue": {"mode": mode, "debounceMs": debounce}},
+    }
+
+
+def _users(request: dict[str, Any]) -> list[str]:
+    return [content_text(m["content"]) for m in request["messages"] if m["role"] == "user"]
+
+
+async def _burst(adapter: RecordingAdapter, fake: FakeModelServer, *, wait_first: bool) -> None:
+    await adapter.say("one", chat_id=CHAT, sender=CHAT)
+    if wait_first:  # the first turn is at its model when the others arrive
+
+        async def asked() -> bool:
+            return len(fake.requests) >= 1
+
+        await eventually(asked, timeout=30)
+    await asyncio.sleep(0.1)
+    await adapter.say("two", chat_id=CHAT, sender=CHAT)
+    await asyncio.sleep(0.1)
+    await adapter.say("three", chat_id=CHAT, sender=CHAT)
+
+
+async def _transcript(rt: Runtime, adapter: RecordingAdapter) -> list[str]:
+    key = rt.router.session_key_for(adapter.message("x", chat_id=CHAT))
+    entry = await rt.store.get_session(key)
+    assert entry is not None
+    return [m.plain_text() for m in await rt.store.history(entry.session_id)]
+
+
+async def test_collect_answers_the_first_then_the_rest_at_once(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(_config("collect"), adapters=[adapter])
+    fake_model.script(delay(1.0, text("first")), text("rest"))
+    await _burst(adapter, fake_model, wait_first=True)
+    await adapter.wait_for("rest", 1, timeout=30)
+    assert len(fake_model.requests) == 2
+    assert _users(fake_model.requests[1])[-1] == "two\nthree"
+    assert adapter.texts() == ["first", "rest"]
+    assert await _transcript(rt, adapter) == ["one", "first", "two", "three", "rest"]
+
+
+async def test_steer_puts_later_messages_into_the_running_turn(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(_config("steer"), adapters=[adapter])
+    fake_model.script(delay(1.0, tool_call("agents_list", {})), text("all three"))
+    await _burst(adapter, fake_model, wait_first=True)
+    await adapter.wait_for("all three", 1, timeout=30)
+    assert len(fake_model.requests) == 2  # one turn, two model requests
+    assert _users(fake_model.requests[1]) == ["one", "two\nthree"]
+    assert adapter.texts() == ["all three"]
+    texts = await _transcript(rt, adapter)
+    assert texts[:3] == ["one", "two", "three"] and texts[-1] == "all three"
+
+
+async def test_interrupt_aborts_the_running_turn(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(_config("interrupt"), adapters=[adapter])
+    fake_model.script(delay(5.0, text("never")), delay(5.0, text("never")), text("last"))
+    await _burst(adapter, fake_model, wait_first=True)
+    await adapter.wait_for("last", 1, timeout=30)
+    assert adapter.texts() == ["last"]  # the stopped turns said nothing
+    assert _users(fake_model.requests[-1]) == ["one", "two", "three"]
+    key = rt.router.session_key_for(adapter.message("x", chat_id=CHAT))
+    last = await rt.store.last_run(key)
+    assert last is not None and last.status == "ok"
+
+
+async def test_debounce_makes_a_burst_one_turn(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(_config("queue", debounce=400), adapters=[adapter])
+    fake_model.script(text("got all"))
+    await _burst(adapter, fake_model, wait_first=False)
+    await adapter.wait_for("got all", 1, timeout=30)
+    assert len(fake_model.requests) == 1
+    assert _users(fake_model.requests[0])[-1] == "one\ntwo\nthree"
+    assert await _transcript(rt, adapter) == ["one", "two", "three", "got all"]
