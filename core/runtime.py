@@ -24,6 +24,7 @@ from core.engine.observability.metrics import Metrics
 from core.engine.outbound.channels import ChannelRegistry
 from core.engine.outbound.gate import OutboundGate
 from core.engine.outbound.live import LiveFeedback
+from core.engine.outbound.reactions import StatusReactions
 from core.engine.outbound.recovery import DeliveryDuties
 from core.engine.outbound.reports import LedgerReports
 from core.engine.runs import Lanes, RunManager, TurnExecutor
@@ -45,6 +46,7 @@ from core.features.services import CoreServices
 from core.features.subagents.registry import SubagentRegistry
 from core.features.tools.env import ToolServices
 from core.features.tools.registry import ToolRegistry
+from core.model.channel import CommandMenu
 from core.model.errors import LifecycleError
 from core.model.keys import KeyModel
 from core.model.send_limits import SendRateLimiter
@@ -113,6 +115,7 @@ class Runtime:
         self.pairing = PairingService(self.store, self.gate)
         self.access = Admission(config, self.pairing, metrics=self.metrics)
         self.live = LiveFeedback(self.gate, config)
+        self.reactions = StatusReactions(self.gate, config)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
         self.commands = CommandRegistry()
@@ -256,6 +259,8 @@ class Runtime:
         self.runs.add_listener(self.live.on_run_finished)  # typing stops before the reply
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_listener(self.live.on_run_settled)
+        self.runs.add_listener(self.reactions.on_run_finished)
+        self.runs.add_delta_sink(self.reactions.sink_for)  # 👀 when a turn starts (D74)
         self.runs.add_delta_sink(self.live.sink_for)
         self.runs.add_pause_listener(self.live.on_run_paused)  # typing stops first (D72)
         self.runs.add_pause_listener(self.approvals.on_paused)
@@ -285,7 +290,18 @@ class Runtime:
         adapter.connection_lease = self.membership.channel_lease
         adapter.delivery_reports = LedgerReports(self.store)
         adapter.admission = self.access.allows
+        adapter.command_menu = self._menu(adapter.channel)  # D74
         await adapter.start(self.router.handle_inbound)
+
+    def _menu(self, channel: str) -> CommandMenu:
+        """D74: what a channel's native menu shows (its owners see every command)."""
+        section = getattr(self.config.channels, channel, None)
+        owners = tuple(o for o in getattr(section, "owners", None) or [] if o != "*")
+
+        def pairs(owner: bool) -> tuple[tuple[str, str], ...]:
+            return tuple((c.name, c.description) for c in self.commands.visible(is_owner=owner))
+
+        return CommandMenu(everyone=pairs(False), every=pairs(True), owner_ids=owners)
 
     async def stop(self) -> None:
         """→ stopping → stopped; also after a failed start; a second stop does nothing."""

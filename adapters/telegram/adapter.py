@@ -16,7 +16,7 @@ import time
 from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
-from telegram import MessageEntity, Update
+from telegram import MessageEntity, ReactionTypeEmoji, Update
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
@@ -32,7 +32,12 @@ from adapters.base import (
 )
 from adapters.previews import EditablePreviews
 from adapters.telegram import media as tg_media
-from adapters.telegram.controls import keyboard, normalize_press
+from adapters.telegram.controls import (
+    keyboard,
+    normalize_press,
+    register_menu,
+    register_owner,
+)
 from adapters.telegram.errors import delivery_error
 from adapters.telegram.normalize import CHANNEL, normalize_message
 from adapters.telegram.polling import ConfirmingPoller
@@ -56,6 +61,8 @@ log = logging.getLogger(__name__)
 TEXT_LIMIT = 4096
 DEFAULT_WEBHOOK_PORT = 8443
 _ALLOWED_UPDATES = ["message", "callback_query"]  # button presses are commands (D121)
+
+_REACTIONS = {"✅": "👍", "❌": "👎"}
 
 TgApp: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
 
@@ -91,6 +98,7 @@ class TelegramAdapter(EditablePreviews):
         self._token = ""
         self._bot_id: int | None = None
         self._bot_username: str | None = None
+        self._menu_owners: set[str] = set()  # owners whose private menu is registered (D74)
         self._poller: ConfirmingPoller | None = None
 
     # ---- identity -------------------------------------------------------------------------
@@ -202,6 +210,11 @@ class TelegramAdapter(EditablePreviews):
         elif self._poller is None or not self._poller.running:
             await self._start_polling(app)
         log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+        if self.command_menu is not None:  # D74: the connection holder registers the menu
+            try:
+                self._menu_owners = await register_menu(app.bot, self.command_menu)
+            except TelegramError as exc:
+                log.warning("%s: command menu not registered: %s", self._where, exc)
 
     async def wait_closed(self) -> None:
         poller = self._poller
@@ -344,6 +357,11 @@ class TelegramAdapter(EditablePreviews):
         )
         if inbound is None:
             return
+        menu = self.command_menu
+        if menu is not None and inbound.sender_id in menu.owner_ids and self._app is not None:
+            if inbound.sender_id not in self._menu_owners:  # D74: their chat exists now
+                if await register_owner(self._app.bot, menu, inbound.sender_id):
+                    self._menu_owners.add(inbound.sender_id)
         # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
         key = f"msg:{message.chat_id}:{message.message_id}"
         if edited:  # each edit is its own message
@@ -380,6 +398,19 @@ class TelegramAdapter(EditablePreviews):
         except TelegramError as exc:
             raise delivery_error(exc, where) from exc
         return SendReceipt(message_id=str(sent.message_id))
+
+    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
+        """D74: Telegram's bots may use only its fixed list: ✅/❌ become 👍/👎."""
+        bot, where = self._bot(target)
+        mark = _REACTIONS.get(emoji or "", emoji)
+        try:
+            await bot.set_message_reaction(
+                chat_id=_chat_id(str(target.to or "")),
+                message_id=int(message_id),
+                reaction=[ReactionTypeEmoji(mark)] if mark else [],
+            )
+        except TelegramError as exc:
+            raise delivery_error(exc, where) from exc
 
     async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
         """A decided question: its text replaced, its keyboard gone (an edit without one)."""

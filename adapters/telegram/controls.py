@@ -7,10 +7,24 @@ message with `button: true`, the query's id as its D16 identity and that command
 
 from __future__ import annotations
 
-from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup
+import logging
+import re
+
+from telegram import (
+    BotCommand,
+    BotCommandScopeChat,
+    BotCommandScopeDefault,
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+)
+from telegram.error import TelegramError
 
 from adapters.telegram.normalize import CHANNEL
-from core.api.channels import Button, ChatType, DeliveryContext, InboundMessage
+from core.api.channels import Button, ChatType, CommandMenu, DeliveryContext, InboundMessage
+
+log = logging.getLogger(__name__)
+_NAME = re.compile(r"^[a-z0-9_]{1,32}$")
 
 CALLBACK_DATA_LIMIT = 64
 
@@ -58,3 +72,33 @@ def normalize_press(query: CallbackQuery, *, account_id: str) -> InboundMessage 
         ),
         identities=(f"callback:{query.id}",),
     )
+
+
+def _commands(pairs: tuple[tuple[str, str], ...]) -> list[BotCommand]:
+    """Telegram takes lowercase names of 1-32 characters and descriptions of 1-256."""
+    return [BotCommand(n, (d or n)[:256]) for n, d in pairs if _NAME.match(n)]
+
+
+async def register_menu(bot: object, menu: CommandMenu) -> set[str]:
+    """D74, by the connection holder at start: everyone's commands in the default scope, every
+    command in each owner's private chat. Returns the owners whose scope Telegram took (it
+    refuses the chat of someone who never wrote to the bot; they are registered when they do)."""
+    await bot.set_my_commands(_commands(menu.everyone), scope=BotCommandScopeDefault())  # type: ignore[attr-defined]
+    done: set[str] = set()
+    for owner in menu.owner_ids:
+        if await register_owner(bot, menu, owner):
+            done.add(owner)
+    return done
+
+
+async def register_owner(bot: object, menu: CommandMenu, owner: str) -> bool:
+    if not owner.lstrip("-").isdigit():
+        return False
+    try:
+        await bot.set_my_commands(  # type: ignore[attr-defined]
+            _commands(menu.every), scope=BotCommandScopeChat(int(owner))
+        )
+    except TelegramError as exc:
+        log.info("telegram: owner %s's command menu waits for their first message (%s)", owner, exc)
+        return False
+    return True

@@ -281,6 +281,24 @@ class ToolsConfig(ConfigModel):
 # --- messages ------------------------------------------------------------------------------
 
 
+class BindingMatch(ConfigModel):
+    """What an inbound message must be for its binding to apply (D76); unset fields match all."""
+
+    channel: str
+    account_id: str | None = None
+    peer: str | None = None
+    """A direct chat's peer (the sender's platform id)."""
+    group: str | None = None
+    """A group or channel id."""
+
+
+class BindingConfig(ConfigModel):
+    """``bindings[]`` (D76): messages that match go to `agentId`."""
+
+    agent_id: str
+    match: BindingMatch
+
+
 class MessagesConfig(ConfigModel):
     """``messages``: busy input (D75)."""
 
@@ -322,6 +340,7 @@ class CrosstalkConfig(ConfigModel):
     session: SessionConfig = Field(default_factory=SessionConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     messages: MessagesConfig = Field(default_factory=MessagesConfig)
+    bindings: list[BindingConfig] = Field(default_factory=list)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
@@ -331,6 +350,39 @@ class CrosstalkConfig(ConfigModel):
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
+
+    @model_validator(mode="after")
+    def _known_binding_agents(self) -> CrosstalkConfig:
+        known = set(self.agent_ids())
+        for i, binding in enumerate(self.bindings):
+            if self.agents.list and normalize_agent_id(binding.agent_id) not in known:
+                raise ValueError(
+                    f"bindings[{i}].agentId names an unknown agent: {binding.agent_id}"
+                )
+        return self
+
+    def agent_for(
+        self,
+        channel: str,
+        account_id: str,
+        *,
+        direct: bool,
+        peer: str,
+        group: str | None,
+    ) -> str:
+        """D76: the agent of the first binding that matches, else the default agent."""
+        for binding in self.bindings:
+            m = binding.match
+            if m.channel.strip().lower() != channel:
+                continue
+            if m.account_id is not None and m.account_id != account_id:
+                continue
+            if m.peer is not None and (not direct or m.peer != peer):
+                continue
+            if m.group is not None and (direct or m.group != group):
+                continue
+            return normalize_agent_id(binding.agent_id)
+        return self.default_agent_id()
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> CrosstalkConfig:

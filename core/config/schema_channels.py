@@ -148,6 +148,8 @@ class _ChannelCommon(ConfigModel):
     """``edit``: a live preview of the reply, edited in place while the model writes."""
     queue: QueueConfig | None = None
     """Busy input on this channel (D75); unset: ``messages.queue``."""
+    status_reactions: bool = True
+    """👀 on a message when its turn starts, ✅/❌ when it ends (D74)."""
 
     def is_owner(self, user_id: str) -> bool:
         """Owner check of D4 (exact id match, or ``"*"``)."""

@@ -86,6 +86,16 @@ class DeliveryReports(Protocol):
         """Mark the chunk with that platform message id, and its delivery, `failed`."""
 
 
+@dataclass(frozen=True, slots=True)
+class CommandMenu:
+    """The chat commands a platform's native menu shows (D74): `everyone`'s in the default
+    scope, `every` command in each owner's private chat; (name, description) pairs."""
+
+    everyone: tuple[tuple[str, str], ...] = ()
+    every: tuple[tuple[str, str], ...] = ()
+    owner_ids: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class SendReceipt:
     """What the platform answered for one sent chunk."""
@@ -155,6 +165,9 @@ class ChannelAdapter(abc.ABC):
     #: admission as every message, refusals counted and logged; it sends nothing for a sender
     #: under ``allowlist`` or ``disabled``. None: no gateway to ask.
     admission: Admit | None = None
+    #: Set by the runtime before `start` (D74): the commands its native menu registers (by
+    #: the connection holder, at start). None: no menu.
+    command_menu: CommandMenu | None = None
 
     @abc.abstractmethod
     async def start(self, sink: InboundSink) -> None:

@@ -74,3 +74,50 @@ async def test_an_owner_taps_approve_and_the_tool_runs_once(
     assert "callback_query" in json.dumps(stranger)
     assert len(_sent(fake_telegram, "answerCallbackQuery")) >= 2  # every press is acknowledged
     assert len(fake_model.requests) == 2
+
+
+def _reactions(fake: FakeTelegram) -> list[str]:
+    return [
+        (c["reaction"][0]["emoji"] if c["reaction"] else "")
+        for c in _sent(fake, "setMessageReaction")
+    ]
+
+
+async def test_status_reactions_around_a_turn(
+    gateway: Runtime, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+) -> None:
+    fake_model.script(text("hello"))
+    update = fake_telegram.user_message(OWNER, "hi")
+    await fake_telegram.wait_for("sendMessage", 1, timeout=30)
+    await fake_telegram.wait_for("setMessageReaction", 2, timeout=30)
+    assert _reactions(fake_telegram) == ["👀", "👍"]  # Telegram's list has no ✅ for bots
+    (first, _) = _sent(fake_telegram, "setMessageReaction")
+    assert first["message_id"] == update["message"]["message_id"]
+
+
+async def test_no_reactions_where_the_bot_may_not_speak(
+    gateway: Runtime, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+) -> None:
+    fake_telegram.user_message(OWNER, "/send off")
+    await fake_telegram.wait_for("sendMessage", 1, timeout=30)
+    fake_telegram.user_message(OWNER, "are you there?")
+    fake_model.script(text("should not be sent"))
+    fake_telegram.user_message(OWNER, "/send on")
+    await fake_telegram.wait_for("sendMessage", 2, timeout=30)
+    assert _reactions(fake_telegram) == []
+
+
+async def test_the_command_menu_per_scope(
+    gateway: Runtime, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+) -> None:
+    """D74: everyone's commands in the default scope at start; every command in the owner's
+    chat once Telegram accepts that scope (after the owner's first message)."""
+    await fake_telegram.wait_for("setMyCommands", 2, timeout=30)  # default ok, owner refused
+    everyone = fake_telegram.menus["default"]
+    assert "help" in everyone and "approve" not in everyone and "send" not in everyone
+    assert str(OWNER) not in fake_telegram.menus
+    fake_model.script(text("hi"))
+    fake_telegram.user_message(OWNER, "hello")
+    await fake_telegram.wait_for("setMyCommands", 3, timeout=30)
+    mine = fake_telegram.menus[str(OWNER)]
+    assert {"approve", "deny", "send", "help"} <= set(mine)

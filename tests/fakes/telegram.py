@@ -86,6 +86,8 @@ class FakeTelegram(EmulatorServer):
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1)
         self._chats: dict[int, dict[str, Any]] = {}
+        self.menus: dict[str, list[str]] = {}
+        """setMyCommands per scope: ``default`` or a chat id, the command names (D74)."""
         #: What users see: every message the bot sent, by id, with its latest text/entities.
         self.shown: dict[int, dict[str, Any]] = {}
         self.files: dict[str, tuple[str, bytes]] = {}  # file_id → (file_path, bytes)
@@ -436,6 +438,16 @@ class FakeTelegram(EmulatorServer):
                 "file_size": len(found[1]),
                 "file_path": found[0],
             }
+        if method == "setMyCommands":  # D74: a chat scope needs a chat that wrote to the bot
+            scope = params.get("scope") or {"type": "default"}
+            chat_id = scope.get("chat_id")
+            if scope.get("type") == "chat" and chat_id not in self._chats:
+                return self._error(
+                    400, Failure(400, {"description": "Bad Request: chat not found"})
+                )
+            key = "default" if chat_id is None else str(chat_id)
+            self.menus[key] = [c["command"] for c in params.get("commands") or []]
+            return True
         if method in self.harmless_methods:
             return True
         return None

@@ -202,6 +202,7 @@ class Router:
                 lane="main",
                 meta={
                     "origin": msg.reply_to.model_dump(),  # a reply lost to a crash finds its chat
+                    **({"messageId": msg.message_id} if msg.message_id else {}),  # D74
                     **(
                         {"attachments": [a.part() for a in msg.attachments]}
                         if msg.attachments
@@ -218,9 +219,18 @@ class Router:
     def session_key_for(
         self, msg: InboundMessage, *, owner: bool = True, person: str | None = None
     ) -> str:
-        """The message's session; a non-owner's DM is never the main session (D62)."""
+        """The message's session; a non-owner's DM is never the main session (D62); the
+        agent is the first matching binding's (D76)."""
+        direct = msg.chat_type == "direct"
+        agent = self.services.config.agent_for(
+            msg.channel,
+            msg.account_id,
+            direct=direct,
+            peer=msg.sender_id,
+            group=None if direct else msg.chat_id,
+        )
         return self.services.keys.inbound_key(
-            self.services.config.default_agent_id(),
+            agent,
             msg.channel,
             msg.chat_type,
             msg.chat_id,

@@ -87,7 +87,11 @@ async def test_interrupt_aborts_the_running_turn(
 ) -> None:
     adapter = RecordingAdapter("telegram")
     rt = await make_runtime(_config("interrupt"), adapters=[adapter])
-    fake_model.script(delay(5.0, text("never")), delay(5.0, text("never")), text("last"))
+
+    def answer(request: dict[str, Any]) -> Any:  # only the turn that saw all three answers
+        return text("last") if _users(request)[-1:] == ["three"] else delay(5.0, text("never"))
+
+    fake_model.set_responder(answer)
     await _burst(adapter, fake_model, wait_first=True)
     await adapter.wait_for("last", 1, timeout=30)
     assert adapter.texts() == ["last"]  # the stopped turns said nothing
