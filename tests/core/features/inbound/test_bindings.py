@@ -14,6 +14,7 @@ from core.config.loader import ConfigError
 from tests.narrow import narrow_parts
 
 AGENTS: dict[str, Any] = {
+    "channels": {"telegram": {"groupPolicy": "open"}},
     "agents": {"list": [{"id": "main", "default": True}, {"id": "ops"}, {"id": "family"}]},
     "bindings": [
         {"agentId": "ops", "match": {"channel": "telegram", "group": "-100"}},
