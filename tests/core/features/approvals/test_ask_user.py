@@ -53,7 +53,7 @@ async def test_a_free_text_message_is_the_answer(
     assert _last_tool_result(fake_model) == {"answer": "Ada"}
     assert len(fake_model.requests) == 2
     entry = await rt.store.get_session(
-        rt.router.session_key_for(adapter.message("x", chat_id="u7"))
+        rt.router.session_key_for(adapter.message("x", chat_id="u7"), owner=False)
     )
     assert entry is not None
     texts = [m.plain_text() for m in await rt.store.history(entry.session_id)]
