@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ class GatewayRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
+        server.__class__ = _GatewayServer  # its connections answer aiohttp's own errors in JSON
         admit = server.connection_made
 
         def connection_made(handler: RequestHandler, transport: asyncio.Transport) -> None:
@@ -61,3 +64,36 @@ class GatewayRunner(web.AppRunner):
 def _busy(handler: RequestHandler) -> bool:
     """The connection is serving a request (aiohttp keeps no public flag for it)."""
     return bool(getattr(handler, "_request_in_progress", True))
+
+
+class _JsonErrors(RequestHandler):
+    """aiohttp's own 4xx and 5xx (a request line over 8 KB, a malformed header) in our JSON
+    error shape, as every route's (D141), instead of text/plain."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        super().handle_error(request, status, exc, message)  # logs; refuses a sent response
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Error"
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        resp = web.json_response({"error": {"message": reason, "type": kind}}, status=status)
+        resp.force_close()
+        return resp
+
+
+class _GatewayServer(web.Server):
+    """The app's server, making :class:`_JsonErrors` connections."""
+
+    __slots__ = ()
+
+    def __call__(self) -> RequestHandler:
+        return _JsonErrors(self, loop=self._loop, **self._kwargs)

@@ -28,7 +28,8 @@ async def list_pairing(request: web.Request) -> web.Response:
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
     pairing = request.app[RUNTIME].access.pairing
-    channel = request.query.get("channel", "").strip().lower() or None
+    raw = request.query.get("channel")
+    channel = None if raw in (None, "") else raw.strip().lower()  # "%1C" is no channel at all
     if channel is not None and channel not in guarded_channels():
         return _error(400, f"unknown channel: {channel}", "invalid_request_error")
     return web.json_response(

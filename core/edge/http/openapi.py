@@ -99,7 +99,8 @@ def _meta_paths() -> dict[str, Any]:
     return {
         "/healthz": {
             "get": {
-                "summary": "Liveness and channel states",
+                "summary": "Liveness and channel states (without the token only `ok` and each "
+                "channel's state, refused and duplicatesDropped, D81)",
                 "responses": {
                     "200": json_content(health, "healthy"),
                     "503": json_content(health, _ERROR_TEXT[503]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -119,3 +120,24 @@ def test_secrets_are_redacted_from_every_line_at_every_level() -> None:
 def test_the_systemd_unit_raises_the_file_limit() -> None:
     unit = (ROOT / "deploy" / "crosstalk.service").read_text(encoding="utf-8")
     assert "\nLimitNOFILE=65536\n" in unit
+
+
+async def test_aiohttps_own_errors_are_in_our_json_shape(
+    gateway: tuple[GatewayRunner, int],
+) -> None:
+    """A request line over 8 KB and a malformed header: 4xx with `{error: {message, type}}`."""
+    _, port = gateway
+    for raw in (
+        b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+    ):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(raw)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.split(b" ", 2)[1].startswith(b"4"), head
+        assert b"application/json" in head
+        error = json.loads(body)["error"]
+        assert error["type"] == "invalid_request_error" and error["message"]
