@@ -57,7 +57,7 @@ def _rss_mib(pid: int) -> float:
 
 
 async def _ask(url: str, token: str) -> None:
-    body = {"model": "main", "messages": [{"role": "user", "content": "hello"}], "user": "bench"}
+    body = {"messages": [{"role": "user", "content": "hello"}], "user": "bench"}
     async with (
         aiohttp.ClientSession() as http,
         http.post(

@@ -166,6 +166,34 @@ class InboundStore(RunsStore):
 
         return await self.read(op)
 
+    async def latest_claim(
+        self, channel: str, account_id: str, prefix: str, since_ms: int
+    ) -> ClaimRecord | None:
+        """The newest claim whose identity starts with `prefix`, made at `since_ms` or later:
+        the first attempt of a request a client SDK retries (D80). A range on the key, so the
+        primary key's index answers it."""
+
+        def op(c: Connection) -> ClaimRecord | None:
+            row = c.execute(
+                select(I.c.identity, I.c.created_at, I.c.session_key, I.c.run_id, I.c.result)
+                .where(
+                    and_(
+                        I.c.channel == channel,
+                        I.c.account_id == account_id,
+                        I.c.identity >= prefix,
+                        I.c.identity < prefix + "\uffff",
+                        I.c.created_at >= since_ms,
+                    )
+                )
+                .order_by(I.c.created_at.desc())
+                .limit(1)
+            ).first()
+            if row is None:
+                return None
+            return ClaimRecord(Claim(channel, account_id, row[0]), *row[1:])
+
+        return await self.read(op)
+
     async def set_claim_result(self, claim: Claim, result: dict[str, Any]) -> None:
         """Keep the first response of an idempotent HTTP request, to answer its repeats."""
         await self.write(

@@ -63,7 +63,10 @@ async def test_client_commands_against_a_running_gateway(
     config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
     async with GatewayProcess(config) as gw:
         status, _ = await gw.request(
-            "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}
+            "POST",
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "hi"}]},
+            {"x-crosstalk-session-key": "main"},
         )
         assert status == 200
         common = ("--config", str(config))
@@ -88,7 +91,10 @@ async def test_client_commands_against_a_running_gateway(
         assert code == 0, err
         assert json.loads(out)["entry"]["sendPolicy"] == "deny"
         status, body = await gw.request(
-            "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "again"}]}
+            "POST",
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": "again"}]},
+            {"x-crosstalk-session-key": "main"},
         )
         assert status == 403 and body["error"]["message"] == "send blocked by session policy"
         code, out, err = await crosstalk(*common, "deliveries", "--session", "main", *client)

@@ -36,7 +36,8 @@ async def test_chat_list_history_and_restart(tmp_path: Path, fake_model: FakeMod
         status, body = await gw.request(
             "POST",
             "/v1/chat/completions",
-            {"model": "x", "messages": [{"role": "user", "content": "hello over http"}]},
+            {"model": "crosstalk", "messages": [{"role": "user", "content": "hello over http"}]},
+            {"x-crosstalk-session-key": "main"},
         )
         assert status == 200, body
         assert body["choices"][0]["message"]["content"] == "echo: hello over http"

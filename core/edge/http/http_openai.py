@@ -1,8 +1,10 @@
 """OpenAI-compatible `POST /v1/chat/completions`: one agent turn in a session (D9, D14).
 
-`model` picks the agent and the header `x-crosstalk-session-key` (else `user`) the session
-(see `openai_target`). Only the last user message is new input; `system`/`developer` messages
-become the run's extra system prompt; the session's own transcript is the history.
+`model` picks the agent (or a configured model) and the header `x-crosstalk-session-key`, else
+`user`, else the conversation the client resends, the session (see `openai_target`, D80). The
+last user message is new input; `system`/`developer` messages become the run's extra system
+prompt; the session's transcript is the history, seeded from the client's earlier messages when
+the session has none. An SDK's automatic retry replays the first attempt (`openai_session`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from core.edge.http.appkeys import RUNTIME
 from core.edge.http.http_tools import authorized_model
 from core.edge.http.openai_errors import error_body, openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
+from core.edge.http.openai_session import Exchange, retry_claim
+from core.edge.http.openai_session import remember as remember_conversation
 from core.edge.http.openai_target import SESSION_HEADER, resolve_target
+from core.model.errors import CrosstalkError
 from core.store.inbound import Claim, DuplicateInbound
 
 __all__ = ["SESSION_HEADER", "chat_completions"]
@@ -112,46 +117,65 @@ def _chunk(
     return _sse(body)
 
 
+def split_conversation(messages: list[ChatMessage]) -> tuple[list[Exchange], str, str] | None:
+    """(earlier user/assistant messages, the new user text, the system prompt), or None when no
+    user message has text. System and developer messages never count as conversation (D80)."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if _is_user_text(messages[i])), None)
+    if last is None:
+        return None
+    earlier: list[Exchange] = [
+        (m.role, t)
+        for m in messages[:last]
+        if m.role in ("user", "assistant") and (t := _text(m.content).strip())
+    ]
+    system = "\n\n".join(
+        t for m in messages if m.role in ("system", "developer") if (t := _text(m.content).strip())
+    )
+    return earlier, _text(messages[last].content).strip(), system
+
+
+def _is_user_text(m: ChatMessage) -> bool:
+    return m.role == "user" and bool(_text(m.content).strip())
+
+
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     parsed = await authorized_model(request, ChatRequest)
     if isinstance(parsed, web.Response):
         return parsed
-    chat, _ = parsed
+    chat, raw = parsed
     rt = request.app[RUNTIME]
-    user = next(
-        (m for m in reversed(chat.messages) if m.role == "user" and _text(m.content).strip()), None
-    )
-    if user is None:
+    split = split_conversation(chat.messages)
+    if split is None:
         return openai_error(400, "messages must contain a user message with text")
+    earlier, text, system = split
     try:
         claim = idempotency.claim_for(request, "chat.completions")
     except idempotency.BadKey as exc:
         return idempotency.bad_key(exc)
+    if claim is None:  # an SDK's automatic retry finds its first attempt (D80)
+        claim = await retry_claim(rt, request, "chat.completions", raw)
     if claim is not None and (again := await _replay(request, rt, claim, chat.stream)):
         return again
-    target = resolve_target(rt, request, chat.model, chat.user)
+    target = await resolve_target(rt, request, chat.model, chat.user, earlier)
     if isinstance(target, web.Response):
         return target
-    system = "\n\n".join(
-        t
-        for m in chat.messages
-        if m.role in ("system", "developer")
-        if (t := _text(m.content).strip())
-    )
     try:
         turn = await start_turn(
             rt,
             target,
-            _text(user.content).strip(),
+            text,
             system,
             stream=chat.stream,
             claims=(claim,) if claim else (),
+            earlier=earlier,
         )
     except DuplicateInbound:  # the same key, a moment earlier, on this or another process
         assert claim is not None
         return await _replay(request, rt, claim, chat.stream) or idempotency.conflict()
     if isinstance(turn, web.Response):
         return turn
+    by_conversation = not request.headers.get(SESSION_HEADER) and not (chat.user or "").strip()
+    conversation = [*earlier, ("user", text)] if by_conversation else None
     model, cid = target.model_name, f"chatcmpl-{uuid.uuid4().hex[:24]}"
     if not chat.stream:
         outcome = await turn.outcome()
@@ -160,6 +184,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             return failure_response(outcome)
         body = _completion(cid, model, outcome.reply or "", await turn.usage())
         await idempotency.remember(rt, claim, 200, body)
+        await _remember_conversation(rt, target.session_key, conversation, outcome.reply)
         return web.json_response(body)
     resp = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -175,6 +200,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         await idempotency.remember(
             rt, claim, 200, _completion(cid, model, streamed, await turn.usage())
         )
+        await _remember_conversation(rt, target.session_key, conversation, streamed)
         await resp.write(_chunk(cid, model, {}, "stop"))
         if chat.stream_options is not None and chat.stream_options.include_usage:
             await resp.write(_chunk(cid, model, None, usage=await turn.usage()))
@@ -186,11 +212,31 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     return resp
 
 
+async def _remember_conversation(
+    rt: Any, key: str, conversation: list[Exchange] | None, reply: str | None
+) -> None:
+    if conversation is not None:
+        await remember_conversation(rt, key, [*conversation, ("assistant", reply or "")])
+
+
 async def _remember_failure(rt: Any, claim: Claim | None, outcome: Any) -> None:
     status = 504 if outcome.status == "timeout" else 502
     await idempotency.remember(
         rt, claim, status, error_body(failure_message(outcome), "server_error", outcome.status)
     )
+
+
+async def _after_first_attempt(rt: Any, claim: Claim) -> dict[str, Any] | None:
+    """An SDK retry that overtook its first attempt (a client-side timeout) waits for that
+    attempt's turn instead of getting a 409 it would retry again (D80)."""
+    rec = await rt.store.get_claim(claim)
+    if rec is None or rec.run_id is None or rec.run_id.startswith("boot:"):
+        return None
+    try:
+        await rt.runs.wait(rec.run_id, float(rt.config.agents.defaults.timeout_seconds))
+    except CrosstalkError:
+        return None
+    return await idempotency.first_response(rt, claim)
 
 
 async def _replay(
@@ -201,6 +247,8 @@ async def _replay(
         first = await idempotency.first_response(rt, claim)
     except LookupError:
         return None
+    if first is None and claim.identity.startswith("sdk:"):
+        first = await _after_first_attempt(rt, claim)
     if first is None:
         return idempotency.conflict()
     body, status = first["body"], int(first["status"])

@@ -1,8 +1,9 @@
 """OpenAI-compatible `POST /v1/responses` (plain and streaming), for Responses-only clients.
 
-Same turn rules as chat completions (D14): `model` picks the agent, the session header (else
-`user`) the session; `instructions` and system/developer input items become the run's extra
-system prompt; the last user input item is the new message.
+Same turn rules as chat completions (D14, D80): `model` picks the agent, the session header,
+else `user`, else the conversation the input items hold, the session; `instructions` and
+system/developer input items become the run's extra system prompt; the last user input item is
+the new message, the user and assistant items before it the client's earlier conversation.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from core.edge.http.appkeys import RUNTIME
 from core.edge.http.http_tools import authorized_model
 from core.edge.http.openai_errors import openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
-from core.edge.http.openai_target import resolve_target
+from core.edge.http.openai_session import Exchange, remember
+from core.edge.http.openai_target import SESSION_HEADER, resolve_target
 from core.engine.runs.manager import RunOutcome
 
 
@@ -44,21 +46,24 @@ def _content_text(content: Any) -> str:
     )
 
 
-def split_input(req: ResponsesRequest) -> tuple[str, str]:
-    """(new user text, extra system prompt) of a request."""
+def split_input(req: ResponsesRequest) -> tuple[list[Exchange], str, str]:
+    """(earlier user/assistant messages, new user text, extra system prompt) of a request."""
     system = [req.instructions.strip()] if req.instructions and req.instructions.strip() else []
     if isinstance(req.input, str):
-        return req.input.strip(), "\n\n".join(system)
-    user = ""
+        return [], req.input.strip(), "\n\n".join(system)
+    said: list[Exchange] = []
     for item in req.input:
         if item.get("type", "message") != "message":
             continue
         text = _content_text(item.get("content")).strip()
         if item.get("role") in ("system", "developer") and text:
             system.append(text)
-        elif item.get("role") == "user" and text:
-            user = text
-    return user, "\n\n".join(system)
+        elif item.get("role") in ("user", "assistant") and text:
+            said.append((str(item["role"]), text))
+    last = next((i for i in range(len(said) - 1, -1, -1) if said[i][0] == "user"), None)
+    if last is None:
+        return [], "", "\n\n".join(system)
+    return said[:last], said[last][1], "\n\n".join(system)
 
 
 class _Response:
@@ -131,20 +136,24 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         return parsed
     req, _ = parsed
     rt = request.app[RUNTIME]
-    text, system = split_input(req)
+    earlier, text, system = split_input(req)
     if not text:
         return openai_error(400, "input must contain a user message with text")
-    target = resolve_target(rt, request, req.model, req.user)
+    target = await resolve_target(rt, request, req.model, req.user, earlier)
     if isinstance(target, web.Response):
         return target
-    turn = await start_turn(rt, target, text, system, stream=req.stream)
+    turn = await start_turn(rt, target, text, system, stream=req.stream, earlier=earlier)
     if isinstance(turn, web.Response):
         return turn
+    by_conversation = not request.headers.get(SESSION_HEADER) and not (req.user or "").strip()
+    said = [*earlier, ("user", text)] if by_conversation else None
     r = _Response(target.model_name, req.instructions)
     if not req.stream:
         outcome = await turn.outcome()
         if outcome.status != "ok":
             return failure_response(outcome)
+        if said is not None:
+            await remember(rt, target.session_key, [*said, ("assistant", outcome.reply or "")])
         return web.json_response(
             r.body("completed", [r.message(outcome.reply or "", "completed")], await turn.usage())
         )
@@ -186,6 +195,8 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         )
     outcome = await turn.outcome()
     if outcome.status == "ok":
+        if said is not None:
+            await remember(rt, target.session_key, [*said, ("assistant", sent)])
         await resp.write(
             r.event(
                 "response.output_text.done",

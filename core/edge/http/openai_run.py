@@ -2,19 +2,21 @@
 
 Shared by `/v1/chat/completions` and `/v1/responses`, so both run turns the same way: the
 request's new user text becomes the turn's input, its system/developer text the run's extra
-system prompt, and the session transcript is the history.
+system prompt, and the session transcript is the history (seeded from the request's earlier
+messages when the session has none yet, D80).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from core.edge.http.openai_errors import openai_error
+from core.edge.http.openai_session import Exchange, seed
 from core.edge.http.openai_target import Target
 from core.engine.runs import RunRequest
 from core.engine.runs.manager import RunOutcome
@@ -91,12 +93,19 @@ async def start_turn(
     *,
     stream: bool,
     claims: tuple[Claim, ...] = (),
+    earlier: Sequence[Exchange] = (),
 ) -> Turn | web.Response:
     """Admit the turn, or the 403 a denying send policy gives (D5).
 
     `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
-    raises DuplicateInbound before anything runs."""
+    raises DuplicateInbound before anything runs. `earlier`, the client's conversation before
+    this message, becomes the first messages of a session that has none (D80)."""
+    if claims and await rt.store.is_known(claims):
+        from core.store.inbound import DuplicateInbound
+
+        raise DuplicateInbound()  # before the seed: a repeat stores nothing (D80)
     entry = await rt.services.ensure_session(target.session_key)
+    await seed(rt, entry, earlier)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 
     async def on_delta(piece: str) -> None:
@@ -112,6 +121,7 @@ async def start_turn(
         timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
         on_delta=on_delta if stream else None,
         claims=claims,
+        model=target.model,
     )
     try:
         run = await rt.services.start_run(req)

@@ -40,7 +40,7 @@ async def test_the_first_turn_starts_the_model_stack_and_gets_its_reply(
         resp = await c.post(
             "/v1/chat/completions",
             headers=AUTH,
-            json={"model": "main", "messages": [{"role": "user", "content": "hello"}], "user": "u"},
+            json={"messages": [{"role": "user", "content": "hello"}], "user": "u"},
         )
         body = await resp.json()
     assert resp.status == 200, body
