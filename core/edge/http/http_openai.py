@@ -153,7 +153,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     except idempotency.BadKey as exc:
         return idempotency.bad_key(exc)
     if claim is None:  # an SDK's automatic retry finds its first attempt (D80)
-        claim = await retry_claim(rt, request, "chat.completions", raw)
+        claim = await retry_claim(rt.store, request, "chat.completions", raw)
     if claim is not None and (again := await _replay(request, rt, claim, chat.stream)):
         return again
     target = await resolve_target(rt, request, chat.model, chat.user, earlier)
@@ -216,7 +216,7 @@ async def _remember_conversation(
     rt: Any, key: str, conversation: list[Exchange] | None, reply: str | None
 ) -> None:
     if conversation is not None:
-        await remember_conversation(rt, key, [*conversation, ("assistant", reply or "")])
+        await remember_conversation(rt.store, key, [*conversation, ("assistant", reply or "")])
 
 
 async def _remember_failure(rt: Any, claim: Claim | None, outcome: Any) -> None:

@@ -153,7 +153,8 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         if outcome.status != "ok":
             return failure_response(outcome)
         if said is not None:
-            await remember(rt, target.session_key, [*said, ("assistant", outcome.reply or "")])
+            answered = [*said, ("assistant", outcome.reply or "")]
+            await remember(rt.store, target.session_key, answered)
         return web.json_response(
             r.body("completed", [r.message(outcome.reply or "", "completed")], await turn.usage())
         )
@@ -196,7 +197,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     outcome = await turn.outcome()
     if outcome.status == "ok":
         if said is not None:
-            await remember(rt, target.session_key, [*said, ("assistant", sent)])
+            await remember(rt.store, target.session_key, [*said, ("assistant", sent)])
         await resp.write(
             r.event(
                 "response.output_text.done",

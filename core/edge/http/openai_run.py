@@ -105,7 +105,7 @@ async def start_turn(
 
         raise DuplicateInbound()  # before the seed: a repeat stores nothing (D80)
     entry = await rt.services.ensure_session(target.session_key)
-    await seed(rt, entry, earlier)
+    await seed(rt.store, entry, earlier)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 
     async def on_delta(piece: str) -> None:

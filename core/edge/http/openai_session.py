@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from core.model.records import SessionEntry
-    from core.runtime import Runtime
+    from core.store import Store
 
 Exchange = tuple[str, str]
 """(role, text) of one user or assistant message a client sent."""
@@ -48,11 +48,11 @@ def conversation_claim(messages: Sequence[Exchange]) -> Claim:
     return Claim("openai", "conversation", f"conv:{fingerprint(messages)}")
 
 
-async def session_of(rt: Runtime, earlier: Sequence[Exchange]) -> str | None:
+async def session_of(store: Store, earlier: Sequence[Exchange]) -> str | None:
     """The session whose conversation so far equals `earlier` (D80); None for a new one."""
     if not earlier:
         return None
-    rec = await rt.store.get_claim(conversation_claim(earlier))
+    rec = await store.get_claim(conversation_claim(earlier))
     return rec.session_key if rec is not None else None
 
 
@@ -61,18 +61,18 @@ def new_conversation_id() -> str:
     return secrets.token_hex(8)
 
 
-async def remember(rt: Runtime, key: str, conversation: Sequence[Exchange]) -> None:
+async def remember(store: Store, key: str, conversation: Sequence[Exchange]) -> None:
     """After an answered turn: the conversation including the answer leads to `key`."""
     try:
-        await rt.store.claim_only([conversation_claim(conversation)], session_key=key)
+        await store.claim_only([conversation_claim(conversation)], session_key=key)
     except DuplicateInbound:  # an identical conversation in another session: the first keeps it
         pass
 
 
-async def seed(rt: Runtime, entry: SessionEntry, earlier: Sequence[Exchange]) -> int:
+async def seed(store: Store, entry: SessionEntry, earlier: Sequence[Exchange]) -> int:
     """A session without a transcript gets the client's earlier messages as its first ones,
     so they are the model's context (D80); a session with a transcript keeps its own (D14)."""
-    if not earlier or await rt.store.history(entry.session_id, limit=1):
+    if not earlier or await store.history(entry.session_id, limit=1):
         return 0
     from core.model.records import TranscriptMessage
 
@@ -83,12 +83,12 @@ async def seed(rt: Runtime, entry: SessionEntry, earlier: Sequence[Exchange]) ->
         )
         for role, text in earlier
     ]
-    await rt.store.append_messages(entry, rows)
+    await store.append_messages(entry, rows)
     return len(rows)
 
 
 async def retry_claim(
-    rt: Runtime, request: web.Request, route: str, body: dict[str, Any]
+    store: Store, request: web.Request, route: str, body: dict[str, Any]
 ) -> Claim | None:
     """The idempotency claim we derive for an SDK request (`x-stainless-retry-count`) that has
     no `Idempotency-Key` (D80): a first attempt (count 0) gets a claim of its own; a retry
@@ -111,7 +111,7 @@ async def retry_claim(
     prefix = f"sdk:{digest}:"
     if count.strip() not in ("", "0"):
         since = int(time.time() * 1000) - RETRY_WINDOW_MS
-        first = await rt.store.latest_claim("http", route, prefix, since)
+        first = await store.latest_claim("http", route, prefix, since)
         if first is not None:
             return first.claim
     return Claim("http", route, prefix + secrets.token_hex(8))

@@ -105,7 +105,7 @@ async def resolve_target(
         elif user and user.strip():
             key = rt.keys.canonical(f"openai-user:{user.strip()}", agent_id)
         else:
-            found = await session_of(rt, earlier)
+            found = await session_of(rt.store, earlier)
             key = found or rt.keys.canonical(f"openai:{new_conversation_id()}", agent_id)
     except InvalidSessionKey as exc:
         return openai_error(400, str(exc))
