@@ -74,6 +74,11 @@ class SessionPatch(TypedDict, total=False):
     last_thread_id: str | None
 
 
+NOTICE = "notice"
+"""`meta` key of an assistant message the gateway said itself (no model configured, D132):
+shown and kept, never part of a model's context."""
+
+
 @dataclass(slots=True)
 class TranscriptMessage:
     """A transcript message in the wire format of decision D3."""

@@ -25,7 +25,7 @@ from core.features.models.providers import ANSWERED
 from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
 from core.model.errors import ToolError
 from core.model.media import MEDIA_OUT, MediaItem
-from core.model.records import TurnWrite
+from core.model.records import NOTICE, TurnWrite
 from core.model.text import clean_text
 from core.model.tool_context import ToolContext
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
@@ -230,7 +230,11 @@ class PydanticAITurnExecutor:
 
     @staticmethod
     def _store_reply(entry: SessionEntry, run: RunRecord, text: str) -> TurnResult:
-        msg = TranscriptMessage.text("assistant", text, now_ms(), run_id=run.id)
+        """A reply of the gateway, not of a model: shown and kept in the transcript, never in a
+        model's context (D132)."""
+        msg = TranscriptMessage.text(
+            "assistant", text, now_ms(), run_id=run.id, meta={NOTICE: "gateway"}
+        )
         return TurnResult(text, write=TurnWrite(entry, [msg]))
 
 
@@ -259,9 +263,10 @@ def context_messages(
     """What a turn sees: the placed transcript before its own input (D13).
 
     A turn's input is placed when the turn starts, after the earlier turns' replies; messages
-    queued behind it are not placed yet. The input itself is sent as the prompt, last.
+    queued behind it are not placed yet. The input itself is sent as the prompt, last. The
+    gateway's own notices (no model configured, D132) are the user's to read, not the model's.
     """
-    placed = [m for m in history if m.seq is not None]
+    placed = [m for m in history if m.seq is not None and not (m.meta and m.meta.get(NOTICE))]
     own = next((m for m in placed if m.id == input_id), None) if input_id is not None else None
     if own is None:
         return [m for m in placed if m.id != input_id]

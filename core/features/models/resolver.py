@@ -23,12 +23,18 @@ log = logging.getLogger(__name__)
 PROBE_PORTS = ((11434, "ollama"), (8080, "llamacpp"), (1234, "lmstudio"))
 
 NO_MODEL_TEXT = (
-    "⚠️ No model is configured, so I can't answer yet. Add a provider to your config, e.g.\n"
+    "⚠️ No model is configured, so I can't answer yet. Put a provider in a config file, e.g. "
+    "`crosstalk.yaml` for a local Ollama:\n\n"
+    "```yaml\n"
     "models:\n  providers:\n    local:\n      baseUrl: http://127.0.0.1:11434/v1\n"
     "agents:\n  defaults:\n    model: local/llama3.2\n"
-    "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine and "
-    "restart the gateway. Commands such as /status and /send keep working meanwhile."
+    "```\n\n"
+    "and restart with `./scripts/run --config crosstalk.yaml`; or start an OpenAI-compatible "
+    "server (Ollama, llama.cpp, LM Studio) on this machine and restart the gateway. Commands "
+    "such as /status and /send keep working meanwhile."
 )
+"""Markdown: the YAML in a fenced block, so every channel shows it as it must be typed (D132).
+Stored as a notice that no model ever reads as history."""
 
 
 class ModelNotAvailable(CrosstalkError):
