@@ -9,6 +9,7 @@ retried: `start()` raises ChannelUnavailable.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import re
 import time
@@ -26,6 +27,7 @@ from adapters.base import (
     ChannelAdapter,
     ChunkRef,
     InboundSink,
+    MediaItem,
     SendReceipt,
 )
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
@@ -47,6 +49,7 @@ from core.api.channels import (
 )
 
 log = logging.getLogger(__name__)
+MEDIA_LIMIT = 10 * 1024 * 1024  # a bot's upload limit in a server without boosts (D150)
 
 # Gateway close codes that retrying cannot fix: auth failed, bad shard, bad/privileged intents.
 _FATAL_CLOSE = {
@@ -118,6 +121,7 @@ class DiscordAdapter(EditablePreviews):
     """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
 
     channel = CHANNEL
+    media_limit = MEDIA_LIMIT
     text_limit = 2000
     reconcile = "nonce"  # D16: a resend with the same nonce is dropped by Discord itself
     chunk_refs = True
@@ -377,6 +381,20 @@ class DiscordAdapter(EditablePreviews):
         dest = await self._dest(target)
         try:
             sent = await (dest.send(text) if ref is None else dest.send(text, nonce=ref.nonce))
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        return SendReceipt(message_id=str(sent.id))
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """An uploaded file with its caption (D78): Discord shows images inline and audio
+        (voice notes too) with a player. The nonce makes a resend after a crash a no-op (D16)."""
+        dest = await self._dest(target)
+        upload = discord.File(io.BytesIO(media.data), filename=media.name)
+        caption = (media.caption or "")[:TEXT_LIMIT] or None
+        try:
+            sent = await dest.send(caption, file=upload, nonce=ref.nonce)
         except Exception as exc:
             raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
         return SendReceipt(message_id=str(sent.id))

@@ -56,3 +56,24 @@ async def test_when_every_provider_fails_the_placeholder_remains(
     fake_telegram.user_media(42, "voice", VOICE)
     await fake_telegram.wait_for("sendMessage", timeout=30)
     assert last_user_content(fake_model) == "[voice: voice.ogg, 3 KB]"
+
+
+async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    audio: FakeAudioServer,
+    start: Start,  # noqa: F811
+) -> None:
+    """`replyWithVoice: auto` (D78): the reply's text, then its `sendVoice` (OGG/Opus)."""
+    voice = {"stt": {"provider": "openai", "baseUrl": audio.v1}}
+    await start({"voice": {**voice, "tts": {"provider": "openai", "baseUrl": audio.v1}}})
+    fake_telegram.user_media(42, "voice", VOICE)
+    [note] = await fake_telegram.wait_for("sendVoice", timeout=30)
+    [reply] = fake_telegram.calls_for("sendMessage")
+    assert reply.params["text"].startswith("echo: please call my mother tomorrow")
+    assert note.params["voice"].startswith(b"OggS")
+    [spoken] = audio.calls_for("speech")
+    assert spoken.params["input"].startswith("echo: please call my mother tomorrow")
+    fake_telegram.user_message(42, "and in text?")  # auto: a text message gets text only
+    await fake_telegram.wait_for("sendMessage", count=2, timeout=30)
+    assert len(fake_telegram.calls_for("sendVoice")) == 1

@@ -92,6 +92,8 @@ class FakeDiscord(EmulatorServer):
         #: an earlier message because their nonce was enforced and known (as Discord does)
         self.nonces: dict[str, dict[str, Any]] = {}
         self.nonce_replays: list[Call] = []
+        #: files the bot uploaded with a message (D78): channel, filename, data, content type
+        self.uploads: list[dict[str, Any]] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
         super().__init__()
         self.add_guild(
@@ -499,6 +501,12 @@ class FakeDiscord(EmulatorServer):
                 form = await request.post()
                 if "payload_json" in form:
                     params.update(json.loads(str(form["payload_json"])))
+                files = [v for k, v in form.items() if k.startswith("files[")]
+                params["files"] = [
+                    {"filename": f.filename, "data": f.file.read(), "content_type": f.content_type}
+                    for f in files
+                    if isinstance(f, web.FileField)
+                ]
         auth = request.headers.get("Authorization", "")
         token = auth.removeprefix("Bot ")
         call = self.record(Call(name, params, token, request.path, request.method))
@@ -571,7 +579,7 @@ class FakeDiscord(EmulatorServer):
             if params.get("enforce_nonce") and str(nonce) in self.nonces:
                 self.nonce_replays.append(call)  # no new message: the first one comes back
                 return json_response(self.nonces[str(nonce)])
-        if not params.get("content") and not params.get("embeds"):
+        if not params.get("content") and not params.get("embeds") and not params.get("files"):
             call.status = 400
             return json_response({"message": "Cannot send an empty message", "code": 50006}, 400)
         msg = self.message_payload(
@@ -595,6 +603,19 @@ class FakeDiscord(EmulatorServer):
                 "content": msg["content"],
                 "edits": 0,
             }
+            for n, f in enumerate(params.get("files") or []):  # uploads (D78)
+                where = f"{self.base_url}/attachments/{channel_id}/{msg['id']}"
+                msg["attachments"].append(
+                    {
+                        "id": f"{msg['id']}{n}",
+                        "filename": f["filename"],
+                        "size": len(f["data"]),
+                        "url": f"{where}/{f['filename']}",
+                        "proxy_url": f"{where}/{f['filename']}",
+                        "content_type": f["content_type"],
+                    }
+                )
+                self.uploads.append({"channel_id": channel_id, **f})
             if nonce is not None:
                 msg["nonce"] = str(nonce)
                 self.nonces[str(nonce)] = msg

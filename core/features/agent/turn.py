@@ -58,6 +58,7 @@ class PydanticAITurnExecutor:
         self.rt = env  # D30: typed against a narrow protocol, not the Runtime class
         self._agents: dict[tuple[str, ...], Any] = {}
         self._tools: dict[str, Any] = {}
+        self._tts: Any = None  # the TextToSpeech of `voice.tts`, built on first use
 
     def _pai_agent(self, names: tuple[str, ...]) -> Any:
         agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
@@ -106,6 +107,27 @@ class PydanticAITurnExecutor:
         )
         self._tools[name] = tool
         return tool
+
+    async def _speak(
+        self, request: RunRequest, new: list[TranscriptMessage], media: list[MediaItem]
+    ) -> None:
+        """A delivered reply spoken as a voice note, as `voice.tts.replyWithVoice` says (D78):
+        it rides with the reply's text, after it, like a tool's media (D153)."""
+        from core.features.agent.transcript import final_text
+        from core.features.voice.tts import TextToSpeech, wants_voice
+
+        cfg = self.rt.config.voice.tts
+        if not request.deliver or not wants_voice(cfg, request.meta.get("attachments") or []):
+            return
+        assert cfg is not None
+        reply = final_text(new)
+        if not reply:
+            return
+        if self._tts is None or self._tts.cfg is not cfg:
+            self._tts = TextToSpeech(cfg)
+        note = await self._tts.voice_note(reply)
+        if note is not None:
+            media.append(note)
 
     async def aclose(self) -> None:
         """After the last turn: the model clients' connections are closed (D51)."""
@@ -201,6 +223,7 @@ class PydanticAITurnExecutor:
         if paused is not None:
             run.meta = {k: v for k, v in (run.meta or {}).items() if k != "paused"}
         new = from_model_messages(made, now_ms=now_ms(), run_id=run.id)
+        await self._speak(request, new, media)
         await attach_media(rt, run, entry, new, media)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
+import mimetypes
 import re
 import uuid
 from dataclasses import dataclass
@@ -513,6 +514,17 @@ class DiscordDriver(FakeDriver):
 
     def replies(self) -> list[Reply]:
         return [Reply(str(m["content"]), *self._place(m["channel_id"])) for m in self.dc.visible()]
+
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        """Discord shows an upload by its file name's type (images inline, audio a player)."""
+        kinds = {"image": "image", "audio": "audio"}
+        out: list[SentMedia] = []
+        for upload in self.dc.uploads:
+            mime = mimetypes.guess_type(str(upload["filename"]))[0] or ""
+            out.append((kinds.get(mime.split("/")[0], "file"), bytes(upload["data"])))
+        return out
 
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
