@@ -65,7 +65,7 @@ async def test_dm_round_trip(fake_discord: FakeDiscord, discord_rt: DiscordRunti
     identify = fake_discord.calls_for("IDENTIFY")[0]
     assert identify.params["intents"] & (1 << 15), "message content intent must be requested"
     await fake_discord.user_message(fake_discord.DM_CHANNEL_ID, "hello there")
-    [post] = await fake_discord.wait_for("createMessage")
+    [post] = await fake_discord.wait_for("createMessage", timeout=60)
     assert post.params["channel_id"] == str(fake_discord.DM_CHANNEL_ID)
     assert post.params["content"] == "echo: hello there"
     assert post.token == fake_discord.token
@@ -90,7 +90,7 @@ async def test_group_needs_mention(fake_discord: FakeDiscord, discord_rt: Discor
     await eventually(stored)
     assert not fake_discord.calls_for("createMessage")
     await fake_discord.user_message(chan, "what's up", mentions_bot=True)
-    [post] = await fake_discord.wait_for("createMessage")
+    [post] = await fake_discord.wait_for("createMessage", timeout=60)
     said = f"<@{fake_discord.bot_id}> what's up"
     assert post.params["channel_id"] == str(chan) and post.params["content"] == f"echo: {said}"
     # a reply to one of the bot's messages counts as addressing it
@@ -124,7 +124,7 @@ async def test_thread_reply_lands_in_thread(
     rt, _ = await discord_rt()
     thread, parent = fake_discord.THREAD_ID, fake_discord.CHANNEL_ID
     await fake_discord.user_message(thread, "in thread", mentions_bot=True)
-    [post] = await fake_discord.wait_for("createMessage")
+    [post] = await fake_discord.wait_for("createMessage", timeout=60)
     assert post.params["channel_id"] == str(thread)
     [key] = await keys_with(rt, thread)
     assert str(parent) in key
@@ -146,7 +146,7 @@ async def test_own_and_bot_messages_ignored(
         dm, "beep", author_id=700000000001, username="otherbot", bot_author=True
     )
     await fake_discord.user_message(dm, "real one")
-    [post] = await fake_discord.wait_for("createMessage")
+    [post] = await fake_discord.wait_for("createMessage", timeout=60)
     assert post.params["content"] == "echo: real one"
     # the fake echoed our reply back as MESSAGE_CREATE; one more round trip proves it was dropped
     await fake_discord.user_message(dm, "again")
@@ -207,7 +207,7 @@ async def test_send_off_owner_and_non_owner(
     rt, _ = await discord_rt({"channels": {"discord": {"dmPolicy": "open"}}})  # admit `bob`
     owner_dm, user_dm = fake_discord.DM_CHANNEL_ID, fake_discord.DM_CHANNEL_ID + 1
     await fake_discord.user_message(owner_dm, "/send off")
-    [post] = await fake_discord.wait_for("createMessage")
+    [post] = await fake_discord.wait_for("createMessage", timeout=60)
     assert post.params["content"] == "⚙️ Send policy set to off."
     await fake_discord.user_message(owner_dm, "silent now")
     await fake_discord.user_message(user_dm, "/send off", author_id=USER, username="bob")
