@@ -30,8 +30,9 @@ async def test_a_tools_file_goes_with_the_reply_once(
     assert adapter.texts() == ["Your report is attached."]
     seen = tool_results(fake_model.requests[1])[-1]["content"]
     assert '"attached":true' in seen and "report.pdf" in seen
-    key = "agent:main:main"  # a DM is the main session
-    entry = await rt.store.get_session(key)
+    [row] = await rt.store.list_deliveries()
+    assert row.outcome == "delivered" and row.session_key is not None
+    entry = await rt.store.get_session(row.session_key)
     assert entry is not None
     [reply] = [m for m in await rt.store.history(entry.session_id) if m.role == "assistant"][-1:]
     [part] = [p for p in reply.content if p["type"] == "attachment"]
@@ -43,8 +44,6 @@ async def test_a_tools_file_goes_with_the_reply_once(
         "mime": "application/pdf",
         "size": len(PDF.data),
     }
-    [row] = [d for d in await rt.store.list_deliveries() if d.session_key == key]
-    assert row.outcome == "delivered"
     assert len(adapter.media) == 1
 
 
