@@ -30,6 +30,7 @@ from adapters.base import (
     MediaItem,
     SendReceipt,
 )
+from adapters.discord.controls import button_view, press_inbound
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.discord.spec import DiscordAccountConfig, DiscordConfig
@@ -37,6 +38,7 @@ from adapters.previews import EditablePreviews
 from core.api.channels import (
     Attachment,
     Backoff,
+    Button,
     ChannelEnv,
     ChannelUnavailable,
     ConnectionSupervisor,
@@ -115,6 +117,9 @@ class _Client(discord.Client):
 
     async def on_socket_raw_receive(self, msg: str) -> None:
         self._adapter._on_receive(self)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        await self._adapter._on_press(self, interaction)
 
 
 class DiscordAdapter(EditablePreviews):
@@ -346,7 +351,43 @@ class DiscordAdapter(EditablePreviews):
         stamp = message.edited_at.timestamp() if message.edited_at else 0
         await sink(inbound.model_copy(update={"identities": (f"edit:{message.id}:{stamp}",)}))
 
+    async def _on_press(self, client: _Client, interaction: discord.Interaction) -> None:
+        """A button press (D121): acknowledged within Discord's 3 s (a deferred update, not a
+        message), then routed as the button's command."""
+        sink = self._sink
+        if sink is None or client is not self._client:
+            return
+        if interaction.type != discord.InteractionType.component:
+            return
+        try:
+            await interaction.response.defer()
+        except discord.HTTPException as exc:
+            log.info("%s: acknowledging a press failed: %s", self._label(), exc)
+        inbound = press_inbound(interaction, account_id=self.account_id)
+        if inbound is not None:
+            await sink(inbound)
+
     # ---- outbound ---------------------------------------------------------------------------
+
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        """The text with a row of buttons whose custom ids are their commands (D72)."""
+        dest = await self._dest(target)
+        try:
+            sent = await dest.send(text, view=button_view(buttons))
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        return SendReceipt(message_id=str(sent.id))
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        """A decided question: new text, no buttons."""
+        dest = await self._dest(target)
+        try:
+            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+            await partial.edit(content=text, view=None)
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
 
     def chunks(self, text: str) -> list[str]:
         return render_chunks(text, TEXT_LIMIT)  # rendered here: send_text sends as is

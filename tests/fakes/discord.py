@@ -118,6 +118,10 @@ class FakeDiscord(EmulatorServer):
             "/api/v10/channels/{channel_id}/messages/{message_id}", self._rest("deleteMessage")
         )
         r.add_post("/api/v10/channels/{channel_id}/typing", self._rest("triggerTyping"))
+        r.add_post(
+            "/api/v10/interactions/{interaction_id}/{token}/callback",
+            self._rest("interactionCallback"),
+        )
         r.add_route("*", "/api/v10/{tail:.*}", self._rest("unknown"))
         r.add_get("/attachments/{channel_id}/{file_id}/{name}", self._cdn)
 
@@ -549,7 +553,7 @@ class FakeDiscord(EmulatorServer):
                     },
                 }
             )
-        if name in ("deleteMessage", "triggerTyping"):
+        if name in ("deleteMessage", "triggerTyping", "interactionCallback"):
             return web.Response(status=204)
         if name == "unknown":
             call.status = 404
@@ -597,11 +601,14 @@ class FakeDiscord(EmulatorServer):
             msg["id"], msg["edited_timestamp"] = params["message_id"], _now()
             self.shown[str(msg["id"])]["content"] = msg["content"]
             self.shown[str(msg["id"])]["edits"] += 1
+            if "components" in params:
+                self.shown[str(msg["id"])]["components"] = params["components"]
         else:
             self.shown[str(msg["id"])] = {
                 "channel_id": channel_id,
                 "content": msg["content"],
                 "edits": 0,
+                "components": params.get("components") or [],
             }
             for n, f in enumerate(params.get("files") or []):  # uploads (D78)
                 where = f"{self.base_url}/attachments/{channel_id}/{msg['id']}"
@@ -622,6 +629,56 @@ class FakeDiscord(EmulatorServer):
             if self.echo_own_messages:
                 await self._deliver(msg)
         return json_response(msg)
+
+    async def press(
+        self, message_id: str, label: str, *, user_id: int, username: str = "alice"
+    ) -> dict[str, Any]:
+        """Press the button `label` under the bot's message: INTERACTION_CREATE (type 3, a
+        message component), as Discord sends it; the client acknowledges it over REST."""
+        shown = self.shown[str(message_id)]
+        custom_id = next(
+            c["custom_id"]
+            for row in shown["components"]
+            for c in row["components"]
+            if c.get("label") == label
+        )
+        channel_id = int(shown["channel_id"])
+        guild_id = self._guild_of(channel_id)
+        user = self._author(user_id, False, username)
+        interaction: dict[str, Any] = {
+            "id": str(next(self._ids)),
+            "application_id": str(self.application_id),
+            "type": 3,
+            "token": f"itoken{next(self._ids)}",
+            "version": 1,
+            "channel_id": str(channel_id),
+            "channel": {"id": str(channel_id), "type": 1 if guild_id is None else 0},
+            "data": {"custom_id": custom_id, "component_type": 2},
+            "message": self.message_payload(
+                channel_id, shown["content"], guild_id=guild_id, author=self.bot_user
+            )
+            | {"id": str(message_id)},
+            "locale": "en-US",
+            "app_permissions": "0",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "attachment_size_limit": 8 * 1024 * 1024,
+        }
+        if guild_id is None:
+            interaction["user"] = user
+        else:
+            interaction["guild_id"] = str(guild_id)
+            interaction["member"] = {
+                "user": user,
+                "roles": [],
+                "joined_at": _now(),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+                "permissions": "0",
+            }
+        await self.dispatch("INTERACTION_CREATE", interaction)
+        return interaction
 
     def created_messages(self) -> list[Call]:
         """createMessage calls that created a message (not refused, not a nonce replay)."""

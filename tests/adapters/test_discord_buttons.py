@@ -1,0 +1,52 @@
+"""D72 on Discord: the approval request's buttons (message components), a press as a
+component interaction (acknowledged, then routed), the request edited without its buttons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.discord.adapter import DiscordAdapter, build
+from tests.conftest import RuntimeFactory
+from tests.core.features.approvals.helpers import APPROVALS, add_danger_tool
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.model import FakeModelServer, text, tool_call
+
+OWNER = 800000000001
+DM = 900000000001
+
+
+async def test_an_owner_presses_approve_in_a_dm(
+    fake_discord: FakeDiscord, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    section: dict[str, Any] = {
+        "token": fake_discord.token,
+        "owners": [str(OWNER)],
+        "streaming": "off",
+        "statusReactions": False,
+    }
+    rt = await make_runtime({**APPROVALS, "channels": {"discord": section}})
+    assert rt.config.channels.discord is not None
+    [adapter] = build(
+        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
+    )
+    assert isinstance(adapter, DiscordAdapter)
+    await rt.add_adapter(adapter)
+    ran: list[str] = []
+    add_danger_tool(rt, ran)
+    fake_model.script(tool_call("danger", {"target": "prod"}), text("deleted prod"))
+    try:
+        await fake_discord.user_message(DM, "delete prod", author_id=OWNER)
+        [request] = await fake_discord.wait_for("createMessage", 1, timeout=30)
+        assert request.params["content"].startswith("🛡️ Approval needed: danger")
+        labels = [c["label"] for c in request.params["components"][0]["components"]]
+        assert labels == ["Approve", "Deny"]
+        message_id = next(iter(fake_discord.shown))
+        await fake_discord.press(message_id, "Approve", user_id=OWNER)
+        await fake_discord.wait_for("interactionCallback", 1, timeout=30)
+        await fake_discord.wait_for("createMessage", 2, timeout=30)
+        assert ran == ["prod"]
+        shown = fake_discord.shown[message_id]
+        assert shown["content"] == "🛡️ Approved by Alice: danger"
+        assert shown["components"] == []
+    finally:
+        await adapter.stop()
