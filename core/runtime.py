@@ -47,6 +47,7 @@ from core.features.subagents.registry import SubagentRegistry
 from core.features.tools.env import ToolServices
 from core.features.tools.registry import ToolRegistry
 from core.model.channel import CommandMenu
+from core.model.by_sender import compile_rules
 from core.model.errors import LifecycleError
 from core.model.keys import KeyModel
 from core.model.send_limits import SendRateLimiter
@@ -118,6 +119,7 @@ class Runtime:
         self.reactions = StatusReactions(self.gate, config)
         self.models = ModelResolver(config)
         self.tools = ToolRegistry()
+        self.tools.sender_rules = compile_rules(config.tools.by_sender)  # D63
         self.commands = CommandRegistry()
         self.mcp = McpClients(config)
         self.background = BackgroundTasks("runtime")

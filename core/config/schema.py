@@ -265,6 +265,14 @@ class AskUserConfig(ConfigModel):
     timeout_minutes: float = Field(default=15, gt=0)
 
 
+class BySenderRule(ConfigModel):
+    """One ``tools.bySender`` rule (D63): which tools the senders `match` names may use."""
+
+    match: str
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+
+
 class ToolsConfig(ConfigModel):
     """``tools``: global tool policy and session-tool limits."""
 
@@ -274,6 +282,9 @@ class ToolsConfig(ConfigModel):
     agent_to_agent: ToolsAgentToAgentConfig = Field(default_factory=ToolsAgentToAgentConfig)
     subagents: SubagentToolsConfig = Field(default_factory=SubagentToolsConfig)
     sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
+    by_sender: list[BySenderRule] | None = None
+    """D63: rules by sender after the agent's policy; None: the defaults (members and guests
+    get no cron or MCP tools, guests no sessions_spawn or sessions_send)."""
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     ask_user: AskUserConfig = Field(default_factory=AskUserConfig)
 

@@ -25,6 +25,10 @@ class Caller:
     sender_id: str | None = None
     role: Role | None = None
     """The requester's role (D60); None: owner when `is_owner`, else guest."""
+    person_id: str | None = None
+    """The sender's linked person (D65)."""
+    group: str | None = None
+    """`<channel>:<groupId>` when the chain of runs started in a group (D63)."""
 
     @property
     def effective_role(self) -> Role:

@@ -27,6 +27,7 @@ class ToolContext:
     trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     hops: int = 0
     group_id: str | None = None
+    """`<channel>:<groupId>` when the chain of runs started in a group (D63 `group:` rules)."""
     role: Role = "guest"
     """The requester's role (D60), set by the runtime; least privilege when nobody said."""
     sender: str | None = None

@@ -566,7 +566,17 @@ def _extras(request: RunRequest) -> dict[str, Any]:
     }
     ctx = request.context  # an adopted run keeps its requester (D60)
     extras["role"] = ctx.role
-    extras.update({k: v for k, v in (("sender", ctx.sender), ("personId", ctx.person_id)) if v})
+    extras.update(
+        {
+            k: v
+            for k, v in (
+                ("sender", ctx.sender),
+                ("personId", ctx.person_id),
+                ("group", ctx.group_id),
+            )
+            if v
+        }
+    )
     return {"request": extras}
 
 

@@ -39,6 +39,7 @@ async def rebuild_request(
         role=parse_role(extras.get("role"), "owner" if extras.get("ownerTurn") else "guest"),
         sender=extras.get("sender"),
         person_id=extras.get("personId"),
+        group_id=extras.get("group"),
     )
     return RunRequest(
         session_key=run.session_key,

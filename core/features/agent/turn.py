@@ -23,6 +23,7 @@ from core.features.models.costs import run_cost
 from core.features.models.provider_errors import provider_failure
 from core.features.models.providers import ANSWERED
 from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
+from core.features.tools.availability import offered_to
 from core.model.errors import ToolError
 from core.model.media import MEDIA_OUT, MediaItem
 from core.model.records import NOTICE, TurnWrite
@@ -164,8 +165,13 @@ class PydanticAITurnExecutor:
         from core.features.agent.media import user_prompt
 
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
-        names = tuple(rt.tool_names_for(entry.key, entry.agent_id))
-        mcp_tools = await rt.mcp.tools_for(entry.agent_id, entry.key)
+        offered = offered_to(rt.tools, request.context)  # tools.bySender (D63)
+        names = tuple(n for n in rt.tool_names_for(entry.key, entry.agent_id) if offered(n, None))
+        mcp_tools = [
+            t
+            for t in await rt.mcp.tools_for(entry.agent_id, entry.key)
+            if offered(t.name, mcp_server_of(t.name))
+        ]
         toolsets = [_mcp_toolset(FunctionToolset(mcp_tools), rt)] if mcp_tools else None
         paused = paused_messages(run)  # a resumed turn goes on from where it stopped (D72)
         resume: dict[str, Any] = {}

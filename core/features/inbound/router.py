@@ -189,6 +189,7 @@ class Router:
         ctx = replace(
             self.services.context_for(entry, origin=msg.reply_to, role=inbound.role),
             sender=f"{msg.channel}:{msg.sender_id}",
+            group_id=None if msg.chat_type == "direct" else f"{msg.channel}:{msg.chat_id}",
         )
         # the message, its run and its identities are stored in one transaction
         await self.services.runs.submit(

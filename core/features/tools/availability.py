@@ -5,9 +5,13 @@ Profiles and the sub-agent rule read what each tool declares on its spec (D94).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from core.config import CrosstalkConfig
-from core.features.tools.registry import ToolRegistry, filter_tools
+from core.features.tools.registry import ToolRegistry, filter_tools, tool_caller
+from core.model.by_sender import denied
 from core.model.keys import is_subagent_key
+from core.model.tool_context import ToolContext
 
 
 def tool_names_for(
@@ -28,3 +32,11 @@ def tool_names_for(
         deny = [*sorted(registry.subagent_denied()), *sub.deny]
         out = filter_tools(out, profile=None, allow=sub.allow, deny=deny)
     return out
+
+
+def offered_to(registry: ToolRegistry, ctx: ToolContext) -> Callable[[str, str | None], bool]:
+    """`offered(tool, mcp_server)`: False for a tool `tools.bySender` takes from the run's
+    sender, which the model is then not offered at all (D63)."""
+    caller = tool_caller(ctx)
+    rules = registry.sender_rules
+    return lambda tool, mcp_server=None: not denied(rules, caller, tool, mcp_server=mcp_server)

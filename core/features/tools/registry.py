@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from core.features.tools.results import ToolResult
+from core.model.by_sender import SenderRule, compile_rules, sender_permission
 from core.model.errors import ToolInputError, ToolRefused
 from core.model.media import WithMedia, collect
 from core.model.permission import EVERYONE, Caller, Permission
@@ -103,6 +104,8 @@ def filter_tools(
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
+        self.sender_rules: tuple[SenderRule, ...] = compile_rules(None)
+        """`tools.bySender` (D63), set by the runtime from the config."""
 
     def register(self, spec: ToolSpec) -> None:
         if spec.name in self._tools:
@@ -143,10 +146,14 @@ class ToolRegistry:
         if spec is None:
             raise ToolInputError(f"Tool not available: {name}")
         try:
-            if not spec.permission.allows(tool_caller(ctx)):
+            caller = tool_caller(ctx)
+            if not spec.permission.allows(caller):
                 raise ToolRefused(
                     f"{name} is not allowed for this caller (needs {spec.permission.name})"
                 )
+            refusal = sender_permission(self.sender_rules, name).refusal(caller, name)
+            if refusal is not None:  # tools.bySender (D63); such a tool is never offered
+                raise ToolRefused(refusal)
             # D12: tool arguments (from models and HTTP callers alike) are cleaned as they enter
             result = await spec.handler(env, ctx, self.parse_args(spec, clean_json(args)))
             if isinstance(result, WithMedia):
