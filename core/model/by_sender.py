@@ -52,8 +52,8 @@ def compile_rules(raw: Iterable[object] | None) -> tuple[SenderRule, ...]:
         out.append(
             SenderRule(
                 str(get("match") or ""),
-                None if allow is None else tuple(allow),  # type: ignore[arg-type]
-                tuple(get("deny") or ()),  # type: ignore[arg-type]
+                None if allow is None else tuple(allow),
+                tuple(get("deny") or ()),
             )
         )
     return tuple(out)

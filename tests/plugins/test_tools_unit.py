@@ -68,7 +68,7 @@ async def test_a_refusal_is_the_documented_payload(tmp_path: Path) -> None:
     """A send past the hop budget is refused by the tool, returned (not raised) as a payload."""
     async with narrow_parts(tmp_path) as p:
         await _sessions(p)
-        deep = ToolContext(session_key=MAIN, agent_id="main", hops=99)
+        deep = ToolContext(session_key=MAIN, agent_id="main", hops=99, role="owner")
         out = await p.tools.invoke(
             p.tool_env, "sessions_send", {"sessionKey": GROUP, "message": "x"}, deep
         )

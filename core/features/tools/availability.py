@@ -39,4 +39,8 @@ def offered_to(registry: ToolRegistry, ctx: ToolContext) -> Callable[[str, str |
     sender, which the model is then not offered at all (D63)."""
     caller = tool_caller(ctx)
     rules = registry.sender_rules
-    return lambda tool, mcp_server=None: not denied(rules, caller, tool, mcp_server=mcp_server)
+
+    def offered(tool: str, mcp_server: str | None = None) -> bool:
+        return not denied(rules, caller, tool, mcp_server=mcp_server)
+
+    return offered

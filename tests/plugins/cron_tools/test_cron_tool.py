@@ -23,6 +23,7 @@ OWNER = "owner-1"
 CONFIG: dict[str, Any] = {
     "channels": {"telegram": {"owners": [OWNER], "dmPolicy": "open"}},
     "session": {"dmScope": "per-channel-peer"},
+    "tools": {"bySender": []},  # these senders may use cron (D63 denies it by default)
 }
 OWNER_KEY = "agent:main:telegram:dm:owner-1"
 GUEST_KEY = "agent:main:telegram:dm:guest"
