@@ -102,7 +102,7 @@ async def test_subagent_requester_is_forbidden(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer, key: str
 ) -> None:
     rt = await make_runtime()
-    ctx = ToolContext(session_key=key, agent_id="main", origin=ORIGIN)
+    ctx = ToolContext(session_key=key, agent_id="main", origin=ORIGIN, role="owner")
     out = await spawn(rt, {"task": "x"}, ctx)
     assert out == {
         "status": "forbidden",
