@@ -46,8 +46,8 @@ from core.features.services import CoreServices
 from core.features.subagents.registry import SubagentRegistry
 from core.features.tools.env import ToolServices
 from core.features.tools.registry import ToolRegistry
-from core.model.channel import CommandMenu
 from core.model.by_sender import compile_rules
+from core.model.channel import CommandMenu
 from core.model.errors import LifecycleError
 from core.model.keys import KeyModel
 from core.model.send_limits import SendRateLimiter
