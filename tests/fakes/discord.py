@@ -402,8 +402,11 @@ class FakeDiscord(EmulatorServer):
         thread: bool = False,
         bot_author: bool = False,
         files: list[tuple[str, str, bytes]] | None = None,
+        voice_message: bool = False,
     ) -> dict[str, Any]:
-        """Inject MESSAGE_CREATE. ``guild_id`` is inferred from configured channels; a channel
+        """Inject MESSAGE_CREATE. ``voice_message``: the first file is a voice message (the
+        IS_VOICE_MESSAGE flag with its duration and waveform, as Discord's apps send one).
+        ``guild_id`` is inferred from configured channels; a channel
         not in any guild is a DM. ``thread=True`` with an unknown channel creates a thread under
         the first channel (THREAD_CREATE is dispatched first). Returns the full payload."""
         guild_id = guild_id or self._guild_of(channel_id)
@@ -440,6 +443,9 @@ class FakeDiscord(EmulatorServer):
                     "proxy_url": f"{self.base_url}{path}",
                 }
             )
+        if voice_message and msg["attachments"]:
+            msg["flags"] = 1 << 13  # IS_VOICE_MESSAGE
+            msg["attachments"][0].update(duration_secs=3.0, waveform="AAAA", flags=0)
         await self._deliver(msg)
         return msg
 
