@@ -90,9 +90,13 @@ class CronStore(Database):
         q = select(func.count()).select_from(J).where(J.c.owner_session == owner_session)
         return int(await self.read(lambda c: c.execute(q).scalar_one()))
 
-    async def count_agent_jobs(self) -> int:
-        """Jobs agents made, across every session (D81's global cap)."""
-        q = select(func.count()).select_from(J).where(J.c.source == "agent")
+    async def count_agent_jobs(self, creator: str | None = None) -> int:
+        """Jobs agents made, across every session (D81's global cap), or those one person's
+        messages made (the cap per creator)."""
+        cond = J.c.source == "agent"
+        if creator is not None:
+            cond = and_(cond, J.c.creator == creator)
+        q = select(func.count()).select_from(J).where(cond)
         return await self.read(lambda c: int(c.execute(q).scalar() or 0))
 
     async def disable_jobs_of(self, creator: str, now: int, reason: str) -> int:

@@ -59,6 +59,11 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
             f"cron job limit reached: at most {limits.max_jobs_per_session} jobs "
             "per session; remove one first"
         )
+    if ctx.sender and await env.cron.count_agent_jobs(ctx.sender) >= limits.max_jobs_per_session:
+        raise ToolError(  # a person's jobs, whichever sessions they were made in
+            f"cron job limit reached: at most {limits.max_jobs_per_session} jobs per person; "
+            "remove one first"
+        )
     if await env.cron.count_agent_jobs() >= limits.max_agent_jobs:
         raise ToolError(
             f"cron job limit reached: agents hold {limits.max_agent_jobs} jobs in all "

@@ -223,9 +223,10 @@ class CronService:
     async def jobs(self, *, owner_session: str | None = None) -> list[CronJobRecord]:
         return await self.store.list_jobs(owner_session=owner_session)
 
-    async def count_agent_jobs(self) -> int:
-        """Jobs agents made, across every session (the `cron` tool's global cap, D81)."""
-        return await self.store.count_agent_jobs()
+    async def count_agent_jobs(self, creator: str | None = None) -> int:
+        """Jobs agents made, across every session (the `cron` tool's global cap, D81), or
+        those one person's messages made (its cap per creator)."""
+        return await self.store.count_agent_jobs(creator)
 
     async def count_jobs(self, owner_session: str) -> int:
         """How many jobs a session owns (the `cron` tool's per-session cap)."""

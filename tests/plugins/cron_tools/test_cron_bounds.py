@@ -105,6 +105,20 @@ async def test_agents_jobs_are_capped_across_sessions(clocked_runtime: ClockedRu
     assert len(await rt.cron.jobs()) == 3
 
 
+async def test_a_person_is_capped_across_sessions(clocked_runtime: ClockedRuntime) -> None:
+    """One person's messages in many sessions (DMs, groups) hold `maxJobsPerSession` in all."""
+    rt, _ = await clocked_runtime({"cron": {"maxJobsPerSession": 2}})
+    for n in range(2):
+        c = await ctx(rt, f"agent:main:testchat:group:g{n}", sender="telegram:guest")
+        await cron(rt, c, action="add", every="1h", message="x")
+    c = await ctx(rt, "agent:main:testchat:group:g9", sender="telegram:guest")
+    with pytest.raises(ToolError, match="at most 2 jobs per person"):
+        await cron(rt, c, action="add", every="1h", message="x")
+    other = await ctx(rt, "agent:main:testchat:group:g9", sender="telegram:friend")
+    await cron(rt, other, action="add", every="1h", message="x")
+    assert len(await rt.cron.jobs()) == 3
+
+
 async def test_a_job_stops_when_its_creator_is_revoked(
     clocked_runtime: ClockedRuntime, clock: ManualClock, fake_model: FakeModelServer
 ) -> None:
