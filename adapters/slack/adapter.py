@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,6 +33,7 @@ from adapters.base import (
     SendReceipt,
 )
 from adapters.previews import EditablePreviews
+from adapters.slack.controls import button_blocks, press_inbound
 from adapters.slack.normalize import (
     AUTH_ERRORS,
     CHANNEL,
@@ -50,6 +52,7 @@ from adapters.slack.spec import SlackAccountConfig, SlackConfig
 from core.api.channels import (
     Attachment,
     Backoff,
+    Button,
     ChannelEnv,
     ChannelUnavailable,
     ChatType,
@@ -233,8 +236,16 @@ class SlackAdapter(EditablePreviews):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(stored), ACK_WITHIN)
 
+        async def on_action(ack: Any, body: dict[str, Any]) -> None:
+            """A Block Kit press (D121): acknowledged, then routed as its button's command."""
+            await ack()
+            inbound = press_inbound(body, account_id=self.account_id)
+            if inbound is not None and self._sink is not None:
+                await self._sink(inbound)
+
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
+        app.action(re.compile(r"^crosstalk_"))(on_action)
         return app
 
     # The Connection the supervisor drives (core.engine.channels.supervisor).
@@ -522,6 +533,32 @@ class SlackAdapter(EditablePreviews):
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
         return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def send_buttons(
+        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
+    ) -> SendReceipt:
+        """The text as Block Kit with a row of buttons (D72); `text` stays the fallback."""
+        client, channel = self._where(target)
+        thread_ts = str(target.thread_id) if target.thread_id is not None else None
+        try:
+            resp = await client.chat_postMessage(
+                channel=channel, text=text, thread_ts=thread_ts, blocks=button_blocks(text, buttons)
+            )
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
+        return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
+        """A decided question: new text, its blocks (and so its buttons) gone."""
+        client, channel = self._where(target)
+        try:
+            await client.chat_update(channel=channel, ts=message_id, text=text, blocks=[])
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} chat.update {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
 
     async def _post_preview(self, target: DeliveryContext, text: str) -> str:
         receipt = await self.send_text(target, _preview(text))

@@ -296,6 +296,46 @@ class FakeSlack(EmulatorServer):
         await self.live_sockets()[-1].send_json(envelope)
         return envelope_id
 
+    async def press(self, channel: str, ts: str, label: str, *, user: str) -> str:
+        """Press the Block Kit button `label` under the bot's message: a ``block_actions``
+        payload in an ``interactive`` envelope, as Socket Mode delivers it."""
+        shown = next(m for m in self.posted if m["channel"] == channel and m["ts"] == ts)
+        button = next(
+            e
+            for b in shown.get("blocks") or []
+            if b.get("type") == "actions"
+            for e in b["elements"]
+            if e["text"]["text"] == label
+        )
+        payload = {
+            "type": "block_actions",
+            "user": {
+                "id": user,
+                "username": user.lower(),
+                "name": user.lower(),
+                "team_id": self.team_id,
+            },
+            "api_app_id": self.app_id,
+            "token": "verification-token",
+            "container": {"type": "message", "message_ts": ts, "channel_id": channel},
+            "trigger_id": f"trigger.{self.next_ts()}",
+            "team": {"id": self.team_id, "domain": "fake"},
+            "channel": {"id": channel, "name": "directmessage"},
+            "message": {"type": "message", "ts": ts, "text": shown["text"]},
+            "response_url": f"{self.base_url}/actions/response",
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": button["action_id"],
+                    "block_id": "b1",
+                    "text": button["text"],
+                    "value": button["value"],
+                    "action_ts": self.next_ts(),
+                }
+            ],
+        }
+        return await self.push_event(payload, envelope_type="interactive")
+
     async def queue_event(self, event: dict[str, Any]) -> str:
         """Like :meth:`push_event`, but without a connected app the envelope waits (unacked)
         for the next connection, where ``redeliver_on_connect`` sends it."""
@@ -412,6 +452,8 @@ class FakeSlack(EmulatorServer):
                 return {"ok": False, "error": "no_text"}
             shown["text"] = params.get("text", "")
             shown["edits"] = shown.get("edits", 0) + 1
+            if "blocks" in params:  # an update without blocks keeps them, as Slack does
+                shown["blocks"] = _blocks(params["blocks"])
             return {
                 "ok": True,
                 "channel": shown["channel"],
@@ -440,6 +482,8 @@ class FakeSlack(EmulatorServer):
                 metadata = json.loads(metadata)
             if metadata:
                 message["metadata"] = metadata
+            if params.get("blocks"):
+                message["blocks"] = _blocks(params["blocks"])
             self.posted.append({**message, "channel": params["channel"]})
             return {"ok": True, "channel": params["channel"], "ts": ts, "message": message}
         if method == "conversations.history":
@@ -472,3 +516,8 @@ class FakeSlack(EmulatorServer):
         if method in self.harmless_methods:
             return {"ok": True}
         return {"ok": False, "error": "unknown_method"}
+
+
+def _blocks(raw: Any) -> list[dict[str, Any]]:
+    """Blocks as sent: a JSON string in form-encoded calls, a list in JSON ones."""
+    return list(json.loads(raw) if isinstance(raw, str) else raw or [])

@@ -1,0 +1,62 @@
+"""Slack's native buttons (D72, D121): Block Kit out, block actions in.
+
+The request is a section with the text and an actions block whose buttons carry their command
+as `value`; a press is a `block_actions` payload (Socket Mode's `interactive` envelope or the
+interactivity URL), acknowledged by Bolt and routed as an inbound message with `button: true`
+and the action's `action_ts` as its D16 identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.slack.normalize import CHANNEL
+from core.api.channels import Button, ChatType, DeliveryContext, InboundMessage
+
+
+def button_blocks(text: str, buttons: tuple[Button, ...]) -> list[dict[str, Any]]:
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}},
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": f"crosstalk_{i}",
+                    "text": {"type": "plain_text", "text": b.label[:75]},
+                    "value": b.command[:2000],
+                }
+                for i, b in enumerate(buttons)
+            ],
+        },
+    ]
+
+
+def press_inbound(body: Mapping[str, Any], *, account_id: str) -> InboundMessage | None:
+    actions = body.get("actions") or []
+    user = (body.get("user") or {}).get("id")
+    channel_id = (body.get("channel") or {}).get("id")
+    if body.get("type") != "block_actions" or not actions or not user or not channel_id:
+        return None
+    action = actions[0]
+    value = action.get("value")
+    if not isinstance(value, str) or not value.startswith("/"):
+        return None
+    chat_type: ChatType = "direct" if str(channel_id).startswith("D") else "channel"
+    stamp = action.get("action_ts") or body.get("trigger_id") or ""
+    return InboundMessage(
+        channel=CHANNEL,
+        account_id=account_id,
+        chat_type=chat_type,
+        chat_id=str(user) if chat_type == "direct" else str(channel_id),
+        sender_id=str(user),
+        sender_name=(body.get("user") or {}).get("name"),
+        text=value,
+        button=True,
+        mentioned=True,  # a press on the bot's own message addresses the bot
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=f"channel:{channel_id}", account_id=account_id
+        ),
+        identities=(f"action:{channel_id}:{stamp}",),
+    )

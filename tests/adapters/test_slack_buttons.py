@@ -1,0 +1,49 @@
+"""D72 on Slack: the approval request as Block Kit buttons, a press as a `block_actions`
+interaction over Socket Mode (acknowledged, then routed), the request updated without them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.slack.adapter import SlackAdapter, build
+from tests.conftest import RuntimeFactory
+from tests.core.features.approvals.helpers import APPROVALS, add_danger_tool
+from tests.fakes.model import FakeModelServer, text, tool_call
+from tests.fakes.slack import FakeSlack
+
+OWNER = "U0OWNER01"
+
+
+async def test_an_owner_presses_approve(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    section: dict[str, Any] = {
+        "botToken": fake_slack.bot_token,
+        "appToken": fake_slack.app_token,
+        "apiBaseUrl": fake_slack.base_url,
+        "owners": [OWNER],
+        "streaming": "off",
+        "statusReactions": False,
+    }
+    rt = await make_runtime({**APPROVALS, "channels": {"slack": section}})
+    assert rt.config.channels.slack is not None
+    [adapter] = build(rt.config.channels.slack, rt)
+    assert isinstance(adapter, SlackAdapter)
+    await rt.add_adapter(adapter)
+    ran: list[str] = []
+    add_danger_tool(rt, ran)
+    fake_model.script(tool_call("danger", {"target": "prod"}), text("deleted prod"))
+    try:
+        await fake_slack.push_event(fake_slack.message_event("D0DM0001", "delete prod", user=OWNER))
+        [request] = await fake_slack.wait_for("chat.postMessage", 1, timeout=30)
+        assert str(request.params["text"]).startswith("🛡️ Approval needed: danger")
+        posted = fake_slack.posted[0]
+        assert [e["text"]["text"] for e in posted["blocks"][1]["elements"]] == ["Approve", "Deny"]
+        await fake_slack.press("D0DM0001", posted["ts"], "Approve", user=OWNER)
+        await fake_slack.wait_for("chat.postMessage", 2, timeout=30)
+        assert ran == ["prod"]
+        assert fake_slack.posted[0]["text"] == f"🛡️ Approved by {OWNER.lower()}: danger"
+        assert fake_slack.posted[0]["blocks"] == []
+        assert fake_slack.posted[1]["text"] == "deleted prod"
+    finally:
+        await adapter.stop()
