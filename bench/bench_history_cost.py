@@ -14,8 +14,9 @@ import time
 from typing import Any
 
 from core.features.agent import transcript
-from core.features.agent.turn import HISTORY_LIMIT
 from core.store import TranscriptMessage
+
+HISTORY_LIMIT = 40  # agents.defaults.compaction.maxContextMessages (D71)
 
 
 def history(n: int) -> list[TranscriptMessage]:

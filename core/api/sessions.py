@@ -12,6 +12,7 @@ from core.config.schema_cron import CronJobConfig
 from core.engine.outbound.gate import Outbound
 from core.engine.runs import RunRequest
 from core.engine.runs.reset import reset_session
+from core.features.agent.compaction import compact_now
 from core.features.cron.clock import iso
 from core.features.cron.service import CronError
 from core.features.cron.turns import deliver_target, target_wire
@@ -58,6 +59,7 @@ __all__ = [
     "TranscriptMessage",
     "agent_id_of",
     "archive_at",
+    "compact_now",
     "deliver_target",
     "effective_policy_text",
     "excerpt",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from core.config.schema_base import ConfigModel, ModelRef, normalize_agent_id
 
@@ -126,6 +126,22 @@ class MediaConfig(ConfigModel):
     """Larger images reach the model only as a placeholder naming them."""
 
 
+class CompactionConfig(ConfigModel):
+    """``agents.defaults.compaction`` (D71): long conversations are summarised, not forgotten."""
+
+    mode: Literal["summary", "off"] = "summary"
+    max_context_messages: int = Field(default=40, ge=2)
+    """Messages after the latest summary that a turn's context may hold before it compacts."""
+    keep_recent: int = Field(default=20, ge=1)
+    """Messages a compaction keeps as they are (the rest become the summary)."""
+
+    @model_validator(mode="after")
+    def _keep_fewer(self) -> CompactionConfig:
+        if self.keep_recent >= self.max_context_messages:
+            raise ValueError("keepRecent must be below maxContextMessages")
+        return self
+
+
 class AgentDefaultsConfig(ConfigModel):
     """``agents.defaults``: applies to every agent unless the agent entry overrides it."""
 
@@ -135,6 +151,7 @@ class AgentDefaultsConfig(ConfigModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     subagents: DefaultSubagentsConfig = Field(default_factory=DefaultSubagentsConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
 
 
 class AgentSubagentsConfig(ConfigModel):

@@ -63,7 +63,12 @@ class SessionStore(Protocol):
     async def set_label(self, key: str, label: str | None) -> SessionEntry: ...
     async def delete_session(self, key: str) -> bool: ...
     async def history(
-        self, session_id: str, *, limit: int | None = None, include_tools: bool = True
+        self,
+        session_id: str,
+        *,
+        limit: int | None = None,
+        include_tools: bool = True,
+        include_summaries: bool = False,
     ) -> list[TranscriptMessage]: ...
     async def recent_messages(
         self, session_ids: Iterable[str], per_session: int
@@ -73,6 +78,19 @@ class SessionStore(Protocol):
         self, items: Sequence[MediaItem], *, run_id: str | None, session_key: str | None
     ) -> list[MediaItem]: ...
     async def media_by_id(self, ids: Sequence[str]) -> dict[str, MediaItem]: ...
+    async def latest_summary(self, session_id: str) -> TranscriptMessage | None: ...
+    async def placed_after(
+        self, session_id: str, after_seq: int, limit: int
+    ) -> list[TranscriptMessage]: ...
+    async def append_messages(
+        self,
+        entry: SessionEntry,
+        messages: Sequence[TranscriptMessage],
+        *,
+        touch: bool = True,
+        queued: bool = False,
+        **session_fields: Unpack[SessionPatch],
+    ) -> list[int]: ...
     async def search_messages(
         self,
         terms: SearchQuery,

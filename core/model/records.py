@@ -83,7 +83,7 @@ shown and kept, never part of a model's context."""
 class TranscriptMessage:
     """A transcript message in the wire format of decision D3."""
 
-    role: Literal["user", "assistant", "toolResult"]
+    role: Literal["user", "assistant", "toolResult", "summary"]
     content: list[dict[str, Any]]
     timestamp: int
     tool_call_id: str | None = None

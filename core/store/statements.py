@@ -79,12 +79,16 @@ INSERT_RUN = insert(R)
 RUN_BY_ID = select(R).where(R.c.id == bindparam("b_rid"))
 
 
-def _history(placed_only: bool, include_tools: bool, up_to: bool, run: bool, limit: bool) -> Any:
+def _history(
+    placed_only: bool, include_tools: bool, up_to: bool, run: bool, limit: bool, summaries: bool
+) -> Any:
     q = select(*MSG_COLS).where(M.c.session_id == bindparam("b_sid"))
     if placed_only:
         q = q.where(M.c.seq < WAITING)
     if not include_tools:
         q = q.where(M.c.role != "toolResult")
+    if not summaries:  # D71: a compaction's summaries only where asked for
+        q = q.where(M.c.role != "summary")
     if up_to:
         q = q.where(M.c.id <= bindparam("b_up_to"))
     if run:
@@ -96,15 +100,16 @@ def _history(placed_only: bool, include_tools: bool, up_to: bool, run: bool, lim
 HISTORY = {
     flags: _history(*flags)
     for flags in (
-        (p, t, u, r, lim)
+        (p, t, u, r, lim, sm)
         for p in (False, True)
         for t in (False, True)
         for u in (False, True)
         for r in (False, True)
         for lim in (False, True)
+        for sm in (False, True)
     )
 }
-"""The history query for each combination of its optional filters (32, built once)."""
+"""The history query for each combination of its optional filters (64, built once)."""
 
 
 def message_params(m: Any, key: str, session_id: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from core.store.media import MediaStore
 from core.store.pairing import PairingStore
 from core.store.search import SearchStore
 from core.store.subagents import SubagentStore
+from core.store.summaries import SummariesStore
 
 
 class Store(
@@ -31,6 +32,7 @@ class Store(
     ApprovalsStore,
     MediaStore,
     SearchStore,
+    SummariesStore,
 ):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts (and their search), runs,
     deliveries, inbound identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner

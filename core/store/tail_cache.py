@@ -30,7 +30,7 @@ NEWER = (
 )
 
 KEEP = 48
-"""Messages kept per session (a turn uses HISTORY_LIMIT + 1 = 41)."""
+"""Messages kept per session (a turn reads maxContextMessages + 2 = 42 by default, D71)."""
 SESSIONS = 1024
 """Sessions kept at most, least recently used dropped first."""
 BUDGET = 4 << 20
@@ -107,7 +107,7 @@ class TailCache:
     async def _load(
         session_id: str, limit: int, read: Reader, decode: Decode
     ) -> list[TranscriptMessage]:
-        q = HISTORY[True, True, False, False, True]
+        q = HISTORY[True, True, False, False, True, True]  # a turn's context sees summaries (D71)
         params = {"b_sid": session_id, "b_limit": limit}
         rows = await read(lambda c: c.execute(q, params).all())
         return [decode(r) for r in reversed(rows)]

@@ -188,13 +188,20 @@ class TranscriptsStore(SessionsStore):
         up_to_id: int | None = None,
         run_id: str | None = None,
         placed_only: bool = False,
+        include_summaries: bool = False,
     ) -> list[TranscriptMessage]:
-        """The last `limit` messages, oldest first; tool results are filtered before the limit.
+        """The last `limit` messages, oldest first; tool results (and, unless asked for,
+        compaction summaries, D71) are filtered before the limit.
 
         Messages still waiting for their turn come last, in arrival order (D13); `placed_only`
         leaves them out (a turn's model context)."""
         q = st.HISTORY[
-            placed_only, include_tools, up_to_id is not None, run_id is not None, limit is not None
+            placed_only,
+            include_tools,
+            up_to_id is not None,
+            run_id is not None,
+            limit is not None,
+            include_summaries,
         ]
         params = {"b_sid": session_id, "b_up_to": up_to_id, "b_run": run_id, "b_limit": limit}
         rows = await self.read(lambda c: c.execute(q, params).all())
@@ -204,7 +211,9 @@ class TranscriptsStore(SessionsStore):
         """A turn's model context: the last `limit` placed messages, oldest first, kept warm
         between turns on SQLite (D43). The messages are shared: read them, never mutate them."""
         if self._tails is None:
-            return await self.history(session_id, limit=limit, placed_only=True)
+            return await self.history(
+                session_id, limit=limit, placed_only=True, include_summaries=True
+            )
         return await self._tails.tail(session_id, limit, self.read, message_of)
 
     async def recent_messages(
@@ -217,7 +226,7 @@ class TranscriptsStore(SessionsStore):
         rn = func.row_number().over(partition_by=M.c.session_id, order_by=_NEWEST_FIRST)
         inner = (
             select(M.c.session_id, *_MSG_COLS, rn.label("rn"))
-            .where(and_(M.c.session_id.in_(ids), M.c.role != "toolResult"))
+            .where(and_(M.c.session_id.in_(ids), M.c.role.not_in(("toolResult", "summary"))))
             .subquery()
         )
         cols = [inner.c.session_id, *(inner.c[c.name] for c in _MSG_COLS)]

@@ -1,4 +1,4 @@
-"""Chat commands: /send, /status, /new, /stop, /subagents, /pair, /cron, /approve, /deny,
+"""Chat commands: /send, /status, /new, /compact, /stop, /subagents, /pair, /cron, /approve, /deny,
 /help, /whoami."""
 
 from __future__ import annotations

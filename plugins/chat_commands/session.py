@@ -1,9 +1,10 @@
-"""`/status`, `/new` and `/stop`: look at, reset and interrupt the current session."""
+"""`/status`, `/new`, `/compact` and `/stop`: look at, reset, compact and interrupt the current
+session."""
 
 from __future__ import annotations
 
 from core.api.plugins import OWNER, CommandInvocation, CommandSpec
-from core.api.sessions import effective_policy_text, reset_session
+from core.api.sessions import compact_now, effective_policy_text, now_ms, reset_session
 from plugins.chat_commands.usage import usage_lines
 
 
@@ -43,6 +44,12 @@ async def handle_stop(inv: CommandInvocation) -> str:
     return "⚙️ Agent was aborted."
 
 
+async def handle_compact(inv: CommandInvocation) -> str:
+    """D71: summarise now what a turn would summarise when its context grows too long."""
+    n = await compact_now(inv.env, inv.entry, now_ms())
+    return f"🗜️ Compacted {n} messages."
+
+
 SPECS = (
     CommandSpec(
         name="status",
@@ -54,6 +61,11 @@ SPECS = (
         description="Start a fresh conversation in this chat",
         handler=handle_new,
         permission=OWNER,
+    ),
+    CommandSpec(
+        name="compact",
+        description="Summarise the older messages of this conversation now",
+        handler=handle_compact,
     ),
     CommandSpec(
         name="stop",

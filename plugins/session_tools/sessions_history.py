@@ -41,6 +41,8 @@ class SessionsHistoryArgs(ToolArgs):
     limit: float | None = None
     include_tools: bool = False
     message_id: int | None = None
+    include_summaries: bool = False
+    """Also the summaries compaction stored (role `summary`, D71)."""
     """A message's id (from sessions_search): the window of `limit` messages centred on it."""
 
 
@@ -88,7 +90,11 @@ async def sessions_history(
     target = await visible_target(env, vis, raw)
     if args.message_id is not None:
         window = await env.store.message_window(
-            target.key, args.message_id, limit, include_tools=args.include_tools
+            target.key,
+            args.message_id,
+            limit,
+            include_tools=args.include_tools,
+            roles_out=() if args.include_summaries else ("summary",),
         )
         if window is None:
             raise ToolRefused(no_message(args.message_id, target.display), status="error")
@@ -101,7 +107,10 @@ async def sessions_history(
             else [
                 _wire(m)
                 for m in await env.store.history(
-                    entry.session_id, limit=limit, include_tools=args.include_tools
+                    entry.session_id,
+                    limit=limit,
+                    include_tools=args.include_tools,
+                    include_summaries=args.include_summaries,
                 )
             ]
         )

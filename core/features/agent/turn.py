@@ -7,10 +7,12 @@ so identity always comes from the runtime and never from model-chosen arguments.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
+from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
 from core.features.agent.pause import (
     deferred_results,
     mcp_server_of,
@@ -34,8 +36,7 @@ from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
 if TYPE_CHECKING:
     from core.features.agent.env import TurnEnv
 
-HISTORY_LIMIT = 40
-"""Messages of context per turn; older ones stay in the store and in `sessions_history`."""
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -158,10 +159,12 @@ class PydanticAITurnExecutor:
             to_model_messages,
         )
 
-        history = context_messages(
-            await rt.store.context_tail(entry.session_id, HISTORY_LIMIT + 1),
-            request.input_message_id,
-        )[-HISTORY_LIMIT:]
+        limit = rt.config.agents.defaults.compaction.max_context_messages
+        placed = context_messages(
+            await rt.store.context_tail(entry.session_id, limit + 2), request.input_message_id
+        )
+        context = await context_of(rt, entry, placed, model, refs)  # D71
+        history = context.history
         from core.features.agent.media import user_prompt
 
         prompt = await user_prompt(rt, request, refs[0])  # the primary model decides
@@ -182,7 +185,7 @@ class PydanticAITurnExecutor:
                 )
             }
             prompt = None  # type: ignore[assignment]
-        instructions = base_system_prompt(rt.config, entry)
+        instructions = base_system_prompt(rt.config, entry) + summary_instructions(context.summary)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
         handler = _stream_handler(on_delta) if on_delta is not None else None
@@ -235,6 +238,12 @@ class PydanticAITurnExecutor:
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         ref = answered[-1] if answered else refs[0]
         cost = run_cost(rt.config, made, answered, ref)
+        if context.made is not None:  # the compaction's request counts like any other (D71)
+            new.insert(0, context.made)
+            tin = (tin or 0) + context.input_tokens or None
+            tout = (tout or 0) + context.output_tokens or None
+            if context.cost_usd is not None:
+                cost = (cost or 0.0) + context.cost_usd
         run.meta = {
             **(run.meta or {}),
             "model": ref,
@@ -284,6 +293,23 @@ async def attach_media(
         reply = TranscriptMessage.text("assistant", "", now_ms(), run_id=run.id)
         new.append(reply)
     reply.content = [*reply.content, *(m.part() for m in stored)]
+
+
+async def context_of(
+    rt: TurnEnv,
+    entry: SessionEntry,
+    placed: list[TranscriptMessage],
+    model: Any,
+    refs: list[str],
+) -> TurnContext:
+    """The turn's context (D71); a failed summary request costs the turn nothing but the
+    summary: the context is then the newest messages, as before compaction existed."""
+    try:
+        return await turn_context(rt, entry, placed, model=model, refs=refs, now=now_ms())
+    except Exception:
+        log.warning("compaction of %s failed; using the newest messages", entry.key, exc_info=True)
+        limit = rt.config.agents.defaults.compaction.max_context_messages
+        return TurnContext([m for m in placed if m.role != "summary"][-limit:])
 
 
 def context_messages(
