@@ -24,6 +24,7 @@ from adapters.base import (
     MediaItem,
     SendReceipt,
 )
+from adapters.webchat.history import history_rows
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
@@ -35,7 +36,7 @@ from core.api.channels import (
     InboundMessage,
     request_authorized,
 )
-from core.api.gateway import TranscriptMessage, clean_text, now_ms, text_with_placeholders
+from core.api.gateway import clean_text, now_ms
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv
@@ -56,23 +57,6 @@ def media_frame(media: MediaItem) -> dict[str, Any]:
         "size": media.size,
         "caption": media.caption,
     }
-
-
-def history_row(m: TranscriptMessage) -> dict[str, Any]:
-    shown = text_with_placeholders(m.content) if m.role == "user" else m.plain_text()
-    row: dict[str, Any] = {"role": m.role, "text": shown, "ts": m.timestamp}
-    media = [
-        {k: p.get(k) for k in ("kind", "name", "mime", "size")} | {"id": p["mediaId"]}
-        for p in m.content
-        if p.get("type") == "attachment" and p.get("mediaId")
-    ]
-    if media:
-        row["media"] = media
-    if m.run_id:
-        row["runId"] = m.run_id
-    if m.role == "user" and (m.meta or {}).get("noRun"):
-        row["noRun"] = str((m.meta or {})["noRun"])
-    return row
 
 
 class WebchatAdapter(ChannelAdapter):
@@ -200,8 +184,8 @@ class WebchatAdapter(ChannelAdapter):
         entry = await self.rt.store.get_session(key)
         if entry is None:
             return []
-        msgs = await self.rt.store.history(entry.session_id, limit=100, include_tools=False)
-        return [history_row(m) for m in msgs if m.plain_text() or m.role == "user"]
+        msgs = await self.rt.store.history(entry.session_id, limit=200)
+        return await history_rows(self.rt.store, msgs)
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
         if not request_authorized(request, query=True):  # a browser's socket has no header (D81)

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from adapters.webchat.history import tool_cards
 from core.api.channels import request_authorized
 
 if TYPE_CHECKING:
@@ -29,9 +30,11 @@ _FILES = {
     "media.js": STATIC,  # the page's media: shown, uploaded, recorded (D78)
 }
 HOW_TO_GET_THE_URL = (
-    'Open the "Web chat:" link the gateway prints when it starts (./scripts/run or '
-    "crosstalk gateway). The token is gateway.auth.token in your config, or the file "
-    "gateway-token in the state directory."
+    'Open the "Web chat:" link printed by the start of ./scripts/run (or crosstalk gateway) '
+    "that created the token, or add ?token=<token> to this page's address. The token is in "
+    "the file gateway-token of the state directory the gateway prints as State: when it starts "
+    "(.crosstalk/gateway-token in the checkout with ./scripts/run), or gateway.auth.token in "
+    "your config."
 )
 HOW_TO_ADD_A_MODEL = (
     "Add a provider under models.providers and set agents.defaults.model (e.g. local/llama3.2), "
@@ -101,6 +104,23 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
             },
         )
 
+    async def run_tools(request: web.Request) -> web.Response:
+        """`GET /webchat/runs/{id}`: a finished turn's tool calls, folded under its reply."""
+        if not request_authorized(request):
+            return web.json_response(
+                {"error": {"message": "invalid token", "type": "unauthorized"}}, status=401
+            )
+        key = rt.keys.main_session_key(rt.config.default_agent_id())
+        entry = await rt.store.get_session(key)
+        msgs = (
+            []
+            if entry is None
+            else await rt.store.history(entry.session_id, run_id=request.match_info["id"][:100])
+        )
+        cards = [card for group in tool_cards(msgs).values() for card in group]
+        return web.json_response({"tools": cards})
+
+    app.router.add_get("/webchat/runs/{id}", run_tools)
     app.router.add_get("/webchat/static/{name}", static)
     app.router.add_get("/webchat/media/{id}", media)
     app.router.add_get("/webchat/info", info)

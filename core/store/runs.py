@@ -4,6 +4,7 @@ crash.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Unpack
 
 from sqlalchemy import Connection, and_, func, select, update
@@ -90,6 +91,15 @@ class RunsStore(TranscriptsStore):
             return RunRecord(**row) if row else None
 
         return await self.read(op)
+
+    async def run_outcomes(self, run_ids: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """`{run id: (status, error)}` of these runs, in one read: what a chat page shows for
+        each turn after a reload (failed, stopped, still running, D133)."""
+        if not run_ids:
+            return {}
+        q = select(R.c.id, R.c.status, R.c.error).where(R.c.id.in_(list(dict.fromkeys(run_ids))))
+        rows = await self.read(lambda c: c.execute(q).all())
+        return {str(r[0]): (str(r[1]), r[2]) for r in rows}
 
     async def last_run(self, session_key: str) -> RunRecord | None:
         q = select(R).where(R.c.session_key == session_key).order_by(R.c.created_at.desc()).limit(1)

@@ -1,0 +1,186 @@
+"""The web chat on par with chat apps (D133), in headless Chromium against the real gateway:
+multi-line input, a typing indicator, the Stop button, following the stream unless scrolled up,
+tool calls folded, provider errors as errors, failed and stopped turns after a reload, and a
+"No token" screen that says where the token is."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import Browser, chromium_path
+from tests.fakes.model import FakeModelServer, error, last_user_text
+from tests.fakes.model_script import text, tool_call
+from tests.gateway_process import GatewayProcess, write_config
+
+pytestmark = pytest.mark.browser
+MSGS = "[...document.querySelectorAll('#log .msg')]"
+CONNECTED = "document.getElementById('status').textContent.startsWith('connected')"
+
+
+@pytest.fixture(autouse=True)
+def _need_chromium() -> None:
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (installed by .ci/run)")
+        pytest.skip("chromium not installed")
+
+
+async def key(browser: Browser, name: str, shift: bool = False) -> None:
+    """A real key press (not a synthetic event): Enter sends, Shift+Enter is a new line."""
+    code = {"Enter": 13}[name]
+    for kind in ("keyDown", "keyUp"):
+        await browser.send(
+            "Input.dispatchKeyEvent",
+            {
+                "type": kind,
+                "key": name,
+                "code": name,
+                "windowsVirtualKeyCode": code,
+                "modifiers": 8 if shift else 0,
+                **({"text": "\r"} if kind == "keyDown" else {}),
+            },
+        )
+
+
+async def type_in(browser: Browser, said: str) -> None:
+    await browser.evaluate("document.getElementById('text').focus()")
+    await browser.send("Input.insertText", {"text": said})  # as typed or pasted
+
+
+async def bubbles(browser: Browser) -> list[dict[str, Any]]:
+    value = await browser.evaluate(
+        MSGS + ".map(e => ({role: e.dataset.role, text: e.dataset.text,"
+        " shown: e.textContent, cls: e.className}))"
+    )
+    assert isinstance(value, list)
+    return value
+
+
+async def test_input_typing_stop_tools_errors_and_reload(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
+    async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
+        await browser.goto(f"{gw.url}/?token={gw.token}")
+        await browser.wait_for(CONNECTED)
+
+        # multi-line: Shift+Enter adds a line, pasted lines stay, Enter sends; a typing
+        # indicator until the first word, with the Stop button
+        fake_model.script(text("first word then more", pause_after=0))
+        await type_in(browser, "line one")
+        await key(browser, "Enter", shift=True)
+        await type_in(browser, "pasted\nlines")
+        assert await browser.evaluate(MSGS + ".length") == 0  # nothing sent yet
+        await key(browser, "Enter")
+        await browser.wait_for("document.getElementById('typing') !== null")
+        assert await browser.evaluate("document.getElementById('stop').hidden") is False
+        assert await browser.evaluate("document.getElementById('text').value") == ""
+        [mine] = await bubbles(browser)
+        assert mine["text"] == "line one\npasted\nlines"
+        await fake_model.wait_for_requests(1)
+        assert last_user_text(fake_model.requests[-1]) == "line one\npasted\nlines"
+        fake_model.resume()
+        await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'first word then more')")
+        assert await browser.evaluate("document.getElementById('typing')") is None
+        await browser.wait_for("document.getElementById('stop').hidden")
+
+        # the Stop button stops a streaming answer
+        fake_model.script(text("words that go on and on", pause_after=2))
+        await type_in(browser, "go on")
+        await key(browser, "Enter")
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('pending'))")
+        await browser.evaluate("document.getElementById('stop').click()")
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('stopped'))")
+        await browser.wait_for("document.getElementById('stop').hidden")
+        fake_model.resume()
+
+        # tool calls show folded under the reply: name, arguments, result
+        fake_model.script(tool_call("sessions_list", {"limit": 3}), text("listed them"))
+        await type_in(browser, "list sessions")
+        await key(browser, "Enter")
+        last = "[...document.querySelectorAll('.msg.assistant')].pop()"
+        await browser.wait_for(f"{last}.querySelector('details.tools') !== null")
+        tools = await browser.evaluate(f"{last}.querySelector('details.tools').textContent")
+        assert "sessions_list" in tools and '"limit": 3' in tools and '"count"' in tools
+        assert await browser.evaluate(f"{last}.querySelector('details.tools').open") is False
+
+        # a provider failure is an error, not a reply
+        fake_model.script(error(500, "upstream exploded"))
+        await type_in(browser, "fail now")
+        await key(browser, "Enter")
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('error'))")
+        [failed] = [b for b in await bubbles(browser) if "error" in b["cls"]]
+        assert failed["text"].startswith("⚠️ The model provider failed (HTTP 500)")
+        assert "upstream exploded" not in failed["shown"]
+
+        # after a reload: the stopped turn, the failure and the tool calls are still shown
+        await browser.goto(f"{gw.url}/")
+        await browser.wait_for(CONNECTED)
+        after = await bubbles(browser)
+        said = [(b["role"], b["text"]) for b in after]
+        assert ("user", "line one\npasted\nlines") in said
+        stopped = next(b for b in after if b["text"] == "go on")
+        assert "stopped" in stopped["cls"] and "Stopped" in stopped["shown"]
+        i = said.index(("user", "fail now"))
+        assert "error" in after[i + 1]["cls"]
+        assert after[i + 1]["text"].startswith("⚠️ The model provider failed (HTTP 500)")
+        listed = next(b for b in after if b["text"] == "listed them")
+        assert "sessions_list" in listed["shown"]
+
+
+async def test_the_view_follows_the_stream_unless_scrolled_up(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
+    async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
+        await browser.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 600, "height": 400, "deviceScaleFactor": 1, "mobile": False},
+        )
+        await browser.goto(f"{gw.url}/?token={gw.token}")
+        await browser.wait_for(CONNECTED)
+        long = " ".join(f"word{i}\n" for i in range(60))
+        at_bottom = (
+            "(l => l.scrollHeight - l.scrollTop - l.clientHeight < 60)"
+            "(document.getElementById('log'))"
+        )
+
+        fake_model.script(text(long, pause_after=3))
+        await type_in(browser, "talk a lot")
+        await key(browser, "Enter")
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('pending'))")
+        fake_model.resume()
+        await browser.wait_for(f"!{MSGS}.some(e => e.classList.contains('pending'))")
+        assert await browser.evaluate(at_bottom) is True  # followed to the end
+
+        fake_model.script(text(long, pause_after=3))
+        await type_in(browser, "again")
+        await key(browser, "Enter")
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('pending'))")
+        await browser.evaluate("document.getElementById('log').scrollTop = 0")  # reading above
+        fake_model.resume()
+        await browser.wait_for(f"!{MSGS}.some(e => e.classList.contains('pending'))")
+        assert await browser.evaluate("document.getElementById('log').scrollTop") == 0
+
+
+async def test_no_token_says_where_the_token_is(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    config = write_config(tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model)
+    async with GatewayProcess(config) as gw, Browser(tmp_path / "profile") as browser:
+        await browser.goto(f"{gw.url}/")
+        await browser.wait_for("document.getElementById('problem') !== null")
+        problem = await browser.evaluate("document.getElementById('problem').textContent")
+        assert problem.startswith("No token")
+        assert f"{gw.url}/?token=<token>" in problem
+        assert ".crosstalk/gateway-token" in problem and "State:" in problem
+        await browser.goto(f"{gw.url}/?token=wrong")
+        await browser.wait_for("document.getElementById('status').textContent === 'invalid token'")
+        problem = await browser.evaluate("document.getElementById('problem').textContent")
+        assert "?token=<token>" in problem and ".crosstalk/gateway-token" in problem
+        assert json.dumps(gw.token) not in problem
