@@ -1,11 +1,11 @@
 """Provider answers bounded in bytes and in idle time (D142).
 
 An endless or enormous body (a broken proxy, a hostile endpoint) would otherwise grow the
-gateway until the turn's timeout, and a huge answer would be relayed whole. The OpenAI SDK's
-HTTP client gets a response hook that wraps each body in :class:`BoundedBody` before the SDK
-reads it, for plain answers and streams alike: past `max_bytes` the read fails as a connection
-error, after `idle` seconds without a byte as a timeout, so the turn ends with D12's provider
-failure notice (the log keeps the detail).
+gateway until the turn's timeout, and a huge answer would be relayed whole. The OpenAI and
+Anthropic SDKs' HTTP clients get a response hook that wraps each body in :class:`BoundedBody`
+before the SDK reads it, for plain answers and streams alike: past `max_bytes` the read fails
+as a connection error, after `idle` seconds without a byte as a timeout, so the turn ends with
+D12's provider failure notice (the log keeps the detail).
 """
 
 from __future__ import annotations
@@ -16,9 +16,22 @@ from typing import Any
 
 
 def bounded_http_client(max_bytes: int, idle: float) -> Any:
-    """The SDK's aiohttp-based client (D51) with every response body bounded."""
-    import httpx2
+    """The OpenAI SDK's aiohttp-based client (D51) with every response body bounded."""
     from openai import DefaultAioHttpClient
+
+    return DefaultAioHttpClient(event_hooks={"response": [bounded_hook(max_bytes, idle)]})
+
+
+def bounded_anthropic_client(max_bytes: int, idle: float) -> Any:
+    """The Anthropic SDK's default client (its timeouts and pool) with every body bounded."""
+    from anthropic import DefaultAsyncHttpxClient
+
+    return DefaultAsyncHttpxClient(event_hooks={"response": [bounded_hook(max_bytes, idle)]})
+
+
+def bounded_hook(max_bytes: int, idle: float) -> Any:
+    """An httpx2 response hook wrapping the body in :class:`BoundedBody` before it is read."""
+    import httpx2
 
     class BoundedBody(httpx2.AsyncByteStream):
         def __init__(self, inner: Any, request: Any) -> None:
@@ -51,4 +64,4 @@ def bounded_http_client(max_bytes: int, idle: float) -> Any:
     async def bound(response: Any) -> None:
         response.stream = BoundedBody(response.stream, response.request)
 
-    return DefaultAioHttpClient(event_hooks={"response": [bound]})
+    return bound

@@ -73,14 +73,22 @@ def _build(
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
+        from core.features.models.bounded import bounded_anthropic_client
+
+        http = bounded_anthropic_client(cfg.max_response_bytes, cfg.idle_timeout_seconds)  # D142
         if max_retries is None:
-            anthropic = AnthropicProvider(api_key=api_key or "none", base_url=cfg.base_url)
+            anthropic = AnthropicProvider(
+                api_key=api_key or "none", base_url=cfg.base_url, http_client=http
+            )
         else:
             from anthropic import AsyncAnthropic
 
             anthropic = AnthropicProvider(
                 anthropic_client=AsyncAnthropic(
-                    api_key=api_key or "none", base_url=cfg.base_url, max_retries=max_retries
+                    api_key=api_key or "none",
+                    base_url=cfg.base_url,
+                    max_retries=max_retries,
+                    http_client=http,
                 )
             )
         return AnthropicModel(model_id, settings=settings, provider=anthropic)

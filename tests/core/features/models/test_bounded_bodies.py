@@ -50,6 +50,7 @@ async def provider() -> AsyncIterator[Callable[[Handler], Any]]:
     async def start(handler: Handler) -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", handler)
+        app.router.add_post("/v1/messages", handler)
         runner = web.AppRunner(app, shutdown_timeout=0.1)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -91,3 +92,29 @@ async def test_an_unbounded_provider_answer_fails_the_turn_visibly(
     await chat.say("hello")
     [(_, notice)] = await chat.wait_for("⚠️", timeout=60)
     assert notice == f"⚠️ The model provider failed ({why}). Details are in the gateway log."
+
+
+async def test_an_endless_anthropic_answer_fails_the_turn_visibly(
+    make_runtime: RuntimeFactory, provider: Callable[[Handler], Any]
+) -> None:
+    base = await provider(endless)
+    chat = RecordingAdapter()
+    await make_runtime(
+        {
+            "models": {
+                "providers": {
+                    "claude": {
+                        "baseUrl": base.removesuffix("/v1"),
+                        "apiKey": "k",
+                        "api": "anthropic-messages",
+                        "maxResponseBytes": 1_048_576,
+                    }
+                }
+            },
+            "agents": {"defaults": {"model": "claude/claude-x"}},
+        },
+        adapters=[chat],
+    )
+    await chat.say("hello")
+    [(_, notice)] = await chat.wait_for("⚠️", timeout=60)
+    assert notice.startswith("⚠️ The model provider failed (")
