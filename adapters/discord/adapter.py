@@ -9,6 +9,7 @@ retried: `start()` raises ChannelUnavailable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import re
@@ -368,6 +369,23 @@ class DiscordAdapter(EditablePreviews):
             await sink(inbound)
 
     # ---- outbound ---------------------------------------------------------------------------
+
+    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
+        """D74: 👀 while the turn runs, replaced by ✅ or ❌ (the bot's own 👀 is removed)."""
+        dest = await self._dest(target)
+        client = self._client
+        try:
+            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+            if emoji != "👀" and client is not None and client.user is not None:
+                with contextlib.suppress(discord.HTTPException):
+                    await partial.remove_reaction("👀", client.user)
+            if emoji:
+                await partial.add_reaction(emoji)
+        except Exception as exc:
+            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+
+    def dm_target(self, user_id: str) -> str:
+        return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]

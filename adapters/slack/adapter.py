@@ -74,6 +74,10 @@ class _AuthRejected(Exception):
     """The platform refused a token: a configuration error, not worth retrying."""
 
 
+_SEEN = "👀"
+_EMOJI = {"👀": "eyes", "✅": "white_check_mark", "❌": "x"}
+
+
 class SlackAdapter(EditablePreviews):
     """One Slack app (bot token + app token or signing secret) as a channel account."""
 
@@ -533,6 +537,27 @@ class SlackAdapter(EditablePreviews):
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
         return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
+        """D74: 👀 while the turn runs, replaced by ✅ or ❌ (Slack names its emoji)."""
+        client, channel = self._where(target)
+        try:
+            if emoji != _SEEN:  # the end of the turn: the 👀 goes
+                with contextlib.suppress(SlackApiError):
+                    await client.reactions_remove(
+                        channel=channel, timestamp=message_id, name=_EMOJI[_SEEN]
+                    )
+            if emoji:
+                await client.reactions_add(
+                    channel=channel, timestamp=message_id, name=_EMOJI.get(emoji, emoji)
+                )
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} reactions {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
+
+    def dm_target(self, user_id: str) -> str:
+        return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]

@@ -224,6 +224,10 @@ class ChannelAdapter(abc.ABC):
         """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
         return None
 
+    def dm_target(self, user_id: str) -> str:
+        """The `to` of a direct chat with `user_id` (an owner's DM for an approval, D72)."""
+        return user_id
+
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
     ) -> SendReceipt:

@@ -47,3 +47,40 @@ async def test_an_owner_presses_approve(
         assert fake_slack.posted[1]["text"] == "deleted prod"
     finally:
         await adapter.stop()
+
+
+async def test_status_reactions_on_slack(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D74: 👀 when the turn starts, then ✅ in its place (Slack's emoji names)."""
+    section: dict[str, Any] = {
+        "botToken": fake_slack.bot_token,
+        "appToken": fake_slack.app_token,
+        "apiBaseUrl": fake_slack.base_url,
+        "owners": [OWNER],
+        "streaming": "off",
+    }
+    rt = await make_runtime({"channels": {"slack": section}})
+    assert rt.config.channels.slack is not None
+    [adapter] = build(rt.config.channels.slack, rt)
+    assert isinstance(adapter, SlackAdapter)
+    await rt.add_adapter(adapter)
+    fake_model.script(text("hello"))
+    try:
+        event = fake_slack.message_event("D0DM0001", "hi", user=OWNER)
+        await fake_slack.push_event(event)
+        await fake_slack.wait_for("chat.postMessage", 1, timeout=30)
+        await fake_slack.wait_for("reactions.add", 2, timeout=30)
+        calls = [
+            (c.method, c.params["name"], c.params["timestamp"])
+            for c in fake_slack.calls
+            if c.method.startswith("reactions.")
+        ]
+        ts = event["ts"]
+        assert calls == [
+            ("reactions.add", "eyes", ts),
+            ("reactions.remove", "eyes", ts),
+            ("reactions.add", "white_check_mark", ts),
+        ]
+    finally:
+        await adapter.stop()

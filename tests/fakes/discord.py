@@ -118,6 +118,9 @@ class FakeDiscord(EmulatorServer):
             "/api/v10/channels/{channel_id}/messages/{message_id}", self._rest("deleteMessage")
         )
         r.add_post("/api/v10/channels/{channel_id}/typing", self._rest("triggerTyping"))
+        reaction = "/api/v10/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me"
+        r.add_put(reaction, self._rest("createReaction"))
+        r.add_delete(reaction, self._rest("deleteOwnReaction"))
         r.add_post(
             "/api/v10/interactions/{interaction_id}/{token}/callback",
             self._rest("interactionCallback"),
@@ -559,7 +562,13 @@ class FakeDiscord(EmulatorServer):
                     },
                 }
             )
-        if name in ("deleteMessage", "triggerTyping", "interactionCallback"):
+        if name in (
+            "deleteMessage",
+            "triggerTyping",
+            "interactionCallback",
+            "createReaction",
+            "deleteOwnReaction",
+        ):
             return web.Response(status=204)
         if name == "unknown":
             call.status = 404

@@ -82,8 +82,13 @@ class ApprovalService:
             return [origin]
         section = getattr(self.services.config.channels, origin.channel, None)
         owners = [o for o in getattr(section, "owners", None) or [] if o != "*"]
+        adapter = self.services.gate.channels.get(origin.channel, origin.account_id)
         return [
-            DeliveryContext(channel=origin.channel, to=o, account_id=origin.account_id)
+            DeliveryContext(
+                channel=origin.channel,
+                to=adapter.dm_target(o) if adapter is not None else o,
+                account_id=origin.account_id,
+            )
             for o in owners
         ]
 
