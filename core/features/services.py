@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from core.features.models.resolver import ModelResolver
     from core.model.search import SearchHit, SearchQuery
     from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
+    from core.store.activity import SessionActivity
 
 
 class SessionStore(Protocol):
@@ -80,6 +81,7 @@ class SessionStore(Protocol):
         self, items: Sequence[MediaItem], *, run_id: str | None, session_key: str | None
     ) -> list[MediaItem]: ...
     async def media_by_id(self, ids: Sequence[str]) -> dict[str, MediaItem]: ...
+    async def session_activity(self, session_key: str) -> SessionActivity: ...
     async def latest_summary(self, session_id: str) -> TranscriptMessage | None: ...
     async def placed_after(
         self, session_id: str, after_seq: int, limit: int

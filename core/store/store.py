@@ -7,6 +7,7 @@ operation is one function of a connection run in one transaction (:mod:`core.sto
 
 from __future__ import annotations
 
+from core.store.activity import ActivityStore
 from core.store.approvals import ApprovalsStore
 from core.store.cluster import ClusterStore
 from core.store.console import ConsoleStore
@@ -33,6 +34,7 @@ class Store(
     MediaStore,
     SearchStore,
     SummariesStore,
+    ActivityStore,
 ):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts (and their search), runs,
     deliveries, inbound identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner

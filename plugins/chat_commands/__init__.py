@@ -1,10 +1,10 @@
-"""Chat commands: /send, /status, /new, /compact, /stop, /subagents, /pair, /cron, /approve, /deny,
-/help, /whoami."""
+"""Chat commands: /send, /status, /model, /new, /compact, /stop, /subagents, /pair, /cron,
+/approve, /deny, /help, /whoami."""
 
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
-from plugins.chat_commands import approve, cron, pair, send, session, subagents, whoami
+from plugins.chat_commands import approve, cron, model, pair, send, session, subagents, whoami
 from plugins.chat_commands import help as help_cmd
 
 
@@ -12,6 +12,7 @@ def register(ctx: PluginContext) -> None:
     for spec in (
         send.SPEC,
         *session.SPECS,
+        model.SPEC,
         subagents.SPEC,
         pair.SPEC,
         cron.SPEC,

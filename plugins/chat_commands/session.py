@@ -23,7 +23,19 @@ async def handle_status(inv: CommandInvocation) -> str:
         + (f" ({last.error})" if last and last.error else ""),
     ]
     lines += usage_lines(entry, last)
+    lines += await activity_lines(inv)
     return "\n".join(lines)
+
+
+async def activity_lines(inv: CommandInvocation) -> list[str]:
+    """What `session_status` says too (D67): running or idle, queued turns, route, sub-agents."""
+    entry = inv.entry
+    act = await inv.env.store.session_activity(entry.key)
+    lines = [f"Status: {'running' if act.running else 'idle'}, {act.queued} queued"]
+    if entry.last_channel and entry.last_to:
+        lines.append(f"Route: {entry.last_channel} → {entry.last_to}")
+    lines.append(f"Sub-agents: {act.subagents_running} running, {act.subagents_total} in all")
+    return lines
 
 
 async def handle_new(inv: CommandInvocation) -> str:

@@ -9,6 +9,7 @@ from core.api.plugins import PluginContext
 from plugins.session_tools import (
     agents_list,
     ask_user,
+    session_status,
     sessions_history,
     sessions_list,
     sessions_search,
@@ -22,6 +23,7 @@ def register(ctx: PluginContext) -> None:
         sessions_list.SPEC,
         sessions_history.SPEC,
         sessions_search.SPEC,
+        session_status.SPEC,
         sessions_send.SPEC,
         sessions_spawn.SPEC,
         agents_list.SPEC,

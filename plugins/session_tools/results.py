@@ -38,6 +38,31 @@ class SessionsSearchResult(ToolResult):
     results: list[SearchResultRow]
 
 
+class SessionStatusResult(ToolResult):
+    """D67's shape; `route` is null when the session has no route yet."""
+
+    session_key: str
+    kind: str
+    channel: str
+    agent_id: str
+    model: str | None
+    status: Literal["idle", "running"]
+    queued: int
+    send_policy: Json
+    route: Json | None
+    tokens: Json
+    cost_usd: float
+    created_at: int
+    updated_at: int
+    subagents: Json
+
+    def payload(self) -> Json:
+        out = super().payload()
+        out.setdefault("route", None)  # D67: null, not absent
+        out.setdefault("model", None)
+        return out
+
+
 class SessionsSendResult(ToolResult):
     """`accepted` (the exchange goes on in the background), `ok`, `timeout` or `error`."""
 
@@ -72,6 +97,7 @@ __all__ = [
     "AgentRow",
     "AgentsListResult",
     "SearchResultRow",
+    "SessionStatusResult",
     "SessionsHistoryResult",
     "SessionsListResult",
     "SessionsSearchResult",

@@ -129,6 +129,7 @@ def _tools_paths(config: CrosstalkConfig) -> dict[str, Any]:
                     "sessions_list",
                     "sessions_history",
                     "sessions_search",
+                    "session_status",
                     "sessions_send",
                     "agents_list",
                 ],

@@ -310,6 +310,7 @@ async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFact
         "sessions_list",
         "sessions_history",
         "sessions_search",
+        "session_status",
         "sessions_send",
         "sessions_spawn",
         "agents_list",

@@ -36,6 +36,7 @@ ALL_TOOLS = [
     "sessions_list",
     "sessions_history",
     "sessions_search",
+    "session_status",
     "sessions_send",
     "sessions_spawn",
     "agents_list",
