@@ -33,7 +33,7 @@ from adapters.base import (
     SendReceipt,
 )
 from adapters.previews import EditablePreviews
-from adapters.slack.controls import button_blocks, press_inbound
+from adapters.slack.controls import button_blocks, press_inbound, slash_inbound
 from adapters.slack.normalize import (
     AUTH_ERRORS,
     CHANNEL,
@@ -249,7 +249,17 @@ class SlackAdapter(EditablePreviews):
 
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
+
+        async def on_command(ack: Any, body: dict[str, Any]) -> None:
+            """A slash command from the manifest (D74): acknowledged (nothing shown), then
+            routed as the command typed; the answer comes through the gate."""
+            await ack()
+            inbound = slash_inbound(body, account_id=self.account_id)
+            if inbound is not None and self._sink is not None:
+                await self._sink(inbound)
+
         app.action(re.compile(r"^crosstalk_"))(on_action)
+        app.command(re.compile(r"^/"))(on_command)
         return app
 
     # The Connection the supervisor drives (core.engine.channels.supervisor).

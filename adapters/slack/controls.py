@@ -60,3 +60,27 @@ def press_inbound(body: Mapping[str, Any], *, account_id: str) -> InboundMessage
         ),
         identities=(f"action:{channel_id}:{stamp}",),
     )
+
+
+def slash_inbound(body: Mapping[str, Any], *, account_id: str) -> InboundMessage | None:
+    """A slash command from the app's manifest (D74) as the message it stands for: `/approve
+    ABCD2345` typed in the box arrives as a `slash_commands` payload, not as a message."""
+    command, user, channel_id = body.get("command"), body.get("user_id"), body.get("channel_id")
+    if not isinstance(command, str) or not command.startswith("/") or not user or not channel_id:
+        return None
+    text = f"{command} {body.get('text') or ''}".strip()
+    chat_type: ChatType = "direct" if str(channel_id).startswith("D") else "channel"
+    return InboundMessage(
+        channel=CHANNEL,
+        account_id=account_id,
+        chat_type=chat_type,
+        chat_id=str(user) if chat_type == "direct" else str(channel_id),
+        sender_id=str(user),
+        sender_name=body.get("user_name"),
+        text=text,
+        mentioned=True,  # a slash command addresses the app
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=f"channel:{channel_id}", account_id=account_id
+        ),
+        identities=(f"slash:{body.get('trigger_id') or ''}",),
+    )

@@ -84,3 +84,42 @@ async def test_status_reactions_on_slack(
         ]
     finally:
         await adapter.stop()
+
+
+async def test_a_slash_command_from_the_manifest_is_a_command(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory
+) -> None:
+    """D74: Slack sends `/help` typed in the box as a `slash_commands` envelope; it is acked and
+    answered like the typed command."""
+    section: dict[str, Any] = {
+        "botToken": fake_slack.bot_token,
+        "appToken": fake_slack.app_token,
+        "apiBaseUrl": fake_slack.base_url,
+        "owners": [OWNER],
+        "streaming": "off",
+    }
+    rt = await make_runtime({"channels": {"slack": section}})
+    assert rt.config.channels.slack is not None
+    [adapter] = build(rt.config.channels.slack, rt)
+    assert isinstance(adapter, SlackAdapter)
+    await rt.add_adapter(adapter)
+    try:
+        payload = {
+            "token": "verification-token",
+            "team_id": fake_slack.team_id,
+            "channel_id": "D0DM0001",
+            "channel_name": "directmessage",
+            "user_id": OWNER,
+            "user_name": "owner",
+            "command": "/help",
+            "text": "",
+            "api_app_id": fake_slack.app_id,
+            "response_url": f"{fake_slack.base_url}/commands/response",
+            "trigger_id": "trigger.1",
+        }
+        await fake_slack.push_event(payload, envelope_type="slash_commands")
+        [reply] = await fake_slack.wait_for("chat.postMessage", 1, timeout=30)
+        assert "/approve" in str(reply.params["text"])  # the owner's /help lists every command
+        assert reply.params["channel"] == "D0DM0001"
+    finally:
+        await adapter.stop()
