@@ -22,6 +22,9 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--remote-debugging-port=0",
     "--remote-debugging-address=127.0.0.1",
+    # a fake microphone (a beep), allowed without a prompt: the web chat's recording (D154)
+    "--use-fake-device-for-media-stream",
+    "--use-fake-ui-for-media-stream",
 )
 
 

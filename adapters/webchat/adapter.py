@@ -28,7 +28,15 @@ from adapters.webchat.history import history_rows
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
+from adapters.webchat.uploads import (
+    MEDIA_PREFIX,
+    UploadRefused,
+    as_media,
+    attachment_of,
+    frame_uploads,
+)
 from core.api.channels import (
+    Attachment,
     Button,
     ChannelEnv,
     ChannelUnavailable,
@@ -197,7 +205,9 @@ class WebchatAdapter(ChannelAdapter):
                 {"error": {"message": "Forbidden origin", "type": "forbidden"}}, status=403
             )
         peer = clean_text(request.query.get("chat") or "owner").strip()[:64] or "owner"
-        ws = web.WebSocketResponse(heartbeat=30)
+        media = self.rt.config.agents.defaults.media
+        biggest = max(media.max_image_bytes, media.max_upload_bytes)
+        ws = web.WebSocketResponse(heartbeat=30, max_msg_size=biggest * 3 // 2 + 1_000_000)
         await ws.prepare(request)
         self._sockets.setdefault(peer, set()).add(ws)
         try:
@@ -212,7 +222,12 @@ class WebchatAdapter(ChannelAdapter):
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
         command = _press_command(data)
-        text = command or _frame_text(data)
+        try:
+            uploads = [] if command else self._uploads(data)
+        except UploadRefused as why:  # D154: the page says which file and why
+            await ws.send_str(json.dumps({"type": "error", "error": str(why)}))
+            return
+        text = command or _frame_text(data, empty_ok=bool(uploads))
         if text is None:
             await ws.send_str(
                 json.dumps(
@@ -226,6 +241,9 @@ class WebchatAdapter(ChannelAdapter):
             return
         if self._sink is None:
             return
+        stored = await self.rt.store.save_media(
+            [as_media(u) for u in uploads], run_id=None, session_key=None
+        )
         sent_at = now_ms()
         await self._sink(
             InboundMessage(
@@ -236,6 +254,7 @@ class WebchatAdapter(ChannelAdapter):
                 sender_id=peer,
                 sender_name="web chat",
                 text=text,
+                attachments=tuple(attachment_of(m) for m in stored),
                 button=command is not None,
                 timestamp_ms=sent_at,
                 reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
@@ -244,6 +263,25 @@ class WebchatAdapter(ChannelAdapter):
         )
         if command is None:
             await self._ack_unanswered(ws, text, sent_at)
+
+    def _uploads(self, data: str) -> list[Any]:
+        try:
+            frame = json.loads(data)
+        except (ValueError, RecursionError):
+            return []
+        media = self.rt.config.agents.defaults.media
+        return frame_uploads(
+            frame, max_image=media.max_image_bytes, max_file=media.max_upload_bytes
+        )
+
+    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
+        """An upload's bytes, from the media rows (D154)."""
+        file_id = attachment.file_id or ""
+        if not file_id.startswith(MEDIA_PREFIX):
+            return None
+        media_id = file_id.removeprefix(MEDIA_PREFIX)
+        found = (await self.rt.store.media_by_id([media_id])).get(media_id)
+        return found.data if found is not None else None
 
     async def _ack_unanswered(self, ws: web.WebSocketResponse, text: str, sent_at: int) -> None:
         """Tell the page when its message was stored but starts no run (e.g. after /send off)."""
@@ -287,11 +325,11 @@ def _press_command(data: str) -> str | None:
     return command.strip()[:200] or None
 
 
-def _frame_text(data: str) -> str | None:
+def _frame_text(data: str, *, empty_ok: bool = False) -> str | None:
     """The text of a `{"type":"message","text":"..."}` frame, or None for anything else.
 
     `text` must be a JSON string (null, numbers, lists and objects are refused, D12) of
-    1..MAX_TEXT characters after trimming.
+    1..MAX_TEXT characters after trimming (0 when the frame carries uploads, D154).
     """
     try:
         frame = json.loads(data)
@@ -303,7 +341,7 @@ def _frame_text(data: str) -> str | None:
     if not isinstance(text, str):
         return None
     text = text.strip()
-    return text if 0 < len(text) <= MAX_TEXT else None
+    return text if (0 < len(text) or empty_ok) and len(text) <= MAX_TEXT else None
 
 
 def _same_origin(request: web.Request) -> bool:

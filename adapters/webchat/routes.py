@@ -77,6 +77,10 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
                 "model": model,
                 "howToAddModel": None if model else HOW_TO_ADD_A_MODEL,
                 "commands": commands,
+                "media": {  # what uploads may weigh (D154)
+                    "maxImageBytes": rt.config.agents.defaults.media.max_image_bytes,
+                    "maxUploadBytes": rt.config.agents.defaults.media.max_upload_bytes,
+                },
             }
         )
 

@@ -13,7 +13,7 @@ from core.engine.cluster.events import EventBus, PgEventBus
 from core.features.commands.registry import CommandRegistry
 from core.features.models.resolver import ModelResolver
 from core.features.services import SessionStore
-from core.model.attachments import text_with_placeholders
+from core.model.attachments import human_size, text_with_placeholders
 from core.model.keys import KeyModel
 from core.model.records import TranscriptMessage
 from core.model.text import clean_text
@@ -29,6 +29,7 @@ __all__ = [
     "SessionStore",
     "TranscriptMessage",
     "clean_text",
+    "human_size",
     "now_ms",
     "text_with_placeholders",
 ]

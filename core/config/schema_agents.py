@@ -124,6 +124,9 @@ class MediaConfig(ConfigModel):
 
     max_image_bytes: int = Field(default=10 * 1024 * 1024, ge=0)
     """Larger images reach the model only as a placeholder naming them."""
+    max_upload_bytes: int = Field(default=25 * 1024 * 1024, ge=0)
+    """The largest file (or recording) the web chat takes in an upload (D154); images are held
+    to `maxImageBytes` there too."""
 
 
 class CompactionConfig(ConfigModel):
