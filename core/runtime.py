@@ -29,6 +29,7 @@ from core.engine.outbound.recovery import DeliveryDuties
 from core.engine.outbound.reports import LedgerReports
 from core.engine.runs import Lanes, RunManager, TurnExecutor
 from core.features.access.admission import Admission
+from core.features.access.limits import Limits
 from core.features.access.pairing import PairingService
 from core.features.agent.env import TurnServices
 from core.features.approvals import ApprovalService
@@ -115,6 +116,7 @@ class Runtime:
         )
         self.pairing = PairingService(self.store, self.gate)
         self.access = Admission(config, self.pairing, metrics=self.metrics)
+        self.limits = Limits(config, self.store, metrics=self.metrics)  # D64
         self.live = LiveFeedback(self.gate, config)
         self.reactions = StatusReactions(self.gate, config)
         self.models = ModelResolver(config)
@@ -141,6 +143,7 @@ class Runtime:
             tools=self.tools,
             warm=self.warm,
             tool_env_of=lambda: tool_env,  # built below: its run manager runs this executor
+            limits=self.limits,
         )
         if executor is None:
             from core.features.agent.turn import PydanticAITurnExecutor
@@ -189,9 +192,11 @@ class Runtime:
                 pairing=self.pairing,
                 commands=self.commands,
                 approvals=self.approvals,
+                limits=self.limits,
             ),
             steps=self.inbound,
             answers=self.approvals,
+            limits=self.limits,
         )
         stt_chain = config.voice.stt_chain()
         if stt_chain:  # D78: voice notes are heard on arrival, after admission

@@ -7,6 +7,7 @@ and argument/result helpers); :mod:`core.api.sessions` holds the session vocabul
 :mod:`core.api.testing` the test doubles.
 """
 
+from core.features.access.limits import person_key
 from core.features.access.policy import guarded_channels
 from core.features.commands.parse import (
     SEND_USAGE,
@@ -66,6 +67,7 @@ __all__ = [
     "guarded_channels",
     "is_send_command",
     "parse_send_mode",
+    "person_key",
     "required_text",
     "send_set_text",
     "validation_message",

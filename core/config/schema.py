@@ -316,6 +316,43 @@ class MessagesConfig(ConfigModel):
     queue: QueueConfig = Field(default_factory=QueueConfig)
 
 
+# --- limits (D64) --------------------------------------------------------------------------
+
+
+class LimitSet(ConfigModel):
+    """What one subject may use; an absent field is unlimited (D64)."""
+
+    messages_per_minute: int | None = Field(default=None, ge=0)
+    turns_per_day: int | None = Field(default=None, ge=0)
+    cost_usd_per_day: float | None = Field(default=None, ge=0)
+    cost_usd_per_month: float | None = Field(default=None, ge=0)
+
+    def is_empty(self) -> bool:
+        return all(v is None for v in self.model_dump().values())
+
+
+ROLE_LIMIT_DEFAULTS: dict[str, LimitSet] = {
+    "owner": LimitSet(),
+    "member": LimitSet(messages_per_minute=20),
+    "guest": LimitSet(messages_per_minute=6, turns_per_day=100),
+}
+
+
+class LimitsConfig(ConfigModel):
+    """``limits`` (D64): per role (a role you set replaces its defaults), per agent and per
+    session, counted in the database."""
+
+    owner: LimitSet | None = None
+    member: LimitSet | None = None
+    guest: LimitSet | None = None
+    per_agent: dict[str, LimitSet] = Field(default_factory=dict)
+    per_session: LimitSet | None = None
+
+    def for_role(self, role: str) -> LimitSet:
+        own = getattr(self, role, None)
+        return own if isinstance(own, LimitSet) else ROLE_LIMIT_DEFAULTS[role]
+
+
 # --- logging -------------------------------------------------------------------------------
 
 
@@ -361,6 +398,7 @@ class CrosstalkConfig(ConfigModel):
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     @model_validator(mode="after")
     def _known_binding_agents(self) -> CrosstalkConfig:

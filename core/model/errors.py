@@ -107,5 +107,14 @@ class UnknownRun(RunError):
     pass
 
 
+class LimitStop(RunError):
+    """A cost limit reached before a model request (D64): the run ends `limited`; `text` is
+    the refusal to send ("" when this window's refusal was already sent)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text or "limit reached")
+        self.text = text
+
+
 class LifecycleError(CrosstalkError):
     """The runtime was asked to do something its state forbids (a second ``start``)."""

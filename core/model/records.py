@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, TypedDict
 
-RunStatus = Literal["queued", "running", "ok", "error", "timeout", "aborted"]
-FINAL_RUN_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout", "aborted"})
+RunStatus = Literal["queued", "running", "ok", "error", "timeout", "aborted", "limited"]
+FINAL_RUN_STATUSES: frozenset[str] = frozenset({"ok", "error", "timeout", "aborted", "limited"})
 
 
 @dataclass(slots=True)

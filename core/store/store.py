@@ -17,6 +17,7 @@ from core.store.deliveries import DeliveriesStore
 from core.store.inbound import InboundStore
 from core.store.media import MediaStore
 from core.store.pairing import PairingStore
+from core.store.people import PeopleStore
 from core.store.search import SearchStore
 from core.store.subagents import SubagentStore
 from core.store.summaries import SummariesStore
@@ -35,6 +36,7 @@ class Store(
     SearchStore,
     SummariesStore,
     ActivityStore,
+    PeopleStore,
 ):
     """Async facade over SQLite or PostgreSQL: sessions, transcripts (and their search), runs,
     deliveries, inbound identities, pairing, cron jobs, sub-agents, the cluster's rows, the owner

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
-from plugins.chat_commands import approve, cron, model, pair, send, session, subagents, whoami
+from plugins.chat_commands import approve, cron, model, pair, send, session, subagents, usage, whoami
 from plugins.chat_commands import help as help_cmd
 
 
@@ -19,5 +19,6 @@ def register(ctx: PluginContext) -> None:
         *approve.SPECS,
         help_cmd.SPEC,
         whoami.SPEC,
+        usage.SPEC,
     ):
         ctx.register_command(spec)

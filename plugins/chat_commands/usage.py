@@ -1,7 +1,9 @@
-"""The usage lines of `/status`: which model answered the last run and what it cost."""
+"""The usage lines of `/status` (which model answered the last run and what it cost), and
+`/usage` with the sender's limits (D64)."""
 
 from __future__ import annotations
 
+from core.api.plugins import CommandInvocation, CommandSpec, person_key
 from core.api.sessions import RunRecord, SessionEntry
 
 
@@ -21,3 +23,23 @@ def usage_lines(entry: SessionEntry, last: RunRecord | None) -> list[str]:
             + (f" (last run {usd(float(run_cost))})" if run_cost is not None else "")
         )
     return lines
+
+
+async def handle_usage(inv: CommandInvocation) -> str:
+    """`/usage`: this session's tokens and cost, then one line per limit set for the sender
+    (D64), `<limit>: <used>/<max>`."""
+    env, entry, msg = inv.env, inv.entry, inv.message
+    last = await env.store.last_run(entry.key)
+    lines = [f"⚙️ Usage: {entry.total_tokens or 0} tokens this session"]
+    lines += usage_lines(entry, last)
+    who = person_key(f"{msg.channel}:{msg.sender_id}", inv.person_id)
+    subjects = env.limits.subjects(inv.sender_role, who, entry.agent_id, entry.key)
+    lines += await env.limits.usage_lines(subjects)
+    return "\n".join(lines)
+
+
+SPEC = CommandSpec(
+    name="usage",
+    description="Show this session's usage and your limits",
+    handler=handle_usage,
+)

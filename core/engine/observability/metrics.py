@@ -138,6 +138,12 @@ class _Series:
             [*p, "channel", "account", "reason"],
             registry=r,
         )
+        self.limit_refusals: Counter = Counter(
+            "crosstalk_limit_refusals",
+            "Messages refused and turns stopped by a limit (D64)",
+            [*p, "scope", "limit"],
+            registry=r,
+        )
         r.register(live)  # a collector by its `collect` method
 
 
@@ -186,6 +192,9 @@ class Metrics:
 
     def refusal(self, channel: str, account_id: str, reason: str) -> None:
         self.series.refusals.labels(self.process, channel, account_id, reason).inc()
+
+    def limit_refusal(self, scope: str, limit: str) -> None:
+        self.series.limit_refusals.labels(self.process, scope, limit).inc()
 
     def model_request(self, ref: str, outcome: str, seconds: float) -> None:
         self.series.model_seconds.labels(self.process, ref, outcome).observe(seconds)

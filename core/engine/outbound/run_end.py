@@ -33,6 +33,8 @@ def run_end_message(
         return None  # a stop somebody asked for; a message that joined another turn (D75)
     if status == "timeout":
         return TIMEOUT_NOTICE, "notice"
+    if status == "limited":  # D64: the refusal, once per window ("" when already sent)
+        return (error, "notice") if error else None
     if status == "aborted":
         return f"⚙️ Agent run aborted: {error}", "notice"
     if status == "error" and error and error.startswith("⚠️ "):

@@ -20,7 +20,7 @@ from core.engine.observability.logs import bind_turn
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.runs.lanes import Lanes
 from core.model.approvals import AWAITING, Approval
-from core.model.errors import UnknownRun
+from core.model.errors import LimitStop, UnknownRun
 from core.model.records import RunPatch, TurnWrite
 from core.model.tool_context import ToolContext
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
@@ -426,6 +426,8 @@ class RunManager:
             if self._closing or task.cancelled():
                 return RunOutcome(run.id, "aborted", "aborted")
             raise
+        except LimitStop as stop:  # a cost limit, before a model request (D64)
+            return RunOutcome(run.id, "limited", stop.text)
         except Exception as exc:  # model/tool failures end the run, not the gateway
             log.warning("run %s failed: %s", run.id, exc)
             return RunOutcome(run.id, "error", str(exc) or type(exc).__name__)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.engine.observability.metrics import Metrics
     from core.engine.outbound.channels import ChannelRegistry
+    from core.features.access.limits import Limits
     from core.features.mcp.client import McpClients
     from core.features.models.resolver import ModelResolver
     from core.features.models.warmup import ModelWarmup
@@ -47,6 +48,9 @@ class TurnEnv(Protocol):
     def warmup(self) -> asyncio.Task[object] | None:
         """The model-stack import running at start; a turn waits for it rather than race it."""
 
+    @property
+    def limits(self) -> Limits: ...
+
     def tool_names_for(self, session_key: str, agent_id: str) -> list[str]: ...
 
 
@@ -67,6 +71,7 @@ class TurnServices:
     tools: ToolRegistry
     warm: ModelWarmup
     tool_env_of: Callable[[], ToolEnv]
+    limits: Limits
 
     @property
     def tool_env(self) -> ToolEnv:

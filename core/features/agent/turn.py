@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
 from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
+from core.features.access.limits import person_key
 from core.features.agent.pause import (
     deferred_results,
     mcp_server_of,
@@ -21,6 +22,7 @@ from core.features.agent.pause import (
     requires_approval,
 )
 from core.features.agent.prompts import base_system_prompt
+from core.features.models.cost_gate import COST_GATE, CostGate
 from core.features.models.costs import run_cost
 from core.features.models.provider_errors import provider_failure
 from core.features.models.providers import ANSWERED
@@ -191,6 +193,7 @@ class PydanticAITurnExecutor:
         handler = _stream_handler(on_delta) if on_delta is not None else None
         answered: list[str] = []
         token = ANSWERED.set(answered)
+        gate_token = COST_GATE.set(cost_gate(rt, request, entry))  # D64
         media: list[MediaItem] = []  # what the turn's tools attach to the reply (D78)
         media_token = MEDIA_OUT.set(media)
         from pydantic_ai.exceptions import ModelAPIError
@@ -219,6 +222,7 @@ class PydanticAITurnExecutor:
             raise failures[-1] from None
         finally:
             ANSWERED.reset(token)
+            COST_GATE.reset(gate_token)
             MEDIA_OUT.reset(media_token)
         from pydantic_ai import DeferredToolRequests
 
@@ -376,3 +380,11 @@ def _stream_handler(on_delta: DeltaSink) -> Any:
                 await on_delta(clean_text(text))  # D12: model output, cleaned as it streams
 
     return handle
+
+
+def cost_gate(rt: TurnEnv, request: RunRequest, entry: SessionEntry) -> CostGate | None:
+    """The run's cost limits (D64): its requester's person, its agent, its session."""
+    ctx = request.context
+    who = person_key(ctx.sender, ctx.person_id)
+    subjects = rt.limits.subjects(ctx.role, who, entry.agent_id, entry.key)
+    return CostGate(rt.config, rt.limits, subjects, who) if subjects else None

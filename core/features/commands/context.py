@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from core.features.services import CoreServices
 
 if TYPE_CHECKING:
+    from core.features.access.limits import Limits
     from core.features.access.pairing import PairingService
     from core.features.approvals import ApprovalService
     from core.features.commands.registry import CommandRegistry
@@ -28,6 +29,7 @@ class CommandServices(CoreServices):
     subagents: SubagentRegistry
     pairing: PairingService
     commands: CommandRegistry
+    limits: Limits
     approvals: ApprovalService
 
 

@@ -20,6 +20,7 @@ from core.model.roles import Role
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
+    from core.features.access.limits import Limits
     from core.features.access.pairing import PairingService
     from core.features.approvals import ApprovalService
     from core.features.cron.service import CronService
@@ -41,6 +42,8 @@ class CommandEnv(PluginServices, Protocol):
     def pairing(self) -> PairingService: ...
     @property
     def commands(self) -> CommandRegistry: ...
+    @property
+    def limits(self) -> Limits: ...
     @property
     def approvals(self) -> ApprovalService: ...
 

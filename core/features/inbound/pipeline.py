@@ -41,6 +41,8 @@ class Inbound:
     """Set by `route`: that session, with the message's chat as its reply route."""
     role: Role = "guest"
     """Set by `admission`: the sender's role (D60), never the model's say."""
+    person_id: str | None = None
+    """Set by `route`: the sender's linked person (D65), when linked."""
     notes: dict[str, object] = field(default_factory=dict)
     """Free room for plugin steps to hand something to a later step."""
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from core.engine.outbound.gate import Outbound
 from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
+from core.features.access.limits import person_key
 from core.features.commands.parse import parse_command
 from core.features.commands.registry import CommandInvocation
 from core.features.inbound.dedup import DuplicateCounter, claims_of
@@ -30,6 +31,7 @@ from core.store.inbound import DuplicateInbound
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
     from core.features.access.admission import Admission
+    from core.features.access.limits import Limits
     from core.features.approvals import ApprovalService
     from core.features.commands.registry import CommandEnv, CommandRegistry
     from core.features.services import Services
@@ -44,6 +46,7 @@ BUILT_IN_STEPS = (
     "command",
     "mention",
     "policy",
+    "limits",
     "run",
 )
 
@@ -63,8 +66,11 @@ class Router:
         command_env: CommandEnv,
         steps: InboundSteps | None = None,
         answers: ApprovalService | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.services = services
+        self.limits = limits
+        """D64: what a sender, an agent and a session may use (None: unlimited)."""
         self.answers = answers
         """Pending `ask_user` questions (D73): the requester's next message answers one."""
         self.access = access
@@ -81,6 +87,7 @@ class Router:
             ("command", self._command),
             ("mention", self._mention),
             ("policy", self._policy),
+            ("limits", self._limits),
             ("run", self._run),
         ):
             self.steps.append(InboundStep(name, run))
@@ -183,6 +190,27 @@ class Router:
             )
             return
         await proceed()
+
+    async def _limits(self, inbound: Inbound, proceed: Proceed) -> None:
+        """D64: a message that would start a turn counts against its sender's (person's),
+        agent's and session's limits; over one, it is stored without a run and the sender
+        told once per window."""
+        msg, entry = inbound.message, _entry(inbound)
+        who = person_key(f"{msg.channel}:{msg.sender_id}", inbound.person_id)
+        subjects = (
+            self.limits.subjects(inbound.role, who, entry.agent_id, entry.key)
+            if self.limits
+            else []
+        )
+        refusal = await self.limits.on_arrival(subjects, who) if self.limits and subjects else None
+        if refusal is None:
+            await proceed()
+            return
+        await self._store_only(inbound, f"limit: {refusal.limit}")
+        if refusal.announce:
+            await self.services.gate.deliver(
+                Outbound(refusal.text(), "notice", entry.key, target=msg.reply_to)
+            )
 
     async def _run(self, inbound: Inbound, proceed: Proceed) -> None:
         msg, entry = inbound.message, _entry(inbound)

@@ -13,6 +13,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from core.features.models.cost_gate import COST_GATE
 from core.features.models.providers import ANSWERED
 
 if TYPE_CHECKING:
@@ -54,8 +55,18 @@ class TimedModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        gate = COST_GATE.get()
+        if gate is not None:  # D64: a cost limit stops the turn before this request
+            await gate.before()
+        answered = ANSWERED.get()
+        seen = len(answered) if answered is not None else 0
         async with self._timed():
-            return await super().request(messages, model_settings, model_request_parameters)
+            response = await super().request(messages, model_settings, model_request_parameters)
+        if gate is not None:
+            ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
+            usage = response.usage
+            await gate.after(ref, usage.input_tokens or 0, usage.output_tokens or 0)
+        return response
 
     @asynccontextmanager
     async def request_stream(
@@ -65,6 +76,11 @@ class TimedModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: Any = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        gate = COST_GATE.get()
+        if gate is not None:  # D64
+            await gate.before()
+        answered = ANSWERED.get()
+        seen = len(answered) if answered is not None else 0
         async with (
             self._timed(),
             super().request_stream(
@@ -72,3 +88,7 @@ class TimedModel(WrapperModel):
             ) as stream,
         ):
             yield stream
+        if gate is not None:
+            ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
+            usage = stream.usage()
+            await gate.after(ref, usage.input_tokens or 0, usage.output_tokens or 0)

@@ -1,0 +1,151 @@
+"""D64: limits per person, agent and session, counted in the database, with an injected clock:
+message rate, turns per day, cost per day (stopping a tool loop at the next model request), one
+refusal per window, `/usage`, the metric; one budget shared by two processes on PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from core.api.testing import RecordingAdapter
+from core.runtime import Runtime
+from core.store import Store
+from tests.conftest import ConfigFactory, RuntimeFactory
+from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import text, tool_call
+from tests.pg import fresh_pg_database
+
+T0 = int(dt.datetime(2026, 11, 29, 10, 15, 30, tzinfo=dt.UTC).timestamp() * 1000)
+TG = {"botToken": "1:x", "owners": ["10"], "allowFrom": ["20", "*"], "streaming": "off"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.ms = T0
+
+    def __call__(self) -> int:
+        return self.ms
+
+
+async def _start(
+    make_runtime: RuntimeFactory, extra: dict[str, Any] | None = None
+) -> tuple[Runtime, RecordingAdapter, Clock]:
+    tg = RecordingAdapter("telegram")
+    config = {"session": {"dmScope": "per-channel-peer"}, "channels": {"telegram": TG}}
+    rt = await make_runtime({**config, **(extra or {})}, adapters=[tg])
+    clock = Clock()
+    rt.limits.clock = clock
+    return rt, tg, clock
+
+
+async def say(tg: RecordingAdapter, sender: str, words: str, *, expect: int = 1) -> list[str]:
+    before = len(tg.sent)
+    await tg.say(words, chat_id=sender, sender=sender)
+    if expect:
+        await tg.wait_for("", before + expect, timeout=15)
+    return [t for _, t in tg.sent[before:]]
+
+
+async def test_a_guest_gets_six_messages_a_minute_and_one_refusal(
+    make_runtime: RuntimeFactory,
+) -> None:
+    rt, tg, clock = await _start(make_runtime)
+    for i in range(6):
+        assert await say(tg, "30", f"m{i}") == [f"echo: m{i}"]
+    assert await say(tg, "30", "m6") == [
+        "⏳ Limit reached: messages per minute (6/6). It resets at 10:16 UTC."
+    ]
+    assert await say(tg, "30", "m7", expect=0) == []  # once per window
+    entry = await rt.store.get_session("agent:main:telegram:dm:30")
+    assert entry is not None
+    stored = [m for m in await rt.store.history(entry.session_id) if m.role == "user"]
+    assert [m.plain_text() for m in stored][-2:] == ["m6", "m7"]  # kept, without a run
+    assert (stored[-1].meta or {}).get("noRun") == "limit: messages per minute"
+    clock.ms += 60_000
+    assert await say(tg, "30", "again") == ["echo: again"]
+    assert await say(tg, "10", "owner is unlimited") == ["echo: owner is unlimited"]
+    metrics = rt.metrics.exposition().decode()
+    assert "crosstalk_limit_refusals_total{" in metrics
+    assert 'limit="messages per minute"' in metrics and 'scope="person"' in metrics
+
+
+async def test_turns_per_day_and_usage_lines(make_runtime: RuntimeFactory) -> None:
+    _, tg, clock = await _start(make_runtime, {"limits": {"member": {"turnsPerDay": 2}}})
+    assert await say(tg, "20", "one") == ["echo: one"]
+    assert await say(tg, "20", "/usage") == [
+        "⚙️ Usage: 15 tokens this session\nAnswered by: fake/fake-model\nturns per day: 1/2"
+    ]
+    assert await say(tg, "20", "two") == ["echo: two"]
+    assert await say(tg, "20", "three") == [
+        "⏳ Limit reached: turns per day (2/2). It resets at 00:00 UTC."
+    ]
+    clock.ms += 14 * 3600_000  # the next UTC day
+    assert await say(tg, "20", "four") == ["echo: four"]
+
+
+async def test_cost_stops_a_tool_loop_at_the_next_model_request(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    prices = {"models": [{"id": "fake-model", "cost": {"input": 10_000, "output": 10_000}}]}
+    rt, tg, _ = await _start(
+        make_runtime,
+        {
+            "models": {"providers": {"fake": prices}},
+            "limits": {"member": {"costUsdPerDay": 0.25, "costUsdPerMonth": 100}},
+        },
+    )  # 15 tokens a request at $10 000 per million: $0.15 each
+    fake_model.script(
+        tool_call("sessions_list", {}), tool_call("sessions_list", {}), text("never reached")
+    )
+    replies = await say(tg, "20", "loop")
+    assert replies == ["⏳ Limit reached: cost per day ($0.30/$0.25). It resets at 00:00 UTC."]
+    assert len(fake_model.requests) == 2  # the third request was never made
+    run = await rt.store.last_run("agent:main:telegram:dm:20")
+    assert run is not None and run.status == "limited"
+    usage = await say(tg, "20", "/usage")
+    assert usage[0].endswith("cost per day: $0.30/$0.25\ncost per month: $0.30/$100.00")
+    assert await say(tg, "20", "more", expect=0) == []  # refused again, told once
+
+
+async def test_the_month_refusal_names_its_date() -> None:
+    from core.features.access.limits import Refusal, windows
+
+    _, resets = windows(T0)["cost per month"]
+    text_ = Refusal("person", "cost per month", 5.5, 5, resets).text()
+    assert text_ == (
+        "⏳ Limit reached: cost per month ($5.50/$5.00). It resets at 00:00 UTC on 2026-12-01."
+    )
+
+
+async def test_two_processes_share_one_budget_on_postgresql(
+    make_config: ConfigFactory, tmp_path: Path
+) -> None:
+    config = make_config(
+        {
+            "session": {"dmScope": "per-channel-peer"},
+            "channels": {"telegram": TG},
+            "limits": {"guest": {"messagesPerMinute": 3}},
+        }
+    )
+    async with fresh_pg_database() as url:
+        runtimes, chats = [], []
+        for i in range(2):
+            rt = Runtime(config, store=Store(url, tmp_path / f"state-{i}"))
+            tg = RecordingAdapter("telegram")
+            await rt.start(adapters=[tg], probe_models=False)
+            clock = Clock()
+            rt.limits.clock = clock
+            runtimes.append(rt)
+            chats.append(tg)
+        try:
+            a, b = chats
+            assert await say(a, "30", "1") == ["echo: 1"]
+            assert await say(b, "30", "2") == ["echo: 2"]
+            assert await say(a, "30", "3") == ["echo: 3"]
+            assert await say(b, "30", "4") == [
+                "⏳ Limit reached: messages per minute (3/3). It resets at 10:16 UTC."
+            ]
+        finally:
+            for rt in runtimes:
+                await rt.stop()
