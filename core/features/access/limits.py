@@ -106,7 +106,7 @@ class Limits:
             out.append(Subject("session", f"session:{session_key}", cfg.per_session))
         return [s for s in out if not s.limits.is_empty()]
 
-    async def on_arrival(self, subjects: list[Subject], who: str) -> Refusal | None:
+    async def on_arrival(self, subjects: list[Subject], who: str | None) -> Refusal | None:
         """Count a message that would start a turn; the refusal when a limit says no (the
         message and turn are then not counted)."""
         w = windows(self.clock())

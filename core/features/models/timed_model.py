@@ -90,5 +90,5 @@ class TimedModel(WrapperModel):
             yield stream
         if gate is not None:
             ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
-            usage = stream.usage()
+            usage = stream.usage
             await gate.after(ref, usage.input_tokens or 0, usage.output_tokens or 0)

@@ -74,6 +74,7 @@ async def test_the_router_holds_the_built_in_steps_in_their_order(tmp_path: Path
             "command",
             "mention",
             "policy",
+            "limits",
             "run",
         )
 
