@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
-from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
 from core.features.access.limits import person_key
+from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
 from core.features.agent.pause import (
     deferred_results,
     mcp_server_of,
