@@ -4,7 +4,17 @@
 from __future__ import annotations
 
 from core.api.plugins import PluginContext
-from plugins.chat_commands import approve, cron, model, pair, send, session, subagents, usage, whoami
+from plugins.chat_commands import (
+    approve,
+    cron,
+    model,
+    pair,
+    send,
+    session,
+    subagents,
+    usage,
+    whoami,
+)
 from plugins.chat_commands import help as help_cmd
 
 
