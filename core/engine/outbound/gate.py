@@ -20,6 +20,7 @@ from typing import Literal, TypeVar
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.outbound.channels import ChannelRegistry
 from core.engine.outbound.retry import SendRetry, chat_key
+from core.engine.outbound.target_policy import TargetOf, target_decision
 from core.model.approvals import Button
 from core.model.channel import ChannelAdapter, ChunkRef, SendReceipt
 from core.model.chunking import cut_reply
@@ -252,42 +253,14 @@ class OutboundGate:
     async def decide_target(
         self, message: Outbound, entry: SessionEntry | None, decision: PolicyDecision
     ) -> PolicyDecision:
-        """`decision` (the source's), or a deny of the chat the delivery lands in (D140).
-
-        A delivery whose target is its session's own chat obeys that session; any other (cron
-        and hook turns, announces, tool sends) also obeys every session whose replies go to
-        the target chat, and the configured rules for that chat when none does: a `/send off`
-        or a deny rule there holds whoever speaks. Automated sessions (cron, hook) never
-        count as the chat: their route merely points at it.
-        """
-        target = message.target
-        if not decision.allowed or target is None or not target.channel or not target.to:
-            return decision
-        if entry is not None and entry.kind not in _AUTOMATED and _same_chat(entry, target):
-            return decision
-        found = False
-        for other in await self.store.sessions_at_route(
-            target.channel, target.to, target.account_id
-        ):
-            if other.key == message.session_key or other.kind in _AUTOMATED:
-                continue
-            if not _same_thread(other.last_thread_id, target.thread_id):
-                continue  # another topic of the same group is another chat
-            found = True
-            there = self.decide(other)
-            if not there.allowed:
-                return _at_target(there, other.key)
-        if not found:
-            there = resolve_send_policy(
-                self.policy,
-                override=None,
-                session_key=None,
-                channel=target.channel,
-                chat_type=None,
-            )
-            if not there.allowed:
-                return _at_target(there, f"{target.channel}:{target.to}")
-        return decision
+        """`decision` (the source's), or a deny of the chat the delivery lands in (D140)."""
+        return await target_decision(
+            self.store,
+            self.decide,
+            self.policy,
+            TargetOf(message.session_key, message.target, entry),
+            decision,
+        )
 
     async def _policy_step(self, attempt: Attempt, nxt: Next) -> DeliveryResult:
         decision = self.decide(attempt.entry, attempt.message.session_key)
@@ -438,35 +411,6 @@ class OutboundGate:
             log.info(
                 "delivery %s for %s: %s", result.outcome, attempt.message.session_key, result.reason
             )
-
-
-_AUTOMATED = frozenset({"cron", "hook"})
-"""Session kinds that speak into a chat without being it (D140)."""
-
-
-def _same_chat(entry: SessionEntry, target: DeliveryContext) -> bool:
-    """The session's own route is the target (a thread id compares as text)."""
-    own = session_target(entry)
-    return (
-        own is not None
-        and (own.channel, own.to, own.account_id) == (target.channel, target.to, target.account_id)
-        and _text(own.thread_id) == _text(target.thread_id)
-    )
-
-
-def _same_thread(session_thread: str | None, target_thread: str | int | None) -> bool:
-    return session_thread is None or target_thread is None or session_thread == str(target_thread)
-
-
-def _text(value: str | int | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _at_target(decision: PolicyDecision, where: str) -> PolicyDecision:
-    """The target chat's deny, its reason naming that chat for the delivery log."""
-    return PolicyDecision(
-        decision.action, decision.source, decision.rule_index, f"target {where}: {decision.reason}"
-    )
 
 
 async def send_chunk(
