@@ -29,6 +29,7 @@ from core.engine.outbound.recovery import DeliveryDuties
 from core.engine.outbound.reports import LedgerReports
 from core.engine.runs import Lanes, RunManager, TurnExecutor
 from core.features.access.admission import Admission
+from core.features.access.identities import Identities
 from core.features.access.limits import Limits
 from core.features.access.pairing import PairingService
 from core.features.agent.env import TurnServices
@@ -117,6 +118,7 @@ class Runtime:
         self.pairing = PairingService(self.store, self.gate)
         self.access = Admission(config, self.pairing, metrics=self.metrics)
         self.limits = Limits(config, self.store, metrics=self.metrics)  # D64
+        self.identities = Identities(config, self.store)  # D65
         self.live = LiveFeedback(self.gate, config)
         self.reactions = StatusReactions(self.gate, config)
         self.models = ModelResolver(config)
@@ -193,10 +195,12 @@ class Runtime:
                 commands=self.commands,
                 approvals=self.approvals,
                 limits=self.limits,
+                identities=self.identities,
             ),
             steps=self.inbound,
             answers=self.approvals,
             limits=self.limits,
+            identities=self.identities,
         )
         stt_chain = config.voice.stt_chain()
         if stt_chain:  # D78: voice notes are heard on arrival, after admission

@@ -1,5 +1,5 @@
 """Chat commands: /send, /status, /model, /new, /compact, /stop, /subagents, /pair, /cron,
-/approve, /deny, /help, /whoami."""
+/approve, /deny, /help, /whoami, /usage, /link, /unlink."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from core.api.plugins import PluginContext
 from plugins.chat_commands import (
     approve,
     cron,
+    link,
     model,
     pair,
     send,
@@ -30,5 +31,6 @@ def register(ctx: PluginContext) -> None:
         help_cmd.SPEC,
         whoami.SPEC,
         usage.SPEC,
+        *link.SPECS,
     ):
         ctx.register_command(spec)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.edge.cli.approvals import add_approvals_parser
 from core.edge.cli.client import call, load, resolve_target
+from core.edge.cli.identities import add_identities_parser
 from core.edge.cli.pairing import add_pairing_parser
 from core.model.errors import CrosstalkError
 
@@ -265,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     client(st, requester=False)
     st.set_defaults(fn=_channels_status)
     add_pairing_parser(sub, client)
+    add_identities_parser(sub, client)
     add_approvals_parser(sub, client)
     from core.edge.cli.cron import add_cron_commands
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from core.config import CrosstalkConfig
 from core.edge.http.http_api import OUTCOMES
+from core.edge.http.http_identities import identity_paths
 from core.model.keys import MAX_KEY_LENGTH
 
 ERROR = {
@@ -642,6 +643,7 @@ def openapi_spec(config: CrosstalkConfig | None = None) -> dict[str, Any]:
             **_chat_paths(config),
             **_session_paths(config),
             **_pairing_paths(),
+            **identity_paths(errors),
             **_cluster_paths(),
             **_openai_paths(config),
             **_metrics_paths(),

@@ -21,6 +21,7 @@ from core.edge.http import (
     http_cluster,
     http_cron,
     http_hooks,
+    http_identities,
     http_metrics,
     http_openai,
     http_overview,
@@ -102,6 +103,7 @@ def build_app(rt: Runtime, secret: str, adapters: list[ChannelAdapter]) -> web.A
     app.add_routes(http_api.routes())
     app.add_routes([*http_sessions.routes(), *http_usage.routes(), *http_overview.routes()])
     app.add_routes(http_pairing.routes())
+    app.add_routes(http_identities.routes())
     app.add_routes(http_approvals.routes())
     app.add_routes(http_cluster.routes())
     http_metrics.install(app)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from core.features.services import CoreServices
 
 if TYPE_CHECKING:
+    from core.features.access.identities import Identities
     from core.features.access.limits import Limits
     from core.features.access.pairing import PairingService
     from core.features.approvals import ApprovalService
@@ -30,6 +31,7 @@ class CommandServices(CoreServices):
     pairing: PairingService
     commands: CommandRegistry
     limits: Limits
+    identities: Identities
     approvals: ApprovalService
 
 

@@ -20,6 +20,7 @@ from core.model.roles import Role
 from core.store import SessionEntry
 
 if TYPE_CHECKING:
+    from core.features.access.identities import Identities
     from core.features.access.limits import Limits
     from core.features.access.pairing import PairingService
     from core.features.approvals import ApprovalService
@@ -44,6 +45,8 @@ class CommandEnv(PluginServices, Protocol):
     def commands(self) -> CommandRegistry: ...
     @property
     def limits(self) -> Limits: ...
+    @property
+    def identities(self) -> Identities: ...
     @property
     def approvals(self) -> ApprovalService: ...
 

@@ -31,6 +31,7 @@ from core.store.inbound import DuplicateInbound
 if TYPE_CHECKING:
     from core.engine.outbound.channels import ChannelRegistry
     from core.features.access.admission import Admission
+    from core.features.access.identities import Identities
     from core.features.access.limits import Limits
     from core.features.approvals import ApprovalService
     from core.features.commands.registry import CommandEnv, CommandRegistry
@@ -67,7 +68,10 @@ class Router:
         steps: InboundSteps | None = None,
         answers: ApprovalService | None = None,
         limits: Limits | None = None,
+        identities: Identities | None = None,
     ) -> None:
+        self.identities = identities
+        """D65: who is one person across channels (None: nobody is linked)."""
         self.services = services
         self.limits = limits
         """D64: what a sender, an agent and a session may use (None: unlimited)."""
@@ -119,7 +123,11 @@ class Router:
 
     async def _route(self, inbound: Inbound, proceed: Proceed) -> None:
         msg = inbound.message
-        inbound.session_key = self.session_key_for(msg, owner=inbound.is_owner)
+        if self.identities is not None:  # D65: one person across channels
+            inbound.person_id = await self.identities.person_of(msg.channel, msg.sender_id)
+        inbound.session_key = self.session_key_for(
+            msg, owner=inbound.is_owner, person=inbound.person_id
+        )
         inbound.entry = await self._touch_route(inbound.session_key, msg)
         await proceed()
 
@@ -164,7 +172,13 @@ class Router:
             return
         await self.services.store.claim_only(inbound.claims, session_key=entry.key)
         inv = CommandInvocation(
-            self.command_env, parsed, msg, entry, inbound.is_owner, role=inbound.role
+            self.command_env,
+            parsed,
+            msg,
+            entry,
+            inbound.is_owner,
+            role=inbound.role,
+            person_id=inbound.person_id,
         )
         reply = await self.commands.dispatch(spec, inv)
         if not msg.button:  # a press answers by editing the question it was under
@@ -217,6 +231,7 @@ class Router:
         ctx = replace(
             self.services.context_for(entry, origin=msg.reply_to, role=inbound.role),
             sender=f"{msg.channel}:{msg.sender_id}",
+            person_id=inbound.person_id,
             group_id=None if msg.chat_type == "direct" else f"{msg.channel}:{msg.chat_id}",
         )
         # the message, its run and its identities are stored in one transaction
