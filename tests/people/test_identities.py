@@ -77,7 +77,8 @@ async def test_a_wrong_code_and_the_five_tries_cap(make_runtime: RuntimeFactory)
 
 
 async def test_linked_accounts_count_once_against_limits(make_runtime: RuntimeFactory) -> None:
-    _, tg, dc = await _start(make_runtime, limits={"member": {"messagesPerMinute": 2}})
+    rt, tg, dc = await _start(make_runtime, limits={"member": {"messagesPerMinute": 2}})
+    rt.limits.clock = lambda: 1_795_000_000_000  # one minute throughout
     code = await _link(tg, dc)  # commands do not count
     await say(dc, "77", f"/link {code}")
     assert await say(tg, "20", "a") == ["echo: a"]
