@@ -15,6 +15,7 @@ from plugins.session_tools import (
     sessions_search,
     sessions_send,
     sessions_spawn,
+    subagents,
 )
 
 
@@ -27,6 +28,7 @@ def register(ctx: PluginContext) -> None:
         sessions_send.SPEC,
         sessions_spawn.SPEC,
         agents_list.SPEC,
+        subagents.SPEC,
         ask_user.SPEC,
     ):
         ctx.register_tool(spec)

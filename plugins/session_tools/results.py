@@ -63,6 +63,32 @@ class SessionStatusResult(ToolResult):
         return out
 
 
+class SubagentRow(ToolResult):
+    run_id: str
+    child_session_key: str
+    label: str | None
+    task: str
+    status: Literal["running", "ok", "error", "timeout", "aborted"]
+    started_at: int
+    ended_at: int | None
+
+    def payload(self) -> Json:
+        return self.model_dump(by_alias=True)  # D68: label and endedAt null, not absent
+
+
+class SubagentsListResult(ToolResult):
+    count: int
+    subagents: list[SubagentRow]
+
+    def payload(self) -> Json:
+        return {"count": self.count, "subagents": [r.payload() for r in self.subagents]}
+
+
+class SubagentsCancelResult(ToolResult):
+    status: Literal["ok"] = "ok"
+    run_id: str
+
+
 class SessionsSendResult(ToolResult):
     """`accepted` (the exchange goes on in the background), `ok`, `timeout` or `error`."""
 
@@ -103,4 +129,7 @@ __all__ = [
     "SessionsSearchResult",
     "SessionsSendResult",
     "SessionsSpawnResult",
+    "SubagentRow",
+    "SubagentsCancelResult",
+    "SubagentsListResult",
 ]

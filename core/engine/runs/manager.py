@@ -150,6 +150,8 @@ class RunManager:
         self._queues: dict[str, deque[_Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}
+        self._abort_reasons: dict[str, str] = {}
+        """Why a running turn was aborted, by run id, for its outcome (D68: a cancel says so)."""
         self._admitting: dict[str, _Pending] = {}  # dequeued, waiting for a lane slot
         self._pending: dict[str, _Pending] = {}
         self._listeners: list[RunListener] = []
@@ -305,6 +307,7 @@ class RunManager:
             stopped += 1
         active = self._active.get(session_key)
         if active is not None:
+            self._abort_reasons[active[0].run.id] = reason  # the run's outcome says why
             active[1].cancel()
             stopped += 1
         if self.claims is not None and not here_only:
@@ -424,7 +427,7 @@ class RunManager:
             return RunOutcome(run.id, "timeout", f"run timed out after {request.timeout_seconds}s")
         except asyncio.CancelledError:
             if self._closing or task.cancelled():
-                return RunOutcome(run.id, "aborted", "aborted")
+                return RunOutcome(run.id, "aborted", self._abort_reasons.pop(run.id, "aborted"))
             raise
         except LimitStop as stop:  # a cost limit, before a model request (D64)
             return RunOutcome(run.id, "limited", stop.text)

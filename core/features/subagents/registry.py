@@ -38,6 +38,7 @@ async def _sole_process(_name: str) -> bool:
 
 
 STOPPED_REASON = "stopped by the requester"
+CANCELLED_REASON = "cancelled by the session that started it"
 
 
 class SubagentRegistry:
@@ -227,6 +228,13 @@ class SubagentRegistry:
             if current is not None and current.outcome is not None:
                 self._spawn(self._finish(rec.run_id))
         return False
+
+    async def cancel_run(self, rec: SubagentRecord) -> bool:
+        """`subagents {action: "cancel"}` (D68): abort a running child; unlike a `/stop` it is
+        announced, ending `aborted` with the reason in its notes."""
+        if rec.outcome is not None:
+            return False
+        return await self.services.runs.abort_session(rec.child_key, CANCELLED_REASON) > 0
 
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""

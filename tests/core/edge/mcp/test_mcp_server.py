@@ -40,6 +40,7 @@ ALL_TOOLS = [
     "sessions_send",
     "sessions_spawn",
     "agents_list",
+    "subagents",
 ]
 
 
