@@ -30,6 +30,7 @@ from adapters.base import (
     ChannelAdapter,
     ChunkRef,
     InboundSink,
+    MediaItem,
     SendReceipt,
 )
 from adapters.previews import EditablePreviews
@@ -85,6 +86,8 @@ class SlackAdapter(EditablePreviews):
     text_limit = TEXT_LIMIT
     reconcile = "lookup"  # D16: chunks carry their delivery id in message metadata
     chunk_refs = True
+    media_limit = 1024 * 1024 * 1024  # Slack takes files up to 1 GB (D150)
+    media_reconcile = "resend"  # an upload has no metadata to be found by (D78)
 
     def __init__(
         self,
@@ -547,6 +550,31 @@ class SlackAdapter(EditablePreviews):
         except _NETWORK_ERRORS as exc:
             raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
         return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """An uploaded file shared in the chat with its caption (files_upload_v2, D78): Slack
+        shows images inline and plays audio. An upload carries no metadata to look it up by,
+        so an in-doubt item is resent once after a crash and marked (`media_reconcile`)."""
+        client, channel = self._where(target)
+        thread_ts = str(target.thread_id) if target.thread_id is not None else None
+        try:
+            resp = await client.files_upload_v2(
+                content=media.data,
+                filename=media.name,
+                title=media.name,
+                channel=channel,
+                initial_comment=media.caption or None,
+                thread_ts=thread_ts,
+            )
+        except SlackApiError as exc:
+            raise map_api_error(exc, where=f"{self.name} files_upload_v2 {channel}") from exc
+        except _NETWORK_ERRORS as exc:
+            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
+        uploaded = resp.get("file")
+        file_id = uploaded.get("id") if isinstance(uploaded, dict) else None
+        return SendReceipt(message_id=str(file_id) if file_id else None)
 
     async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
         """D74: 👀 while the turn runs, replaced by ✅ or ❌ (Slack names its emoji)."""

@@ -65,6 +65,8 @@ class FakeSlack(EmulatorServer):
         self.sockets: list[web.WebSocketResponse] = []
         self.files: dict[str, bytes] = {}
         self.posted: list[dict[str, Any]] = []  # bot messages (with "channel"), for replies
+        self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id → filename, data
+        self.uploads: list[dict[str, Any]] = []  # files shared by the bot (D78)
         #: envelopes sent and not acked yet, by envelope id (redelivered like Slack does)
         self.unacked: dict[str, dict[str, Any]] = {}
         #: when True, a new socket first gets every envelope never acked (as Slack retries
@@ -78,6 +80,7 @@ class FakeSlack(EmulatorServer):
 
     def _setup_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/files/{file_id}/{name}", self._file)
         app.router.add_get("/link/", self._socket)
 
@@ -411,6 +414,50 @@ class FakeSlack(EmulatorServer):
         result = self._result(method, params, token)
         return json_response(result, headers={"x-oauth-scopes": "chat:write,app_mentions:read"})
 
+    async def _upload(self, request: web.Request) -> web.Response:
+        """Step 2 of files_upload_v2: the bytes, posted to the URL step 1 gave (D78)."""
+        file_id = request.match_info["file_id"]
+        if file_id not in self.pending_uploads:
+            return web.Response(status=404, text="unknown upload")
+        self.pending_uploads[file_id]["data"] = await request.read()
+        self.record(Call("upload", {"file_id": file_id}, None, request.path))
+        return web.Response(text="OK - 1")
+
+    def _files(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """files.getUploadURLExternal and files.completeUploadExternal (D78): the completed
+        files are shared in the channel as one message carrying them."""
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{len(self.pending_uploads) + 1:08d}"
+            self.pending_uploads[file_id] = {"filename": params.get("filename"), "data": None}
+            return {
+                "ok": True,
+                "upload_url": f"{self.base_url}/upload/{file_id}",
+                "file_id": file_id,
+            }
+        files = params.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        done = []
+        for f in files:
+            pending = self.pending_uploads.get(str(f.get("id")))
+            if pending is None or pending["data"] is None:
+                return {"ok": False, "error": "file_not_found"}
+            done.append({"id": f["id"], "name": pending["filename"], "title": f.get("title")})
+            self.uploads.append({"channel": params.get("channel_id"), **pending})
+        if params.get("channel_id"):
+            ts = self.next_ts()
+            message = {
+                "type": "message",
+                "text": params.get("initial_comment") or "",
+                "user": self.bot_user_id,
+                "bot_id": self.bot_id,
+                "ts": ts,
+                "files": done,
+            }
+            if params.get("thread_ts"):
+                message["thread_ts"] = params["thread_ts"]
+            self.posted.append({**message, "channel": params["channel_id"]})
+        return {"ok": True, "files": done}
+
     def _result(self, method: str, params: dict[str, Any], token: str | None) -> dict[str, Any]:
         if method == "apps.connections.open":
             if token != self.app_token:
@@ -437,6 +484,8 @@ class FakeSlack(EmulatorServer):
                 "bot_id": self.bot_id,
                 "is_enterprise_install": False,
             }
+        if method in ("files.getUploadURLExternal", "files.completeUploadExternal"):
+            return self._files(method, params)
         if method == "chat.update":
             shown = next(
                 (

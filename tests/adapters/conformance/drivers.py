@@ -657,6 +657,17 @@ class SlackDriver(FakeDriver):
             for m in self.sl.posted
         ]
 
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        """Slack shows a shared file by its type (images inline, audio a player)."""
+        kinds = {"image": "image", "audio": "audio"}
+        out: list[SentMedia] = []
+        for upload in self.sl.uploads:
+            mime = mimetypes.guess_type(str(upload["filename"]))[0] or ""
+            out.append((kinds.get(mime.split("/")[0], "file"), bytes(upload["data"])))
+        return out
+
     def address(self, reply: Reply) -> str:
         return f"channel:{reply.chat}"
 
