@@ -37,7 +37,7 @@ async def _decide(request: web.Request, verdict: str) -> web.Response:
         approval_id, "approved" if verdict == "approve" else "denied", by=DECIDED_BY
     )
     if result.approval is None:
-        unknown = (result.error or "").startswith("No approval")
+        unknown = (result.error or "").startswith("No pending approval")
         return _error(
             404 if unknown else 409,
             result.error or "not decided",

@@ -140,7 +140,7 @@ class ApprovalService:
         store = self.services.store
         known = await store.question(key)
         if known is None or known.kind != "approval":
-            return DecideResult(None, f"No approval with id {key}.")
+            return DecideResult(None, f"No pending approval with id {key}.")
         decision = await store.decide_question(
             key, verdict, by=by, now=self.clock(), owner=self.owner
         )
