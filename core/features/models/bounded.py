@@ -1,11 +1,11 @@
 """Provider answers bounded in bytes and in idle time (D142).
 
 An endless or enormous body (a broken proxy, a hostile endpoint) would otherwise grow the
-gateway until the turn's timeout, and a huge answer would be relayed whole. The OpenAI and
-Anthropic SDKs' HTTP clients get a response hook that wraps each body in :class:`BoundedBody`
-before the SDK reads it, for plain answers and streams alike: past `max_bytes` the read fails
-as a connection error, after `idle` seconds without a byte as a timeout, so the turn ends with
-D12's provider failure notice (the log keeps the detail).
+gateway until the turn's timeout, and a huge answer would be relayed whole. The HTTP clients
+of the OpenAI, Anthropic and Gemini SDKs get a response hook that wraps each body in
+:class:`BoundedBody` before the SDK reads it, for plain answers and streams alike: past
+`max_bytes` the read fails as a connection error, after `idle` seconds without a byte as a
+timeout, so the turn ends with D12's provider failure notice (the log keeps the detail).
 """
 
 from __future__ import annotations
@@ -27,6 +27,17 @@ def bounded_anthropic_client(max_bytes: int, idle: float) -> Any:
     from anthropic import DefaultAsyncHttpxClient
 
     return DefaultAsyncHttpxClient(event_hooks={"response": [bounded_hook(max_bytes, idle)]})
+
+
+def bounded_google_client(max_bytes: int, idle: float) -> Any:
+    """An httpx2 client for Gemini with pydantic-ai's own timeout (20 minutes for long decodes,
+    5 s to connect) and every body bounded."""
+    import httpx2
+
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(1200, connect=5),
+        event_hooks={"response": [bounded_hook(max_bytes, idle)]},
+    )
 
 
 def bounded_hook(max_bytes: int, idle: float) -> Any:

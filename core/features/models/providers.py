@@ -96,10 +96,16 @@ def _build(
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
 
+        from core.features.models.bounded import bounded_google_client
+
         return GoogleModel(
             model_id,
             settings=settings,
-            provider=GoogleProvider(api_key=api_key or "none", base_url=cfg.base_url),
+            provider=GoogleProvider(
+                api_key=api_key or "none",
+                base_url=cfg.base_url,
+                http_client=bounded_google_client(cfg.max_response_bytes, cfg.idle_timeout_seconds),
+            ),
         )
     if cfg.api == "ollama":
         from pydantic_ai.models.ollama import OllamaModel

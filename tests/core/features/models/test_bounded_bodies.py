@@ -51,6 +51,7 @@ async def provider() -> AsyncIterator[Callable[[Handler], Any]]:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", handler)
         app.router.add_post("/v1/messages", handler)
+        app.router.add_post("/{gemini:v1beta/.*}", handler)
         runner = web.AppRunner(app, shutdown_timeout=0.1)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -94,8 +95,9 @@ async def test_an_unbounded_provider_answer_fails_the_turn_visibly(
     assert notice == f"⚠️ The model provider failed ({why}). Details are in the gateway log."
 
 
-async def test_an_endless_anthropic_answer_fails_the_turn_visibly(
-    make_runtime: RuntimeFactory, provider: Callable[[Handler], Any]
+@pytest.mark.parametrize("api", ["anthropic-messages", "google-gemini"])
+async def test_an_endless_anthropic_or_gemini_answer_fails_the_turn_visibly(
+    make_runtime: RuntimeFactory, provider: Callable[[Handler], Any], api: str
 ) -> None:
     base = await provider(endless)
     chat = RecordingAdapter()
@@ -103,18 +105,20 @@ async def test_an_endless_anthropic_answer_fails_the_turn_visibly(
         {
             "models": {
                 "providers": {
-                    "claude": {
+                    "other": {
                         "baseUrl": base.removesuffix("/v1"),
                         "apiKey": "k",
-                        "api": "anthropic-messages",
+                        "api": api,
                         "maxResponseBytes": 1_048_576,
                     }
                 }
             },
-            "agents": {"defaults": {"model": "claude/claude-x"}},
+            "agents": {"defaults": {"model": "other/model-x"}},
         },
         adapters=[chat],
     )
     await chat.say("hello")
     [(_, notice)] = await chat.wait_for("⚠️", timeout=60)
-    assert notice.startswith("⚠️ The model provider failed (")
+    assert (
+        notice == "⚠️ The model provider failed (connection error). Details are in the gateway log."
+    )
