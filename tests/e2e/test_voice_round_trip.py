@@ -1,4 +1,5 @@
-"""The offline voice round trip on each platform fake (D78): Debian's espeak-ng speaks a
+"""The offline voice round trip on each platform fake with media (D78; Telegram, Discord,
+Slack, the web chat): Debian's espeak-ng speaks a
 sentence (with a little noise, as a microphone would), ffmpeg encodes it as OGG/Opus, it arrives
 as the platform's voice message, the local engine (pocketsphinx) transcribes it, the fake model
 receives text with the sentence's key words, and the reply arrives as text and as a voice note
@@ -6,14 +7,24 @@ that espeak-ng spoke (replyWithVoice: auto). Nothing here touches a network beyo
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp.test_utils import TestServer
 
+from adapters.webchat.adapter import WebchatAdapter
+from core.edge.http.server import build_app
+from core.runtime import Runtime
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
+from tests.conftest import ConfigFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
+from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.speech import KEY_WORDS, spoken_ogg
 
@@ -64,3 +75,58 @@ async def test_discord_voice_round_trip(
     assert upload["filename"] == "reply.ogg" and bytes(upload["data"]).startswith(b"OggS")
     texts = [c.params.get("content") or "" for c in fake_discord.created_messages()]
     assert any(all(word in t for word in KEY_WORDS) for t in texts), texts
+
+
+async def test_slack_voice_round_trip(
+    fake_slack: FakeSlack,
+    fake_model: FakeModelServer,
+    slack_rt: SlackRuntime,  # noqa: F811
+) -> None:
+    await slack_rt(VOICE)
+    clip = {**fake_slack.add_file("audio_message.ogg", "audio/ogg", spoken_ogg())}
+    clip["subtype"] = "slack_audio"  # a clip recorded in Slack: a voice note
+    event = fake_slack.message_event("D0DM0009", "", subtype="file_share")
+    event["files"] = [clip]
+    await fake_slack.push_event(event)
+    await fake_slack.wait_for("files.completeUploadExternal", timeout=90)
+    asked = heard(fake_model)
+    assert all(word in asked for word in KEY_WORDS), asked
+    [upload] = fake_slack.uploads
+    assert upload["filename"] == "reply.ogg" and bytes(upload["data"]).startswith(b"OggS")
+    [text] = fake_slack.calls_for("chat.postMessage")
+    assert all(word in text.params["text"] for word in KEY_WORDS)
+
+
+async def test_webchat_voice_round_trip(
+    make_config: ConfigFactory, fake_model: FakeModelServer
+) -> None:
+    """A recording from the page (D154) is heard and answered with text and an audio player."""
+    rt = Runtime(make_config(VOICE))
+    adapter = WebchatAdapter.for_gateway(rt.pages)
+    await rt.start(adapters=[adapter], probe_models=False)
+    server = TestServer(build_app(rt, "test-token", [adapter]))
+    await server.start_server()
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(server.make_url("/ws?token=test-token")) as ws,
+        ):
+            await ws.receive(timeout=5)  # history
+            data = base64.b64encode(spoken_ogg()).decode()
+            voice = {"name": "voice.ogg", "mime": "audio/ogg", "data": data, "voice": True}
+            await ws.send_str(json.dumps({"type": "message", "text": "", "attachments": [voice]}))
+            frames: dict[str, dict[str, Any]] = {}
+            while "media" not in frames:
+                frame = json.loads((await ws.receive(timeout=90)).data)
+                frames.setdefault(frame["type"], frame)
+            note = frames["media"]["media"]
+            assert note["kind"] == "voice" and note["mime"] == "audio/ogg"
+            assert all(word in frames["message"]["text"] for word in KEY_WORDS)
+            auth = {"Authorization": "Bearer test-token"}
+            async with http.get(server.make_url(f"/webchat/media/{note['id']}"), headers=auth) as r:
+                assert (await r.read()).startswith(b"OggS")
+        asked = heard(fake_model)
+        assert all(word in asked for word in KEY_WORDS), asked
+    finally:
+        await server.close()
+        await rt.stop()
