@@ -182,6 +182,9 @@ async def serve(config: CrosstalkConfig) -> None:
     """Run in the foreground until SIGINT/SIGTERM."""
     t0 = time.perf_counter()
     gw = await start_gateway(config)
+    from core.engine.observability.logs import redact_also
+
+    redact_also(gw.token)  # a generated token is in no config, and stays out of the log (D143)
     print(f"Crosstalk gateway ready in {time.perf_counter() - t0:.2f}s", flush=True)
     print(f"State: {gw.runtime.state_dir} (CROSSTALK_STATE_DIR picks another)", flush=True)
     print(gw.web_chat_line(), flush=True)

@@ -86,6 +86,15 @@ class RedactFilter(logging.Filter):
         return True
 
 
+def redact_also(secret: str) -> None:
+    """Add a secret that is not in the config (the token generated into the state directory)
+    to every redacting handler of the process (D143)."""
+    for handler in logging.getLogger().handlers:
+        for flt in handler.filters:
+            if isinstance(flt, RedactFilter) and len(secret) >= 6 and secret not in flt.secrets:
+                flt.secrets.append(secret)
+
+
 def formatter(fmt: LogFormat) -> logging.Formatter:
     if fmt == "json":
         from pythonjsonlogger.json import JsonFormatter  # only for JSON logs (D56)

@@ -17,7 +17,7 @@ import pytest
 from core.config import config_secrets, validate_config
 from core.edge.http.connections import GatewayRunner
 from core.edge.http.server import build_app
-from core.engine.observability.logs import RepeatLimitFilter, configure_logging
+from core.engine.observability.logs import RepeatLimitFilter, configure_logging, redact_also
 from tests.conftest import RuntimeFactory
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -110,8 +110,11 @@ def test_secrets_are_redacted_from_every_line_at_every_level() -> None:
             "POST %s", "https://api.telegram.org/bot123456:SECRET-bot-token/getUpdates"
         )
         logging.getLogger("telegram.ext").debug("token 123456:SECRET-bot-token in use")
+        redact_also("generated-gateway-token")  # the state directory's, in no config
+        logging.getLogger("aiohttp.access").info("GET /?token=generated-gateway-token")
         out = stream.getvalue()
-        assert "SECRET-bot-token" not in out and out.count("***") == 2
+        assert "SECRET-bot-token" not in out and "generated-gateway-token" not in out
+        assert out.count("***") == 3
     finally:
         root.handlers[:] = kept
         root.setLevel(level)
