@@ -100,6 +100,14 @@ class SessionsSendResult(ToolResult):
     delivery: Json | None = None
 
 
+class SessionsSendModeResult(ToolResult):
+    """D70: `{status: "ok", mode: "notify"}`, `{status: "accepted", mode: "steer", runId}`."""
+
+    status: Literal["ok", "accepted"]
+    mode: Literal["notify", "steer"]
+    run_id: str | None = None
+
+
 class SessionsSpawnResult(ToolResult):
     status: Literal["accepted"] = "accepted"
     child_session_key: str
@@ -127,6 +135,7 @@ __all__ = [
     "SessionsHistoryResult",
     "SessionsListResult",
     "SessionsSearchResult",
+    "SessionsSendModeResult",
     "SessionsSendResult",
     "SessionsSpawnResult",
     "SubagentRow",

@@ -32,8 +32,10 @@ from core.api.plugins import (
 from core.api.sessions import (
     InvalidSessionKey,
     RunRequest,
+    TranscriptMessage,
     hop_error,
     normalize_agent_id,
+    now_ms,
     session_target,
 )
 from plugins.session_tools.a2a import LANE, A2ASend, message_context, run_a2a_flow
@@ -44,7 +46,7 @@ from plugins.session_tools.resolve import (
     resolve_reference,
     spawned_by_requester,
 )
-from plugins.session_tools.results import SessionsSendResult
+from plugins.session_tools.results import SessionsSendModeResult, SessionsSendResult
 from plugins.session_tools.visibility import Visibility, a2a_policy, visibility_for
 
 if TYPE_CHECKING:
@@ -71,6 +73,9 @@ class SessionsSendArgs(ToolArgs):
     agent_id: str | None = None
     message: str | None = None
     timeout_seconds: float | None = None
+    mode: Literal["run", "notify", "steer"] = "run"
+    """D70: `run` (a turn in the target), `notify` (context only, no turn), `steer` (into
+    the target's running turn; as `run` when it is idle)."""
 
     @field_validator("timeout_seconds", mode="before")
     @classmethod
@@ -169,9 +174,25 @@ async def _limit_error(env: ToolEnv, ctx: ToolContext) -> str | None:
     return hop_error(ctx, limits.hop_budget) or await env.send_limiter.acheck(ctx.session_key)
 
 
+async def notify(env: ToolEnv, ctx: ToolContext, key: str, message: str) -> None:
+    """`mode: "notify"` (D70): the message joins the target's transcript as inter-session
+    context, read by its next turn; no turn starts and nothing is delivered."""
+    entry = await env.store.get_session(key)
+    if entry is None:
+        entry = await env.ensure_session(key)
+    sender = ctx.session_key.strip() or "unknown"
+    note = TranscriptMessage.text(
+        "user",
+        f"[Inter-session message from {sender}; no reply expected]\n{message}",
+        now_ms(),
+        meta={"interSession": {"from": sender, "mode": "notify"}},
+    )
+    await env.store.append_messages(entry, [note])
+
+
 async def sessions_send(
     env: ToolEnv, ctx: ToolContext, args: SessionsSendArgs
-) -> SessionsSendResult:
+) -> SessionsSendResult | SessionsSendModeResult:
     message = required_text(args.message, "message")
     timeout = floor_clamp(args.timeout_seconds, default=DEFAULT_TIMEOUT, lo=0) or 0
     run_id = str(uuid.uuid4())
@@ -184,6 +205,10 @@ async def sessions_send(
         log.warning("sessions_send from %s to %s refused: %s", ctx.session_key, target.key, limited)
         raise ToolRefused(limited, status="error", run_id=run_id, sessionKey=target.display)
     entry = await env.store.get_session(target.key)
+    if args.mode == "notify":
+        await notify(env, ctx, target.key, message)
+        return SessionsSendModeResult(status="ok", mode="notify")
+    steering = args.mode == "steer" and (await env.store.session_activity(target.key)).running > 0
     run_ctx = ctx.next_hop(
         target.key,
         env.keys.agent_of(target.key),
@@ -210,6 +235,8 @@ async def sessions_send(
         raise ToolRefused(
             str(exc) or "error", status="error", run_id=run_id, sessionKey=target.display
         ) from None
+    if steering:  # the running turn takes it in (D70, D75), or it is the next turn
+        return SessionsSendModeResult(status="accepted", mode="steer", run_id=run.id)
     send = A2ASend(
         ctx=ctx,
         target_key=target.key,
