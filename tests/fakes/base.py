@@ -9,7 +9,9 @@ what every fake needs and what is easy to get subtly wrong in tests:
 * a record of every call plus :meth:`EmulatorServer.wait_for`, which waits on an event with a
   deadline instead of sleeping, so tests are both fast and deterministic;
 * one-shot failure injection (:meth:`EmulatorServer.fail_next`) whose response body each fake
-  shapes like its platform does.
+  shapes like its platform does;
+* held answers (:meth:`EmulatorServer.hold_next`): a call takes effect and its answer waits, so
+  a test can kill the client between a send and its receipt (D16).
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ class EmulatorServer:
         self.port: int = 0
         self.app = web.Application()
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
+        self._holds: dict[str, int] = defaultdict(int)
+        #: calls whose answer is being held now (see :meth:`hold_next`)
+        self.held: list[str] = []
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
         self._websockets: set[web.WebSocketResponse] = set()
@@ -193,6 +198,21 @@ class EmulatorServer:
         """
         for _ in range(times):
             self._failures[method].append(Failure(status, body, dict(headers or {}), retry_after))
+
+    def hold_next(self, method: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` take effect (the message is shown), then their
+        answer is held until the fake stops: the client never sees its receipt, as when the
+        process is killed between a send and the platform's answer (D16)."""
+        self._holds[method] += times
+
+    async def _hold(self, method: str) -> None:
+        """Each fake awaits this after a call took effect and before answering it."""
+        if self._holds.get(method, 0) <= 0:
+            return
+        self._holds[method] -= 1
+        self.held.append(method)
+        self._notify()
+        await self._stopping.wait()
 
     def _take_failure(self, method: str) -> Failure | None:
         queue = self._failures.get(method)

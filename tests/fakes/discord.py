@@ -643,6 +643,7 @@ class FakeDiscord(EmulatorServer):
                 self.nonces[str(nonce)] = msg
             if self.echo_own_messages:
                 await self._deliver(msg)
+        await self._hold("upload" if params.get("files") else name)  # hold_next("upload")
         return json_response(msg)
 
     async def press(

@@ -412,6 +412,7 @@ class FakeSlack(EmulatorServer):
             call.status = failure.status
             return self._error(failure)
         result = self._result(method, params, token)
+        await self._hold(method)
         return json_response(result, headers={"x-oauth-scopes": "chat:write,app_mentions:read"})
 
     async def _upload(self, request: web.Request) -> web.Response:

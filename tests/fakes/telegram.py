@@ -394,6 +394,7 @@ class FakeTelegram(EmulatorServer):
         if isinstance(result, web.Response):
             call.status = result.status
             return result
+        await self._hold(method)
         return json_response({"ok": True, "result": result})
 
     def _result(self, method: str, params: dict[str, Any]) -> Any:
