@@ -106,8 +106,9 @@ class Driver(abc.ABC):
     #: The platform has no link markup: a link shows as its text followed by the URL.
     links_inline: ClassVar[bool] = False
     #: What a one-off "unavailable, try later" (HTTP 503) on a send leads to: "retried" by the
-    #: gate (the platform did not process it) or "failed" (recorded, never sent twice).
-    server_error: ClassVar[str] = "failed"
+    #: gate (every adapter raises ChannelUnavailable for a 5xx, D142) or "failed" (a platform
+    #: where a resend could double the message: recorded, never sent twice).
+    server_error: ClassVar[str] = "retried"
     #: The adapter sends media (D78) and `sent_media` reads them back.
     media_out: ClassVar[bool] = False
 
