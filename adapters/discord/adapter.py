@@ -213,7 +213,9 @@ class DiscordAdapter(EditablePreviews):
         await self._ready.wait()
 
     def status(self) -> AdapterStatus:
-        extra = {"botId": str(self._bot_id)} if self._bot_id is not None else {}
+        extra: dict[str, str | int] = (
+            {"botId": str(self._bot_id)} if self._bot_id is not None else {}
+        )
         sup = self._sup
         if sup is None:
             state: AdapterState = "failed" if self._failed else "stopped"

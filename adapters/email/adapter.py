@@ -115,7 +115,7 @@ class EmailAdapter(ChannelAdapter):
         await self.close()
 
     def status(self) -> AdapterStatus:
-        extra = {"address": self.config.from_address}
+        extra: dict[str, str | int] = {"address": self.config.from_address}
         sup = self._sup
         if sup is None:
             state: AdapterState = "failed" if self._failed else "stopped"

@@ -151,7 +151,7 @@ class MatrixAdapter(EditablePreviews):
         await self._teardown()
 
     def status(self) -> AdapterStatus:
-        extra = {"userId": self.config.user_id}
+        extra: dict[str, str | int] = {"userId": self.config.user_id}
         if self._client is not None and self._client.device_id:
             extra["deviceId"] = self._client.device_id
         sup = self._sup

@@ -101,7 +101,7 @@ class SignalAdapter(ChannelAdapter):
         return self.account or None
 
     def status(self) -> AdapterStatus:
-        extra = {"account": self.account}
+        extra: dict[str, str | int] = {"account": self.account}
         sup = self._sup
         if sup is None:
             state: AdapterState = "failed" if self._failed else "stopped"

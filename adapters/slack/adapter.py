@@ -150,7 +150,7 @@ class SlackAdapter(EditablePreviews):
             session = self._handler.client.current_session
             if session is None or session.closed:
                 state, detail = "retrying", "socket mode reconnecting"
-        extra: dict[str, str] = {"mode": self.mode}
+        extra: dict[str, str | int] = {"mode": self.mode}
         if self._bot is not None:
             extra["botUserId"] = self._bot.user_id
         if self._sup is not None and self._sup.holder:

@@ -153,7 +153,7 @@ class TelegramAdapter(EditablePreviews):
         await self._teardown()
 
     def status(self) -> AdapterStatus:
-        extra: dict[str, str] = {"mode": self.config.mode}
+        extra: dict[str, str | int] = {"mode": self.config.mode}
         if self._bot_username:
             extra["botUsername"] = self._bot_username
         sup = self._sup

@@ -112,7 +112,7 @@ class WhatsAppAdapter(ChannelAdapter):
         return self._sink is not None
 
     def status(self) -> AdapterStatus:
-        extra = {"phoneNumberId": self.phone_number_id}
+        extra: dict[str, str | int] = {"phoneNumberId": self.phone_number_id}
         if self.display_number:
             extra["phoneNumber"] = self.display_number
         sup = self._sup

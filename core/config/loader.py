@@ -80,8 +80,10 @@ def _parse_file(path: Path) -> dict[str, Any]:
     if suffix in (".yaml", ".yml"):
         import yaml  # parsers imported for the format in use (D56)
 
+        from core.config.yaml_unique import load_unique
+
         try:
-            data = yaml.safe_load(text)
+            data = load_unique(text)  # a key twice in one mapping is an error (D135)
         except yaml.YAMLError as exc:
             raise ConfigError([_yaml_error(path, exc)], path) from None
         cycle = alias_cycle(data)
@@ -93,7 +95,7 @@ def _parse_file(path: Path) -> dict[str, Any]:
         import json5
 
         try:
-            data = json5.loads(text)
+            data = json5.loads(text, allow_duplicate_keys=False)  # D135
         except ValueError as exc:
             message = str(exc).replace("<string>:", f"{path}:", 1)
             if not message.startswith(str(path)):

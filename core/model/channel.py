@@ -122,7 +122,8 @@ class AdapterStatus:
     account_id: str
     state: AdapterState
     detail: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str | int] = field(default_factory=dict)
+    """Figures of the platform's own, as JSON values: a count is an int (D134)."""
 
     def to_wire(self) -> dict[str, object]:
         return {

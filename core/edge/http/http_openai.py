@@ -25,6 +25,7 @@ from core.edge.http.openai_run import Usage, failure_message, failure_response, 
 from core.edge.http.openai_session import Exchange, retry_claim
 from core.edge.http.openai_session import remember as remember_conversation
 from core.edge.http.openai_target import SESSION_HEADER, resolve_target
+from core.edge.http.sse import ClientStream
 from core.model.errors import CrosstalkError
 from core.store.inbound import Claim, DuplicateInbound
 
@@ -186,13 +187,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         await idempotency.remember(rt, claim, 200, body)
         await _remember_conversation(rt, target.session_key, conversation, outcome.reply)
         return web.json_response(body)
-    resp = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await resp.prepare(request)
+    resp = await ClientStream.open(request, "chat.completions stream")
     await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
     streamed = ""
-    async for piece in turn.pieces():
+    async for piece in turn.pieces():  # to the end even when the client left (D134)
         streamed += piece
         await resp.write(_chunk(cid, model, {"content": piece}))
     outcome = await turn.outcome()
@@ -208,8 +206,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         await _remember_failure(rt, claim, outcome)
         await resp.write(_sse(error_body(failure_message(outcome), "server_error", outcome.status)))
     await resp.write(b"data: [DONE]\n\n")
-    await resp.write_eof()
-    return resp
+    return await resp.end()
 
 
 async def _remember_conversation(
@@ -254,10 +251,7 @@ async def _replay(
     body, status = first["body"], int(first["status"])
     if not stream or status != 200:
         return web.json_response(body, status=status)
-    resp = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await resp.prepare(request)
+    resp = await ClientStream.open(request, "chat.completions replay")
     cid, model = str(body.get("id")), str(body.get("model"))
     text = str(body["choices"][0]["message"]["content"] or "")
     await resp.write(_chunk(cid, model, {"role": "assistant", "content": ""}))
@@ -265,5 +259,4 @@ async def _replay(
         await resp.write(_chunk(cid, model, {"content": text}))
     await resp.write(_chunk(cid, model, {}, "stop"))
     await resp.write(b"data: [DONE]\n\n")
-    await resp.write_eof()
-    return resp
+    return await resp.end()

@@ -22,6 +22,7 @@ from core.edge.http.openai_errors import openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
 from core.edge.http.openai_session import Exchange, remember
 from core.edge.http.openai_target import SESSION_HEADER, resolve_target
+from core.edge.http.sse import ClientStream
 from core.engine.runs.manager import RunOutcome
 
 
@@ -158,10 +159,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         return web.json_response(
             r.body("completed", [r.message(outcome.reply or "", "completed")], await turn.usage())
         )
-    resp = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await resp.prepare(request)
+    resp = await ClientStream.open(request, "responses stream")  # a client may leave (D134)
     await resp.write(r.event("response.created", response=r.body("in_progress", [])))
     await resp.write(r.event("response.in_progress", response=r.body("in_progress", [])))
     await resp.write(
@@ -233,5 +231,4 @@ async def create_response(request: web.Request) -> web.StreamResponse:
                 ),
             )
         )
-    await resp.write_eof()
-    return resp
+    return await resp.end()

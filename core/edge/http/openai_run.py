@@ -24,6 +24,7 @@ from core.model.errors import SEND_BLOCKED, SendBlocked
 from core.store.inbound import Claim
 
 if TYPE_CHECKING:
+    from core.model.records import SessionEntry
     from core.runtime import Runtime
 
 
@@ -104,7 +105,7 @@ async def start_turn(
         from core.store.inbound import DuplicateInbound
 
         raise DuplicateInbound()  # before the seed: a repeat stores nothing (D80)
-    entry = await rt.services.ensure_session(target.session_key)
+    entry = await _ensure_session(rt, target)
     await seed(rt.store, entry, earlier)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 
@@ -128,6 +129,21 @@ async def start_turn(
     except SendBlocked:
         return openai_error(403, SEND_BLOCKED, "permission_error")
     return Turn(rt, run.id, deltas)
+
+
+OPENAI_CHANNEL = "openai"
+"""The channel of a session the OpenAI API made (D134): `sessions_list` and the console show
+it, and a send-policy rule can match it (before, such sessions showed `unknown`)."""
+
+
+async def _ensure_session(rt: Runtime, target: Target) -> SessionEntry:
+    """The turn's session; one this request creates is an `openai` chat (the main session,
+    reached with the header `main`, keeps being the web chat's)."""
+    if target.session_key == rt.keys.main_session_key(target.agent_id):
+        return await rt.services.ensure_session(target.session_key)
+    return await rt.services.ensure_session(
+        target.session_key, channel=OPENAI_CHANNEL, chat_type="direct"
+    )
 
 
 def failure_message(outcome: RunOutcome) -> str:

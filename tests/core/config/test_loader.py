@@ -133,6 +133,32 @@ def test_json5_parse_error_names_file_and_line(tmp_path: Path) -> None:
     assert str(exc.value).startswith(f"{path}:3")
 
 
+def test_a_key_twice_in_one_mapping_is_an_error(tmp_path: Path) -> None:
+    """D135: PyYAML would keep the second `owners` silently; a merge may still override."""
+    twice = "channels:\n  telegram:\n    owners: ['1']\n    dmPolicy: pairing\n    owners: ['2']\n"
+    path = _write(tmp_path, "twice.yaml", twice)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path, env={})
+    assert str(exc.value).startswith(f"{path}:5:5: YAML parse error")
+    assert "duplicate key 'owners' (first at line 3)" in str(exc.value)
+    merged = "base: &b {owners: ['1'], dmPolicy: open}\nchannels:\n  telegram:\n    <<: *b\n"
+    merged += "    owners: ['2']\n"
+    path = _write(tmp_path, "merged.yaml", merged.replace("base:", "x-base:"))
+    with pytest.raises(ConfigError, match="x-base"):  # unknown key, not a duplicate
+        load_config(path, env={})
+    json5_twice = _write(tmp_path, "twice.json5", "{gateway: {port: 1, port: 2}}")
+    with pytest.raises(ConfigError, match='Duplicate key "port"'):
+        load_config(json5_twice, env={})
+
+
+def test_the_example_config_has_every_key_once() -> None:
+    """deploy/crosstalk.example.yaml had `owners:` twice under channels.telegram (issue 24)."""
+    from core.config.yaml_unique import load_unique
+
+    example = Path(__file__).resolve().parents[3] / "deploy" / "crosstalk.example.yaml"
+    assert load_unique(example.read_text(encoding="utf-8"))["channels"]["telegram"]["owners"]
+
+
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="top level must be a mapping, not list"):
         load_config(_write(tmp_path, "list.yaml", "- a\n- b\n"), env={})

@@ -186,7 +186,9 @@ async def test_stdio_command_without_a_gateway_says_so(tmp_path: Path) -> None:
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 1 and out == b""
-    assert "crosstalk mcp: cannot serve the gateway at http://127.0.0.1:9" in err.decode()
+    # D130: the gateway is checked before relaying starts, so one line says what and how
+    assert err.decode().startswith("crosstalk: cannot reach the gateway at http://127.0.0.1:9")
+    assert "--url" in err.decode() and "Traceback" not in err.decode()
 
 
 async def test_without_the_session_tools_plugin_nothing_is_served(
