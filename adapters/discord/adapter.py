@@ -31,6 +31,7 @@ from adapters.base import (
     MediaItem,
     SendReceipt,
 )
+from adapters.discord.commands import answer_slash, register_menu
 from adapters.discord.controls import button_view, press_inbound
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
@@ -120,7 +121,7 @@ class _Client(discord.Client):
         self._adapter._on_receive(self)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
-        await self._adapter._on_press(self, interaction)
+        await self._adapter._on_interaction(self, interaction)
 
 
 class DiscordAdapter(EditablePreviews):
@@ -286,6 +287,8 @@ class DiscordAdapter(EditablePreviews):
             raise ConnectionError("gateway connection closed")
         if not self._ready.is_set():
             raise TimeoutError(f"gateway not ready after {self.start_timeout:g}s")
+        if self.command_menu is not None:  # D74, D124: the connection holder registers it
+            await register_menu(client, self.command_menu, self._label())
 
     async def wait_closed(self) -> None:
         if self._gateway is not None:
@@ -354,11 +357,16 @@ class DiscordAdapter(EditablePreviews):
         stamp = message.edited_at.timestamp() if message.edited_at else 0
         await sink(inbound.model_copy(update={"identities": (f"edit:{message.id}:{stamp}",)}))
 
-    async def _on_press(self, client: _Client, interaction: discord.Interaction) -> None:
-        """A button press (D121): acknowledged within Discord's 3 s (a deferred update, not a
-        message), then routed as the button's command."""
+    async def _on_interaction(self, client: _Client, interaction: discord.Interaction) -> None:
+        """A button press (D121) or a slash command from the menu (D125), each acknowledged
+        within Discord's 3 s and routed as the command it stands for."""
         sink = self._sink
         if sink is None or client is not self._client:
+            return
+        if interaction.type == discord.InteractionType.application_command:
+            slash = await answer_slash(interaction, account_id=self.account_id, label=self._label())
+            if slash is not None:
+                await sink(slash)
             return
         if interaction.type != discord.InteractionType.component:
             return

@@ -42,7 +42,8 @@ async def test_an_owner_presses_approve_in_a_dm(
         assert labels == ["Approve", "Deny"]
         message_id = next(iter(fake_discord.shown))
         await fake_discord.press(message_id, "Approve", user_id=OWNER)
-        await fake_discord.wait_for("interactionCallback", 1, timeout=30)
+        [ack] = await fake_discord.wait_for("interactionCallback", 1, timeout=30)
+        assert ack.status == 200 and ack.params["type"] == 6  # a deferred update, no message
         await fake_discord.wait_for("createMessage", 2, timeout=30)
         assert ran == ["prod"]
         shown = fake_discord.shown[message_id]

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from tests.fakes.base import Call, EmulatorServer, Failure, json_response
+from tests.fakes.discord_interactions import DiscordInteractions
 
 GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
 _ERRORS = {
@@ -64,7 +65,7 @@ class _Conn:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeDiscord(EmulatorServer):
+class FakeDiscord(DiscordInteractions, EmulatorServer):
     """Discord REST + gateway fake with one guild (text channel + thread) by default."""
 
     GUILD_ID, CHANNEL_ID, THREAD_ID, DM_CHANNEL_ID = 1000000001, 1000000002, 1000000003, 2000000001
@@ -95,6 +96,7 @@ class FakeDiscord(EmulatorServer):
         #: files the bot uploaded with a message (D78): channel, filename, data, content type
         self.uploads: list[dict[str, Any]] = []
         self._ids = itertools.count(int(time.time() * 1000 - 1420070400000) << 22)
+        self._init_interactions()  # commands and interactions (tests/fakes/discord_interactions)
         super().__init__()
         self.add_guild(
             self.GUILD_ID,
@@ -121,10 +123,7 @@ class FakeDiscord(EmulatorServer):
         reaction = "/api/v10/channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me"
         r.add_put(reaction, self._rest("createReaction"))
         r.add_delete(reaction, self._rest("deleteOwnReaction"))
-        r.add_post(
-            "/api/v10/interactions/{interaction_id}/{token}/callback",
-            self._rest("interactionCallback"),
-        )
+        self._setup_interaction_routes(app)
         r.add_route("*", "/api/v10/{tail:.*}", self._rest("unknown"))
         r.add_get("/attachments/{channel_id}/{file_id}/{name}", self._cdn)
 
@@ -565,7 +564,6 @@ class FakeDiscord(EmulatorServer):
         if name in (
             "deleteMessage",
             "triggerTyping",
-            "interactionCallback",
             "createReaction",
             "deleteOwnReaction",
         ):
@@ -645,56 +643,6 @@ class FakeDiscord(EmulatorServer):
                 await self._deliver(msg)
         await self._hold("upload" if params.get("files") else name)  # hold_next("upload")
         return json_response(msg)
-
-    async def press(
-        self, message_id: str, label: str, *, user_id: int, username: str = "alice"
-    ) -> dict[str, Any]:
-        """Press the button `label` under the bot's message: INTERACTION_CREATE (type 3, a
-        message component), as Discord sends it; the client acknowledges it over REST."""
-        shown = self.shown[str(message_id)]
-        custom_id = next(
-            c["custom_id"]
-            for row in shown["components"]
-            for c in row["components"]
-            if c.get("label") == label
-        )
-        channel_id = int(shown["channel_id"])
-        guild_id = self._guild_of(channel_id)
-        user = self._author(user_id, False, username)
-        interaction: dict[str, Any] = {
-            "id": str(next(self._ids)),
-            "application_id": str(self.application_id),
-            "type": 3,
-            "token": f"itoken{next(self._ids)}",
-            "version": 1,
-            "channel_id": str(channel_id),
-            "channel": {"id": str(channel_id), "type": 1 if guild_id is None else 0},
-            "data": {"custom_id": custom_id, "component_type": 2},
-            "message": self.message_payload(
-                channel_id, shown["content"], guild_id=guild_id, author=self.bot_user
-            )
-            | {"id": str(message_id)},
-            "locale": "en-US",
-            "app_permissions": "0",
-            "entitlements": [],
-            "authorizing_integration_owners": {},
-            "attachment_size_limit": 8 * 1024 * 1024,
-        }
-        if guild_id is None:
-            interaction["user"] = user
-        else:
-            interaction["guild_id"] = str(guild_id)
-            interaction["member"] = {
-                "user": user,
-                "roles": [],
-                "joined_at": _now(),
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-                "permissions": "0",
-            }
-        await self.dispatch("INTERACTION_CREATE", interaction)
-        return interaction
 
     def created_messages(self) -> list[Call]:
         """createMessage calls that created a message (not refused, not a nonce replay)."""

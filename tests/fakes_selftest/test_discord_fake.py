@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import aiohttp
 import discord
 import pytest
 
@@ -108,3 +109,58 @@ async def test_bad_token(fake_discord: FakeDiscord) -> None:
         assert info.value.code == 4004
     finally:
         await client.close()
+
+
+async def test_commands_and_slash_interactions(fake_discord: FakeDiscord) -> None:
+    """Bulk overwrite as discord.py sends it, the menu per place and member, a slash command
+    dispatched and answered once (its token is the credential), one the menu hides refused."""
+    got: asyncio.Queue[discord.Interaction] = asyncio.Queue()
+    async with _connected(fake_discord) as (client, _seen):
+
+        @client.event
+        async def on_interaction(interaction: discord.Interaction) -> None:
+            await got.put(interaction)
+
+        assert client.application_id == fake_discord.application_id
+        option = {"type": 3, "name": "args", "description": "the rest", "required": False}
+        stored = await client.http.bulk_upsert_global_commands(
+            fake_discord.application_id,
+            [
+                {"name": "help", "type": 1, "description": "Help", "contexts": [0, 1]},
+                {
+                    "name": "approve",
+                    "type": 1,
+                    "description": "Approve",
+                    "options": [option],
+                    "contexts": [0],
+                    "default_member_permissions": "0",
+                },
+            ],
+        )
+        assert [c["name"] for c in stored] == ["help", "approve"] and stored[0]["id"]
+        dm, room = fake_discord.DM_CHANNEL_ID, fake_discord.CHANNEL_ID
+        assert fake_discord.menu_for(dm) == ["help"]
+        assert fake_discord.menu_for(room) == ["help"]
+        assert fake_discord.menu_for(room, admin=True) == ["help", "approve"]
+        with pytest.raises(LookupError):
+            await fake_discord.slash(room, "approve", "X", user_id=5)
+
+        sent = await fake_discord.slash(room, "approve", "ABCD2345", user_id=5, admin=True)
+        interaction = await asyncio.wait_for(got.get(), 5)
+        assert interaction.type == discord.InteractionType.application_command
+        assert interaction.data is not None and interaction.data.get("name") == "approve"
+        assert interaction.data.get("options") == [{"name": "args", "type": 3, "value": "ABCD2345"}]
+        assert interaction.guild_id == fake_discord.GUILD_ID
+        await interaction.response.send_message("/approve ABCD2345", ephemeral=True)
+        [ack] = fake_discord.callbacks
+        assert ack["type"] == 4 and ack["data"]["content"] == "/approve ABCD2345"
+        assert ack["data"]["flags"] == 64
+        await fake_discord.redeliver_interaction(sent)  # a replay: answered once already
+        again = await asyncio.wait_for(got.get(), 5)
+        with pytest.raises(discord.HTTPException) as refused:
+            await again.response.defer()
+        assert refused.value.status == 400 and refused.value.code == 40060
+    async with aiohttp.ClientSession() as http:
+        url = f"{fake_discord.api_base}/interactions/{sent['id']}/wrong/callback"
+        async with http.post(url, json={"type": 6}) as resp:
+            assert resp.status == 401
