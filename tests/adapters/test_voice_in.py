@@ -77,3 +77,30 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     fake_telegram.user_message(42, "and in text?")  # auto: a text message gets text only
     await fake_telegram.wait_for("sendMessage", count=2, timeout=30)
     assert len(fake_telegram.calls_for("sendVoice")) == 1
+
+
+async def test_both_audio_routes_fall_back_to_the_second_server(
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    audio: FakeAudioServer,
+    start: Start,  # noqa: F811
+) -> None:
+    """`voice.stt` and `voice.tts` as lists (D78, D155): the primary server answers 500 on both
+    `/v1/audio/transcriptions` and `/v1/audio/speech`; the second one hears and speaks."""
+    primary = FakeAudioServer(transcript="never heard")
+    await primary.start()
+    try:
+        servers = [{"provider": "openai", "baseUrl": s.v1} for s in (primary, audio)]
+        await start({"voice": {"stt": servers, "tts": servers}})
+        primary.fail_next("transcriptions", 500)
+        primary.fail_next("speech", 500)
+        fake_telegram.user_media(42, "voice", VOICE)
+        [note] = await fake_telegram.wait_for("sendVoice", timeout=30)
+        assert note.params["voice"].startswith(b"OggS")
+        [reply] = fake_telegram.calls_for("sendMessage")
+        assert reply.params["text"].startswith("echo: please call my mother tomorrow")
+        assert [len(primary.calls_for(r)) for r in ("transcriptions", "speech")] == [1, 1]
+        [spoken] = audio.calls_for("speech")
+        assert spoken.params["input"].startswith("echo: please call my mother tomorrow")
+    finally:
+        await primary.stop()

@@ -120,15 +120,15 @@ class PydanticAITurnExecutor:
         from core.features.agent.transcript import final_text
         from core.features.voice.tts import TextToSpeech, wants_voice
 
-        cfg = self.rt.config.voice.tts
-        if not request.deliver or not wants_voice(cfg, request.meta.get("attachments") or []):
+        chain = self.rt.config.voice.tts_chain()  # fallbacks after the first (D155)
+        first = chain[0] if chain else None
+        if not request.deliver or not wants_voice(first, request.meta.get("attachments") or []):
             return
-        assert cfg is not None
         reply = final_text(new)
         if not reply:
             return
-        if self._tts is None or self._tts.cfg is not cfg:
-            self._tts = TextToSpeech(cfg)
+        if self._tts is None or self._tts.chain != chain:
+            self._tts = TextToSpeech(chain)
         note = await self._tts.voice_note(reply)
         if note is not None:
             media.append(note)

@@ -3,7 +3,8 @@
 ``openai``: ``POST <baseUrl>/audio/speech`` (``model`` default ``tts-1``, ``voice`` default
 ``alloy``, ``response_format: opus``); ``local``: Debian's espeak-ng (``voice`` is an espeak-ng
 voice name, default ``en-us``). Whatever comes back is made an OGG/Opus voice note by ffmpeg,
-unless it already is one. `replyWithVoice` decides which replies are spoken (:func:`wants_voice`).
+unless it already is one. `voice.tts` may list providers: each is tried in order until one
+makes a note (D155). `replyWithVoice` decides which replies are spoken (:func:`wants_voice`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.config import secret_value
-from core.features.voice.audio import AudioError, to_ogg_opus
+from core.features.voice.audio import to_ogg_opus
 from core.features.voice.stt import SpeechError
 from core.model.attachments import Attachment
 from core.model.media import MediaItem
@@ -116,22 +117,25 @@ def wants_voice(cfg: TtsConfig | None, attachment_parts: Sequence[Mapping[str, A
 
 
 class TextToSpeech:
-    def __init__(self, cfg: TtsConfig) -> None:
-        self.cfg = cfg
-        self.engine: Speak = OpenAiTts(cfg) if cfg.provider == "openai" else LocalTts(cfg)
+    """The configured chain (`voice.tts`): the first provider that makes a voice note wins."""
+
+    def __init__(self, chain: TtsConfig | Sequence[TtsConfig]) -> None:
+        self.chain = [chain] if not isinstance(chain, Sequence) else list(chain)
+        self.engines: list[Speak] = [
+            OpenAiTts(c) if c.provider == "openai" else LocalTts(c) for c in self.chain
+        ]
 
     async def voice_note(self, reply: str) -> MediaItem | None:
-        """The reply as an OGG/Opus voice note; None (logged) when it cannot be made."""
+        """The reply as an OGG/Opus voice note; None (logged) when no provider can make it."""
         text = spoken_text(reply)
         if not text:
             return None
-        try:
-            audio = await self.engine.speak(text)
-            ogg = audio if audio.startswith(b"OggS") else await to_ogg_opus(audio)
-        except (SpeechError, AudioError, OSError, TimeoutError) as exc:
-            log.warning("text to speech by %s failed: %s", self.engine.name, exc)
-            return None
-        except Exception as exc:  # aiohttp's errors: the text still goes
-            log.warning("text to speech by %s failed: %s", self.engine.name, exc)
-            return None
-        return MediaItem(data=ogg, mime="audio/ogg", name=VOICE_NAME, voice=True)
+        for engine in self.engines:
+            try:
+                audio = await engine.speak(text)
+                ogg = audio if audio.startswith(b"OggS") else await to_ogg_opus(audio)
+            except Exception as exc:  # any failure moves the chain on; the text still goes
+                log.warning("text to speech by %s failed: %s", engine.name, exc)
+                continue
+            return MediaItem(data=ogg, mime="audio/ogg", name=VOICE_NAME, voice=True)
+        return None
