@@ -34,7 +34,7 @@ from core.model.keys import (
     parse_announce_target,
 )
 from core.model.records import RunRecord, SessionEntry, SessionQuery, TranscriptMessage
-from core.model.search import QueryError, SearchHit, SearchQuery, excerpt
+from core.model.search import QueryError, SearchHit, SearchQuery, excerpt, searchable_text
 from core.model.send_limits import hop_error
 from core.model.send_policy import effective_policy_text
 from core.store import StoreError, now_ms
@@ -77,6 +77,7 @@ __all__ = [
     "parse_announce_target",
     "primary_model",
     "reset_session",
+    "searchable_text",
     "session_target",
     "status_word",
     "subagent_system_prompt",

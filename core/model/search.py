@@ -45,12 +45,16 @@ def words(text: str) -> list[str]:
 
 
 def searchable_text(message: TranscriptMessage) -> str | None:
-    """The text a message is found by: user and assistant text parts only (D66)."""
+    """The text a message is found by: user and assistant text parts (D66), and the transcript
+    of a voice note or audio file that is not already the text (a captioned note's words, D152)."""
     if message.role not in INDEXED_ROLES:
         return None
-    text = "\n".join(
-        str(b.get("text") or "") for b in message.content if b.get("type") == "text"
-    ).strip()
+    texts = [str(b.get("text") or "") for b in message.content if b.get("type") == "text"]
+    for b in message.content:
+        heard = str(b.get("transcript") or "").strip() if b.get("type") == "attachment" else ""
+        if heard and all(heard != t.strip() for t in texts):
+            texts.append(heard)
+    text = "\n".join(texts).strip()
     return text or None
 
 

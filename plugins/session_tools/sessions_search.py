@@ -16,7 +16,14 @@ from core.api.plugins import (
     ToolSpec,
     floor_clamp,
 )
-from core.api.sessions import QueryError, SearchQuery, SessionQuery, excerpt, now_ms
+from core.api.sessions import (
+    QueryError,
+    SearchQuery,
+    SessionQuery,
+    excerpt,
+    now_ms,
+    searchable_text,
+)
 from plugins.session_tools.results import SearchResultRow, SessionsSearchResult
 from plugins.session_tools.sessions_history import visible_target
 from plugins.session_tools.sessions_list import KINDS
@@ -70,7 +77,7 @@ async def sessions_search(
             message_id=h.message.id or 0,
             role=h.message.role,
             timestamp=h.message.timestamp,
-            excerpt=excerpt(h.message.plain_text(), terms),
+            excerpt=excerpt(searchable_text(h.message) or h.message.plain_text(), terms),
         )
         for h in hits
     ]

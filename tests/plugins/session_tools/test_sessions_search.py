@@ -262,3 +262,22 @@ async def test_a_reply_is_searchable_once_stored_over_http(
         resp = await c.post("/tools/invoke", json=bad, headers=AUTH)
         assert resp.status == 400
         assert "query too long" in (await resp.json())["error"]["message"]
+
+
+async def test_a_captioned_voice_notes_words_are_found(start: RuntimeFactory) -> None:
+    """A voice note with a caption keeps its transcript in the part (D152); search finds it
+    by what was said, and the excerpt shows the words."""
+    rt = await start()
+    ctx = await ctx_for(rt)
+    entry = await rt.services.ensure_session(MAIN)
+    note = {"type": "attachment", "kind": "voice", "name": "voice.ogg", "size": 3000}
+    heard = "the blue elephant sleeps at noon"
+    msg = TranscriptMessage(
+        role="user",
+        content=[{"type": "text", "text": "listen"}, {**note, "transcript": heard}],
+        timestamp=now_ms(),
+    )
+    await rt.store.append_messages(entry, [msg])
+    out = await search(rt, ctx, query="elephant")
+    assert found(out) == [("main", f"listen {heard}")]
+    assert found(await search(rt, ctx, query="listen"))[0][0] == "main"
