@@ -115,18 +115,25 @@ async def test_a_prompt_injected_friend_reaches_nothing_of_the_owners(
     cron_requests = [r for r in fake_model.requests if "call cron" in _request_text(r)]
     assert cron_requests and all("cron" not in tool_names(r) for r in cron_requests)
     assert await rt.store.list_jobs() == []
-    # a sub-agent the friend spawns reaches no further than the friend
-    spawned = await say(FRIEND, 'call sessions_spawn {"task": "call sessions_list {}"}')
-    assert json.loads(spawned.removeprefix("RESULT "))["status"] == "accepted"
+    # a sub-agent the friend spawns carries the friend's role and gets no session tools (R4.7):
+    # it reaches no further than the friend (tests/people/test_subagent_reach.py: MCP too)
+    mark = len(fake_model.requests)
+    task = json.dumps({"task": "call sessions_list {}"})
+    spawned = json.loads((await say(FRIEND, f"call sessions_spawn {task}")).removeprefix("RESULT "))
+    assert spawned["status"] == "accepted", spawned
 
-    async def child_listed() -> list[RequestJSON]:
-        return [
-            r
-            for r in fake_model.requests
-            if last_message(r).get("role") == "tool" and "subagent" in _request_text(r)
-        ]
+    async def child_result() -> str | None:
+        for r in fake_model.requests[mark:]:
+            last = last_message(r)
+            if last.get("role") == "tool" and last_user_text(r) == "call sessions_list {}":
+                return content_text(last.get("content"))
+        return None
 
-    await eventually(child_listed, 20, "the sub-agent's tool result")
+    got = await eventually(child_result, 20, "the sub-agent's tool result")
+    assert "Unknown tool name: 'sessions_list'" in got, got
+    child = await rt.store.last_run(spawned["childSessionKey"])
+    assert child is not None and child.meta is not None
+    assert child.meta["request"]["role"] == "member"
 
     # the owner's main session ran once (the owner's own turn); the PIN never left it
     runs = await rt.store.last_run("agent:main:main")
