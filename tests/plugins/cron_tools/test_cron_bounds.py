@@ -167,3 +167,31 @@ async def test_date_overflows_and_short_intervals_are_400(
         )
         assert resp.status == 400, await resp.text()
         assert message in (await resp.json())["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"every": "3000000d"}, "at most 3660d"),
+        ({"at": "9999-12-31T23:59:59-01:00"}, "out of range"),
+    ],
+)
+async def test_a_chat_turn_meeting_an_overflow_gets_the_reason_and_ends_ok(
+    clocked_runtime: ClockedRuntime,
+    fake_model: FakeModelServer,
+    args: dict[str, Any],
+    message: str,
+) -> None:
+    """The issue's chat turn that ended 502: the `cron` tool answers the model with the
+    reason, the turn goes on to its reply, and no job is made."""
+    rt, tg = await clocked_runtime(CONFIG, channel="telegram")
+    fake_model.script(
+        tool_call("cron", {"action": "add", "message": "later", **args}),
+        text("That schedule is too far out."),
+    )
+    await tg.say("remind me in eight thousand years", chat_id=OWNER, sender=OWNER)
+    await tg.wait_for("That schedule is too far out.", timeout=30)
+    result = json.loads(tool_results(fake_model.requests[1])[0]["content"])
+    assert result["status"] == "error" and message in result["error"], result
+    assert await rt.cron.jobs() == []
+    assert [t for t in tg.texts() if t.startswith("⚠️")] == []  # no failure notice

@@ -1,9 +1,11 @@
 """The send policy of the chat a delivery lands in (D140): a muted target stays silent whoever
-speaks into it (cron and hook turns, announces, tool sends, notices), by `/send off` or by a
-configured deny rule, and an allowed or unrelated chat is untouched."""
+speaks into it (cron and hook turns, announces, tool sends, approval requests, notices, media),
+by `/send off` or by a configured deny rule, and an allowed or unrelated chat is untouched. On
+SQLite and PostgreSQL: the chat's sessions are looked up in the store."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,8 +13,10 @@ import pytest
 from core.api.testing import RecordingAdapter
 from core.engine.outbound.gate import DeliveryKind, Outbound
 from core.model.delivery_context import DeliveryContext
+from core.model.media import MediaItem
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory
+from tests.conftest import RuntimeFactory, deep_merge
+from tests.pg import fresh_pg_database
 
 GROUP = "agent:main:testchat:group:g1"
 TOPIC = "agent:main:testchat:group:g2:topic:7"
@@ -25,14 +29,26 @@ KINDS: tuple[DeliveryKind, ...] = (
     "notice",
     "cron",
     "hook",
+    "approval",
 )
+PNG = MediaItem(b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png", "chart.png")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    """The config that puts the runtime's store on the backend under test."""
+    if request.param == "sqlite":
+        yield {}
+    else:
+        async with fresh_pg_database() as url:
+            yield {"gateway": {"database": {"url": url}}}
 
 
 async def _runtime(
-    make_runtime: RuntimeFactory, extra: dict[str, Any] | None = None
+    make_runtime: RuntimeFactory, db: dict[str, Any], extra: dict[str, Any] | None = None
 ) -> tuple[Runtime, RecordingAdapter]:
     adapter = RecordingAdapter()
-    rt = await make_runtime(extra, adapters=[adapter])
+    rt = await make_runtime(deep_merge(db, extra or {}), adapters=[adapter])
     routes = {
         GROUP: ("group", "g1", None),
         TOPIC: ("group", "g2", "7"),
@@ -53,9 +69,9 @@ async def _runtime(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_muted_group_stays_silent_for_every_kind_from_another_session(
-    make_runtime: RuntimeFactory, kind: DeliveryKind
+    make_runtime: RuntimeFactory, db: dict[str, Any], kind: DeliveryKind
 ) -> None:
-    rt, adapter = await _runtime(make_runtime)
+    rt, adapter = await _runtime(make_runtime, db)
     await rt.store.update_session(GROUP, send_policy="deny")  # the owner's `/send off`
     for source in ("agent:main:cron:job1", "agent:main:testchat:dm:owner", None):
         result = await rt.gate.deliver(Outbound("hello", kind, source, target=GROUP_CHAT))
@@ -67,10 +83,10 @@ async def test_a_muted_group_stays_silent_for_every_kind_from_another_session(
 
 
 async def test_a_config_deny_rule_on_groups_holds_against_a_cron_session(
-    make_runtime: RuntimeFactory,
+    make_runtime: RuntimeFactory, db: dict[str, Any]
 ) -> None:
     rule = {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}
-    rt, adapter = await _runtime(make_runtime, {"session": {"sendPolicy": {"rules": [rule]}}})
+    rt, adapter = await _runtime(make_runtime, db, {"session": {"sendPolicy": {"rules": [rule]}}})
     result = await rt.gate.deliver(
         Outbound("spam", "cron", "agent:main:cron:job1", target=GROUP_CHAT)
     )
@@ -84,11 +100,11 @@ async def test_a_config_deny_rule_on_groups_holds_against_a_cron_session(
 
 
 async def test_a_chat_nobody_talked_in_obeys_the_configured_rules(
-    make_runtime: RuntimeFactory,
+    make_runtime: RuntimeFactory, db: dict[str, Any]
 ) -> None:
     rule = {"action": "deny", "match": {"channel": "testchat"}}
     rt, adapter = await _runtime(
-        make_runtime, {"session": {"sendPolicy": {"default": "allow", "rules": [rule]}}}
+        make_runtime, db, {"session": {"sendPolicy": {"default": "allow", "rules": [rule]}}}
     )
     await rt.store.update_session("agent:main:cron:job1", send_policy="allow")
     unknown = DeliveryContext(channel="testchat", to="never-seen")
@@ -99,9 +115,9 @@ async def test_a_chat_nobody_talked_in_obeys_the_configured_rules(
 
 
 async def test_allowed_targets_and_other_topics_still_get_their_deliveries(
-    make_runtime: RuntimeFactory,
+    make_runtime: RuntimeFactory, db: dict[str, Any]
 ) -> None:
-    rt, adapter = await _runtime(make_runtime)
+    rt, adapter = await _runtime(make_runtime, db)
     await rt.store.update_session(TOPIC, send_policy="deny")
     other_topic = DeliveryContext(channel="testchat", to="g2", account_id="default", thread_id=8)
     muted_topic = DeliveryContext(channel="testchat", to="g2", account_id="default", thread_id=7)
@@ -117,13 +133,37 @@ async def test_allowed_targets_and_other_topics_still_get_their_deliveries(
 
 
 async def test_a_muted_cron_session_is_not_the_chat_it_points_at(
-    make_runtime: RuntimeFactory,
+    make_runtime: RuntimeFactory, db: dict[str, Any]
 ) -> None:
     """A cron session's route merely points at the group: muting the cron session mutes its
     own deliveries (as before) but never the group's replies."""
-    rt, adapter = await _runtime(make_runtime)
+    rt, adapter = await _runtime(make_runtime, db)
     await rt.store.update_session("agent:main:cron:job1", send_policy="deny")
     assert (await rt.gate.deliver(Outbound("r", "reply", GROUP, target=GROUP_CHAT))).delivered
     held = await rt.gate.deliver(Outbound("x", "cron", "agent:main:cron:job1", target=GROUP_CHAT))
     assert held.outcome == "suppressed_by_policy" and held.reason == "session override"
     assert [text for _, text in adapter.sent] == ["r"]
+
+
+async def test_media_into_a_muted_chat_is_neither_sent_nor_stored(
+    make_runtime: RuntimeFactory, db: dict[str, Any]
+) -> None:
+    """A tool's chart or a voice note rides in its delivery (D78): the target's deny holds it
+    before any item is stored or sent."""
+    rt, adapter = await _runtime(make_runtime, db)
+    await rt.store.update_session(GROUP, send_policy="deny")
+    held = await rt.gate.deliver(
+        Outbound("here", "cron", "agent:main:cron:job1", GROUP_CHAT, run_id="r1", media=[PNG])
+    )
+    assert held.outcome == "suppressed_by_policy"
+    assert held.reason == f"target {GROUP}: session override"
+    assert adapter.sent == [] and adapter.media == []
+    assert await rt.store.media_of_run("r1") == []
+    [row] = await rt.store.list_deliveries(outcome="suppressed_by_policy")
+    assert row.text == "here\n[image: chart.png, 72 B]"
+    dm = DeliveryContext(channel="testchat", to="owner", account_id="default")
+    sent = await rt.gate.deliver(
+        Outbound("here", "cron", "agent:main:cron:job1", dm, run_id="r2", media=[PNG])
+    )
+    assert sent.delivered and [m.name for _, m in adapter.media] == ["chart.png"]
+    assert [m.name for m in await rt.store.media_of_run("r2")] == ["chart.png"]
