@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Any
 
 from aiohttp import web
@@ -16,6 +17,8 @@ from aiohttp import web
 from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import is_authorized, unauthorized
 from core.features.mcp import MISSING_EXTRA, mcp_installed
+
+log = logging.getLogger(__name__)
 
 
 class McpEndpoint:
@@ -32,6 +35,10 @@ class McpEndpoint:
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
             from core.edge.mcp.server import build_server
+
+            sdk_log = logging.getLogger("mcp.server.streamable_http")
+            if sdk_log.level == logging.NOTSET:  # its INFO line per request is not news (D134)
+                sdk_log.setLevel(logging.WARNING)
 
             manager = StreamableHTTPSessionManager(
                 build_server(app[RUNTIME]), json_response=True, stateless=True
@@ -92,31 +99,60 @@ async def call_asgi(app: Any, request: web.Request) -> web.StreamResponse:
         "client": (request.remote or "", 0),
     }
 
+    gone = asyncio.Event()
+
     async def receive() -> dict[str, Any]:
         nonlocal sent_body
         if not sent_body:
             sent_body = True
             return {"type": "http.request", "body": body, "more_body": False}
-        await finished.wait()
+        await _until_gone(request, finished, gone)
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
         nonlocal response
-        if message["type"] == "http.response.start":
-            response = web.StreamResponse(status=message["status"])
-            for k, v in message.get("headers", []):
-                response.headers.add(k.decode("latin-1"), v.decode("latin-1"))
-            await response.prepare(request)
-        elif message["type"] == "http.response.body" and response is not None:
-            await response.write(message.get("body", b""))
-            if not message.get("more_body", False):
-                await response.write_eof()
+        if gone.is_set():
+            return
+        try:
+            if message["type"] == "http.response.start":
+                response = web.StreamResponse(status=message["status"])
+                for k, v in message.get("headers", []):
+                    response.headers.add(k.decode("latin-1"), v.decode("latin-1"))
+                await response.prepare(request)
+            elif message["type"] == "http.response.body" and response is not None:
+                await response.write(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await response.write_eof()
+        except ConnectionError as exc:  # the client left: expected, not the app's error (D134)
+            log.debug("%s %s: the client went away (%s)", request.method, request.path, exc)
+            gone.set()
 
     try:
         await app(scope, receive, send)
     finally:
         finished.set()
     return response if response is not None else web.Response(status=500)
+
+
+async def _until_gone(request: web.Request, finished: asyncio.Event, gone: asyncio.Event) -> None:
+    """Until the app is done, or the client has left: a failed write says so at once, a
+    closed connection within a second (aiohttp has no event for it when handlers are not
+    cancelled). An MCP client's event stream (`GET /mcp`, as MCP Inspector opens) then ends
+    as the SDK expects, on `http.disconnect`, instead of failing a write at shutdown."""
+    waiters = [asyncio.ensure_future(finished.wait()), asyncio.ensure_future(gone.wait())]
+    try:
+        while True:
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                log.debug("%s %s: the client went away", request.method, request.path)
+                gone.set()
+                return
+            done, _ = await asyncio.wait(waiters, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                return
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 def register(app: web.Application) -> None:

@@ -125,3 +125,38 @@ async def test_sessions_made_over_the_openai_api_name_their_channel(
     assert (await c.post("/v1/chat/completions", headers=main, json=body)).status == 200
     entry = await rt.store.get_session(rt.keys.main_session_key("main"))
     assert entry is not None and entry.channel is None
+
+
+async def test_an_mcp_client_that_leaves_its_event_stream_is_not_an_error(
+    gateway: tuple[aiohttp.ClientSession, Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    """What MCP Inspector does: initialize, open the `GET /mcp` event stream, go away."""
+    c, _ = gateway
+    caplog.set_level(logging.DEBUG, logger="core")
+    headers = {
+        **AUTH,
+        "Accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "inspector", "version": "0"},
+        },
+    }
+    assert (await c.post("/mcp", headers=headers, json=init)).status == 200
+    stream = await c.get("/mcp", headers={**headers, "Accept": "text/event-stream"})
+    assert stream.status == 200
+    stream.close()
+    await eventually(
+        lambda: _async(
+            any("GET /mcp: the client went away" in r.getMessage() for r in caplog.records)
+        ),
+        what="the stream's end",
+    )
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud == [], [(r.name, r.getMessage()) for r in loud]
