@@ -14,9 +14,9 @@ import io
 import logging
 import re
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
-import aiohttp
 import discord
 import discord.gateway
 import discord.http
@@ -33,6 +33,7 @@ from adapters.base import (
 )
 from adapters.discord.commands import answer_slash, register_menu
 from adapters.discord.controls import button_view, press_inbound
+from adapters.discord.errors import bounded
 from adapters.discord.normalize import CHANNEL, mention_patterns_for, parse_to, to_inbound
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.discord.spec import DiscordAccountConfig, DiscordConfig
@@ -46,13 +47,12 @@ from core.api.channels import (
     ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
-    RateLimited,
-    TargetForbidden,
     TargetNotFound,
     secret_value,
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MEDIA_LIMIT = 10 * 1024 * 1024  # a bot's upload limit in a server without boosts (D150)
 
 # Gateway close codes that retrying cannot fix: auth failed, bad shard, bad/privileged intents.
@@ -144,6 +144,7 @@ class DiscordAdapter(EditablePreviews):
         reconnect: bool = True,
         retry_initial: float = 1.0,
         retry_max: float = 60.0,
+        send_timeout: float = 30.0,
     ) -> None:
         self.account_id = account_id
         self.config = config
@@ -152,6 +153,8 @@ class DiscordAdapter(EditablePreviews):
         self.reconnect = reconnect
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        self.send_timeout = send_timeout
+        """Seconds a REST call may wait for Discord's answer before it is retried (D142)."""
         self._client: _Client | None = None
         self._sink: InboundSink | None = None
         self._sup: ConnectionSupervisor | None = None
@@ -384,15 +387,12 @@ class DiscordAdapter(EditablePreviews):
         """D74: 👀 while the turn runs, replaced by ✅ or ❌ (the bot's own 👀 is removed)."""
         dest = await self._dest(target)
         client = self._client
-        try:
-            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
-            if emoji != "👀" and client is not None and client.user is not None:
-                with contextlib.suppress(discord.HTTPException):
-                    await partial.remove_reaction("👀", client.user)
-            if emoji:
-                await partial.add_reaction(emoji)
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+        if emoji != "👀" and client is not None and client.user is not None:
+            with contextlib.suppress(ChannelUnavailable, DeliveryError):
+                await self._bounded(partial.remove_reaction("👀", client.user), target)
+        if emoji:
+            await self._bounded(partial.add_reaction(emoji), target)
 
     def dm_target(self, user_id: str) -> str:
         return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
@@ -402,20 +402,14 @@ class DiscordAdapter(EditablePreviews):
     ) -> SendReceipt:
         """The text with a row of buttons whose custom ids are their commands (D72)."""
         dest = await self._dest(target)
-        try:
-            sent = await dest.send(text, view=button_view(buttons))
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        sent = await self._bounded(dest.send(text, view=button_view(buttons)), target)
         return SendReceipt(message_id=str(sent.id))
 
     async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
         """A decided question: new text, no buttons."""
         dest = await self._dest(target)
-        try:
-            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
-            await partial.edit(content=text, view=None)
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+        await self._bounded(partial.edit(content=text, view=None), target)
 
     def chunks(self, text: str) -> list[str]:
         return render_chunks(text, TEXT_LIMIT)  # rendered here: send_text sends as is
@@ -430,17 +424,18 @@ class DiscordAdapter(EditablePreviews):
                 kind, snowflake = "channel", int(str(target.thread_id))
         except ValueError as exc:
             raise TargetNotFound(f"{self._label()}: {exc}") from None
-        try:
-            if kind == "user":
-                return await client.create_dm(discord.Object(snowflake))
-            found = client.get_channel(snowflake)
-            return (
-                found
-                if isinstance(found, discord.abc.Messageable)
-                else client.get_partial_messageable(snowflake)
-            )
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        if kind == "user":
+            return await self._bounded(client.create_dm(discord.Object(snowflake)), target)
+        found = client.get_channel(snowflake)
+        return (
+            found
+            if isinstance(found, discord.abc.Messageable)
+            else client.get_partial_messageable(snowflake)
+        )
+
+    async def _bounded(self, call: Awaitable[T], target: DeliveryContext) -> T:
+        """A REST call with `send_timeout` (D142): unanswered, it is a fault the gate retries."""
+        return await bounded(call, self.send_timeout, f"{self._label()} → {target.to}")
 
     async def send_text(
         self, target: DeliveryContext, text: str, *, ref: ChunkRef | None = None
@@ -448,10 +443,8 @@ class DiscordAdapter(EditablePreviews):
         """Send one chunk; with `ref`, as `nonce` + `enforce_nonce` (D16), so a resend of the
         same chunk within Discord's nonce window returns the first message instead."""
         dest = await self._dest(target)
-        try:
-            sent = await (dest.send(text) if ref is None else dest.send(text, nonce=ref.nonce))
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        send = dest.send(text) if ref is None else dest.send(text, nonce=ref.nonce)
+        sent = await self._bounded(send, target)
         return SendReceipt(message_id=str(sent.id))
 
     async def send_media(
@@ -462,10 +455,11 @@ class DiscordAdapter(EditablePreviews):
         dest = await self._dest(target)
         upload = discord.File(io.BytesIO(media.data), filename=media.name)
         caption = (media.caption or "")[:TEXT_LIMIT] or None
-        try:
-            sent = await dest.send(caption, file=upload, nonce=ref.nonce)
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        where = f"{self._label()} → {target.to}"
+        upload_timeout = max(self.send_timeout, 300.0)  # 10 MiB on a slow link takes a while
+        sent = await bounded(
+            dest.send(caption, file=upload, nonce=ref.nonce), upload_timeout, where
+        )
         return SendReceipt(message_id=str(sent.id))
 
     async def _post_preview(self, target: DeliveryContext, text: str) -> str:
@@ -477,11 +471,8 @@ class DiscordAdapter(EditablePreviews):
     ) -> None:
         dest = await self._dest(target)
         content = text if final else _preview(text)
-        try:
-            partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
-            await partial.edit(content=content)
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        partial = discord.PartialMessage(channel=dest, id=int(message_id))  # type: ignore[arg-type]
+        await self._bounded(partial.edit(content=content), target)
 
     async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
         client = self._client
@@ -492,45 +483,13 @@ class DiscordAdapter(EditablePreviews):
 
     async def send_typing(self, target: DeliveryContext) -> None:
         dest = await self._dest(target)
-        try:
-            await dest.typing()  # one trigger: Discord shows it for about 10 s
-        except Exception as exc:
-            raise _delivery_error(exc, f"{self._label()} → {target.to}") from exc
+        await self._bounded(dest.typing(), target)  # one trigger: Discord shows it for ~10 s
 
 
 def _preview(md: str) -> str:
     """The first chunk of a partial reply (an unfinished fence is closed by the splitter)."""
     chunks = render_chunks(md, TEXT_LIMIT)
     return chunks[0] if chunks else "…"
-
-
-def _delivery_error(exc: Exception, where: str) -> DeliveryError:
-    """Map a discord.py/aiohttp failure onto the gate's typed errors."""
-    if isinstance(exc, discord.RateLimited):
-        return RateLimited(f"{where}: rate limited", exc.retry_after)
-    if isinstance(exc, discord.Forbidden):
-        return TargetForbidden(f"{where}: forbidden ({exc.text or exc.status})")
-    if isinstance(exc, discord.NotFound):
-        return TargetNotFound(f"{where}: not found ({exc.text or exc.status})")
-    if isinstance(exc, discord.HTTPException):
-        if exc.status == 429:  # discord.py gave up after its own retries, or a Cloudflare limit
-            return RateLimited(f"{where}: rate limited", _retry_after(exc))
-        if exc.status >= 500:
-            return ChannelUnavailable(f"{where}: Discord server error {exc.status}")
-        return DeliveryError(f"{where}: rejected ({exc.status}: {exc.text})")
-    if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError):
-        return ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}")
-    if isinstance(exc, DeliveryError):
-        return exc
-    return ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}")
-
-
-def _retry_after(exc: discord.HTTPException) -> float:
-    header = exc.response.headers.get("Retry-After") if exc.response is not None else None
-    try:
-        return float(header) if header else 1.0
-    except ValueError:
-        return 1.0
 
 
 def build(section: DiscordConfig, runtime: object = None, **options: Any) -> list[ChannelAdapter]:

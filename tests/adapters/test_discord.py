@@ -257,3 +257,28 @@ async def test_sessions_list_shows_discord_sessions(
     [dm] = [r for r in rows if str(OWNER) in r["key"]]
     assert dm["displayName"] == "Alice"
     assert dm["deliveryContext"]["to"] == f"channel:{fake_discord.DM_CHANNEL_ID}"
+
+
+async def test_a_send_discord_never_answers_is_retried_once_bounded(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime
+) -> None:
+    """D142: discord.py's session waits five minutes for an answer; the adapter's
+    `send_timeout` makes an unanswered send a fault the gate retries (its nonce keeps a late
+    first attempt from doubling it)."""
+    rt, adapter = await discord_rt()
+    adapter.send_timeout = 0.5
+    rt.gate.retry.backoff = 0.01
+    fake_discord.stall_next("createMessage")
+    dm = fake_discord.DM_CHANNEL_ID
+    await fake_discord.user_message(dm, "are you there?")
+    posts = await fake_discord.wait_for("createMessage", 2, timeout=30)
+    assert fake_discord.stalled == ["createMessage"]
+    assert posts[1].params["content"] == "echo: are you there?"
+
+    async def delivered() -> bool:
+        return bool(await rt.store.list_deliveries(outcome="delivered"))
+
+    await eventually(delivered, 30)
+    [row] = await rt.store.list_deliveries(outcome="delivered")
+    assert row.attempts == 2 and row.to == f"channel:{dm}"
+    assert [m["content"] for m in fake_discord.visible()] == ["echo: are you there?"]

@@ -79,8 +79,11 @@ class EmulatorServer:
         self.app = web.Application()
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._holds: dict[str, int] = defaultdict(int)
+        self._stalls: dict[str, int] = defaultdict(int)
         #: calls whose answer is being held now (see :meth:`hold_next`)
         self.held: list[str] = []
+        #: calls stalled now, without effect (see :meth:`stall_next`)
+        self.stalled: list[str] = []
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
         self._websockets: set[web.WebSocketResponse] = set()
@@ -204,6 +207,22 @@ class EmulatorServer:
         answer is held until the fake stops: the client never sees its receipt, as when the
         process is killed between a send and the platform's answer (D16)."""
         self._holds[method] += times
+
+    def stall_next(self, method: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` take no effect and get no answer until the
+        fake stops: the platform hangs, and the client's own timeout is what ends the call."""
+        self._stalls[method] += times
+
+    async def _stall(self, method: str) -> bool:
+        """Each fake that supports :meth:`stall_next` awaits this before a call takes effect;
+        True: the call was stalled (answer it with an error, it did nothing)."""
+        if self._stalls.get(method, 0) <= 0:
+            return False
+        self._stalls[method] -= 1
+        self.stalled.append(method)
+        self._notify()
+        await self._stopping.wait()
+        return True
 
     async def _hold(self, method: str) -> None:
         """Each fake awaits this after a call took effect and before answering it."""

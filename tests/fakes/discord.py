@@ -525,6 +525,9 @@ class FakeDiscord(DiscordInteractions, EmulatorServer):
         if token != self.token:
             call.status = 401
             return self._error(401)
+        if await self._stall(name):  # stall_next: no effect, no answer while the fake runs
+            call.status = 504
+            return self._error(504)
         failure = self._take_failure(name)
         if failure is not None:
             call.status = failure.status
