@@ -34,6 +34,7 @@ from adapters.whatsapp.graph import (
     OutsideServiceWindow,
     delivery_error,
 )
+from adapters.whatsapp.media import DOCUMENT_LIMIT, message_kind, message_object
 from adapters.whatsapp.spec import CHANNEL, WEBHOOK_PATH, WhatsAppAccountConfig
 from adapters.whatsapp.webhook import contact_names, mount, signature_valid, to_inbound
 from core.api.channels import (
@@ -44,11 +45,13 @@ from core.api.channels import (
     ChannelAdapter,
     ChannelEnv,
     ChannelUnavailable,
+    ChunkRef,
     ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
     InboundMessage,
     InboundSink,
+    MediaItem,
     SendReceipt,
     secret_value,
 )
@@ -73,6 +76,7 @@ class WhatsAppAdapter(ChannelAdapter):
     channel = CHANNEL
     text_limit = TEXT_LIMIT
     reconcile = "resend"  # Graph has no idempotency key: an in-doubt chunk goes once more
+    media_limit = DOCUMENT_LIMIT  # D150, D156: a document's 100 MB
 
     def __init__(
         self,
@@ -301,10 +305,8 @@ class WhatsAppAdapter(ChannelAdapter):
         known = self._last.get(wa_id)
         return None if known is None else self.clock() - known[0] < WINDOW_SECONDS
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
-        """Send one rendered chunk to the user's wa_id (the gate calls this, and only it)."""
-        graph, to = self._client(target)
-        where = f"{self.name} to {to}"
+    def _check_window(self, to: str, where: str) -> None:
+        """Refuse before calling Graph when the 24-hour window is known to be closed (D162)."""
         if self.window_open(to) is False:
             why = (
                 "WhatsApp reported error 131047 for an earlier reply"
@@ -315,10 +317,38 @@ class WhatsAppAdapter(ChannelAdapter):
                 f"{where}: outside WhatsApp's 24-hour customer-service window ({why}); only "
                 f"template messages can reach them until they write again"
             )
+
+    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
+        """Send one rendered chunk to the user's wa_id (the gate calls this, and only it)."""
+        graph, to = self._client(target)
+        where = f"{self.name} to {to}"
+        self._check_window(to, where)
         try:
             wamid = await graph.post_text(to, text)
         except GraphError as exc:
             raise delivery_error(exc, where) from exc
+        except _NETWORK as exc:
+            raise ChannelUnavailable(f"{where}: network error: {exc}") from exc
+        return SendReceipt(message_id=wamid)
+
+    def media_limit_for(self, media: MediaItem) -> int:
+        return DOCUMENT_LIMIT  # what an image or audio message cannot take goes as a document
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """The file uploaded, then a message naming it (D78, D156): a photo, a voice note, a
+        video or a document. Graph has no idempotency key, so an in-doubt item is sent once
+        more after a crash and marked (`reconcile = "resend"`)."""
+        graph, to = self._client(target)
+        where = f"{self.name} to {to}"
+        self._check_window(to, where)
+        kind = message_kind(media)
+        try:
+            media_id = await graph.upload(media.data, media.mime, media.name)
+            wamid = await graph.post_media(to, kind, message_object(media, kind, media_id))
+        except GraphError as exc:
+            raise delivery_error(exc, f"{where} ({kind} {media.name})") from exc
         except _NETWORK as exc:
             raise ChannelUnavailable(f"{where}: network error: {exc}") from exc
         return SendReceipt(message_id=wamid)

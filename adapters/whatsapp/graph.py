@@ -130,10 +130,16 @@ class GraphClient:
         path: str,
         body: dict[str, Any] | None = None,
         params: dict[str, str] | None = None,
+        form: aiohttp.FormData | None = None,
     ) -> dict[str, Any]:
         url = f"{self.base_url}/{path}"
         async with self.http.request(
-            method, url, json=body, params=params, headers=self._headers()
+            method,
+            url,
+            json=body,
+            data=form,
+            params=params,
+            headers=self._headers(),
         ) as resp:
             try:
                 data = await resp.json(content_type=None)
@@ -165,6 +171,35 @@ class GraphClient:
                 "to": to,
                 "type": "text",
                 "text": {"preview_url": False, "body": body},
+            },
+        )
+        messages = data.get("messages") or [{}]
+        wamid = messages[0].get("id") if isinstance(messages[0], dict) else None
+        return str(wamid) if wamid else None
+
+    async def upload(self, data: bytes, mime: str, name: str) -> str:
+        """Step 1 of a media message: the file to ``/{phone-number-id}/media``; its media id."""
+        form = aiohttp.FormData()
+        form.add_field("messaging_product", "whatsapp")
+        form.add_field("type", mime)
+        form.add_field("file", data, filename=name, content_type=mime)
+        found = await self._call("POST", f"{self.phone_number_id}/media", form=form)
+        media_id = found.get("id")
+        if not media_id:
+            raise GraphError(200, {"message": "the media upload returned no id"}, None)
+        return str(media_id)
+
+    async def post_media(self, to: str, kind: str, media: dict[str, Any]) -> str | None:
+        """Step 2: a message of ``kind`` (image, audio, video, document) naming the upload."""
+        data = await self._call(
+            "POST",
+            f"{self.phone_number_id}/messages",
+            {
+                "messaging_product": "whatsapp",
+                "recipient_type": "individual",
+                "to": to,
+                "type": kind,
+                kind: media,
             },
         )
         messages = data.get("messages") or [{}]

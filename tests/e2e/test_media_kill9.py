@@ -3,7 +3,7 @@ turn (the fake model calls the MCP server's `chart`, which returns a PNG), sends
 and then the image; the platform fake shows the image and holds its answer, and the process is
 SIGKILLed before the receipt. The restarted gateway settles the in-doubt item under D16's rules:
 Discord's upload carries the chunk's nonce and comes back as the same message (one image);
-Telegram and Slack cannot look an upload up, so it is sent once more and logged
+Telegram, Slack and WhatsApp cannot look an upload up, so it is sent once more and logged
 `resent_after_crash` (never a third time). The reply's text is shown once everywhere."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from tests.fakes.mcp_server import REPO_ROOT, TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.fakes.whatsapp import FakeWhatsApp
+from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
@@ -108,7 +109,37 @@ def _discord() -> Platform:
     )
 
 
-PLATFORMS = {"telegram": _telegram, "slack": _slack, "discord": _discord}
+def _whatsapp(port: int) -> Platform:
+    wa = FakeWhatsApp()
+    wa.webhook_url = f"http://127.0.0.1:{port}/whatsapp/webhook"  # the gateway under test
+
+    async def ask(said: str) -> None:
+        wa.user_message(ANN, said)
+
+    return Platform(
+        wa,
+        "sendMedia",
+        lambda: (
+            f"channels:\n  whatsapp:\n    owners: ['{ANN}']\n"
+            f'    phoneNumberId: "{wa.phone_number_id}"\n'
+            f"    accessToken: {wa.token}\n    appSecret: {wa.app_secret}\n"
+            f"    verifyToken: {wa.verify_token}\n    apiBaseUrl: {wa.api_base}\n"
+        ),
+        ask,
+        lambda: [bytes(m["data"]) for m in wa.sent_media if m["kind"] == "image"],
+        lambda: [str(m["text"]) for m in wa.sent],
+        "resent_after_crash",
+        2,
+    )
+
+
+ANN = "4915100000001"
+PLATFORMS: dict[str, Callable[[int], Platform]] = {
+    "telegram": lambda _: _telegram(),
+    "slack": lambda _: _slack(),
+    "discord": lambda _: _discord(),
+    "whatsapp": _whatsapp,
+}
 
 
 def _config(tmp: Path, model: FakeModelServer, channel: str) -> Path:
@@ -133,7 +164,8 @@ def _config(tmp: Path, model: FakeModelServer, channel: str) -> Path:
 async def test_a_tools_image_is_sent_once_across_a_kill_minus_nine(
     name: str, tmp_path: Path
 ) -> None:
-    platform = PLATFORMS[name]()
+    port = free_port()
+    platform = PLATFORMS[name](port)
     model = FakeModelServer()
     await model.start()
     await platform.fake.start()
@@ -141,14 +173,14 @@ async def test_a_tools_image_is_sent_once_across_a_kill_minus_nine(
         model.script(tool_call("calc__chart", {}), text(REPLY))
         cfg = _config(tmp_path, model, platform.yaml())
         platform.fake.hold_next(platform.held)
-        async with GatewayProcess(cfg) as gw:
+        async with GatewayProcess(cfg, port) as gw:
             await platform.ask("the chart, please")
             await platform.fake.wait_until(lambda: platform.held in platform.fake.held, 90)
             assert platform.images() == [TINY_PNG]  # shown; its receipt never comes back
             await gw.kill()
         store = Store(f"sqlite+aiosqlite:///{tmp_path / 'state'}/crosstalk.db", tmp_path)
         try:
-            async with GatewayProcess(cfg):
+            async with GatewayProcess(cfg, port):
 
                 async def settled() -> DeliveryRecord | None:
                     rows = await store.list_deliveries()

@@ -1,5 +1,5 @@
 """The offline voice round trip on each platform fake with media (D78; Telegram, Discord,
-Slack, the web chat): Debian's espeak-ng speaks a
+Slack, the web chat, WhatsApp): Debian's espeak-ng speaks a
 sentence (with a little noise, as a microphone would), ffmpeg encodes it as OGG/Opus, it arrives
 as the platform's voice message, the local engine (pocketsphinx) transcribes it, the fake model
 receives text with the sentence's key words, and the reply arrives as text and as a voice note
@@ -16,16 +16,19 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from adapters.webchat.adapter import WebchatAdapter
+from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
 from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
-from tests.conftest import ConfigFactory
+from tests.adapters.test_whatsapp import gateway as whatsapp_gateway
+from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.whatsapp import FakeWhatsApp
 from tests.speech import KEY_WORDS, spoken_ogg
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
@@ -130,3 +133,39 @@ async def test_webchat_voice_round_trip(
     finally:
         await server.close()
         await rt.stop()
+
+
+async def test_whatsapp_voice_round_trip(
+    fake_whatsapp: FakeWhatsApp, fake_model: FakeModelServer, make_runtime: RuntimeFactory
+) -> None:
+    """A WhatsApp voice note (audio marked `voice`) is heard; the spoken reply goes as an
+    uploaded OGG/Opus audio message marked `voice` (D156)."""
+    rt = await make_runtime(
+        {
+            **VOICE,
+            "channels": {"whatsapp": {**fake_whatsapp.config(), "dmPolicy": "open"}},
+        }
+    )
+    [(account_id, acc)] = rt.config.channels.whatsapp.iter_accounts()  # type: ignore[union-attr]
+    adapter = WhatsAppAdapter(acc, account_id)
+    await rt.add_adapter(adapter)
+    server = await whatsapp_gateway(rt, fake_whatsapp, adapter)
+    try:
+        media_id = fake_whatsapp.add_media(spoken_ogg(), "audio/ogg; codecs=opus")
+        fake_whatsapp.user_message(
+            "4915100000001",
+            None,  # type: ignore[arg-type]
+            kind="audio",
+            media={"id": media_id, "mime_type": "audio/ogg; codecs=opus", "voice": True},
+        )
+        await fake_whatsapp.wait_until(lambda: len(fake_whatsapp.sent_media) == 1, 90)
+        asked = heard(fake_model)
+        assert all(word in asked for word in KEY_WORDS), asked
+        [note] = fake_whatsapp.sent_media
+        assert (note["kind"], note["voice"]) == ("audio", True)
+        assert bytes(note["data"]).startswith(b"OggS") and len(note["data"]) > 2000
+        [reply] = fake_whatsapp.sent
+        assert all(word in reply["text"] for word in KEY_WORDS)
+    finally:
+        await adapter.stop()
+        await server.close()

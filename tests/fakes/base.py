@@ -72,11 +72,15 @@ def json_response(
 class EmulatorServer:
     """Base class: an aiohttp app on 127.0.0.1:0 with a call log and failure injection."""
 
+    #: the largest request body the fake reads (aiohttp's default, 1 MB, unless a platform's
+    #: uploads need more)
+    client_max_size: int = 1024**2
+
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.base_url: str = ""
         self.port: int = 0
-        self.app = web.Application()
+        self.app = web.Application(client_max_size=self.client_max_size)
         self._failures: dict[str, deque[Failure]] = defaultdict(deque)
         self._holds: dict[str, int] = defaultdict(int)
         self._stalls: dict[str, int] = defaultdict(int)

@@ -2,8 +2,9 @@
 signed webhook deliveries to the bot.
 
 Graph side (``api_base`` = ``http://127.0.0.1:PORT/v23.0``): ``GET /{phone-number-id}``,
-``POST /{phone-number-id}/messages`` (a text message, or ``status: read`` with a
-``typing_indicator``), ``GET /{media-id}`` and the media download it names. Every call needs the
+``POST /{phone-number-id}/messages`` (a text message, a media message naming an upload, or
+``status: read`` with a ``typing_indicator``), ``POST /{phone-number-id}/media`` (a multipart
+upload: an id), ``GET /{media-id}`` and the media download it names. Every call needs the
 bearer token; errors have Graph's shape ``{"error": {"message", "type", "code", "fbtrace_id"}}``.
 
 Webhook side: :meth:`FakeWhatsApp.deliver` queues a payload for ``webhook_url`` and posts it,
@@ -32,6 +33,16 @@ from tests.fakes.base import Call, EmulatorServer, Failure, json_response
 
 VERSION = "v23.0"
 WINDOW = 24 * 3600
+#: media message types: the MIME types each takes (None: any) and its size limit
+MEDIA_KINDS: dict[str, tuple[frozenset[str] | None, int]] = {
+    "image": (frozenset({"image/jpeg", "image/png"}), 5 * 1024 * 1024),
+    "audio": (
+        frozenset({"audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg"}),
+        16 * 1024 * 1024,
+    ),
+    "video": (frozenset({"video/mp4", "video/3gpp"}), 16 * 1024 * 1024),
+    "document": (None, 100 * 1024 * 1024),
+}
 _GRAPH_CODES = {400: 100, 401: 190, 403: 10, 404: 100, 429: 130429, 500: 1, 503: 2}
 
 
@@ -54,6 +65,8 @@ def graph_error(status: int, message: str, code: int | None = None, **extra: Any
 
 class FakeWhatsApp(EmulatorServer):
     """One business phone number on a fake Graph API, plus Meta's webhook deliveries."""
+
+    client_max_size = 101 * 1024 * 1024  # a document's 100 MB, as the Cloud API takes
 
     def __init__(
         self,
@@ -79,7 +92,10 @@ class FakeWhatsApp(EmulatorServer):
         self.send_statuses = True
         self.retry_delay = 0.05
         self.sent: list[dict[str, Any]] = []  # messages accepted and shown to the user
+        #: media messages shown to the user: to, kind, data, caption, filename, voice, id (D78)
+        self.sent_media: list[dict[str, Any]] = []
         self.media: dict[str, tuple[str, bytes]] = {}
+        self.upload_names: dict[str, str] = {}  # media id → the uploaded file's name
         self.last_inbound: dict[str, float] = {}
         self.outbox: list[dict[str, Any]] = []  # webhook payloads not yet acknowledged
         self.posts: list[tuple[int | None, dict[str, Any]]] = []  # every delivery attempt
@@ -96,6 +112,7 @@ class FakeWhatsApp(EmulatorServer):
     def _setup_routes(self, app: web.Application) -> None:
         app.router.add_get(f"/{VERSION}/{{node}}", self._get_node)
         app.router.add_post(f"/{VERSION}/{{node}}/messages", self._messages)
+        app.router.add_post(f"/{VERSION}/{{node}}/media", self._upload)
         app.router.add_get("/media/{media_id}", self._download)
 
     async def start(self) -> str:
@@ -358,12 +375,67 @@ class FakeWhatsApp(EmulatorServer):
             )
         if is_read:
             return json_response({"success": True})
-        return self._send(body)
+        answer = self._send(body)
+        await self._hold("sendMedia" if body.get("type") in MEDIA_KINDS else "sendMessage")
+        return answer
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """A multipart upload (``messaging_product``, ``type``, ``file``) → ``{"id"}``."""
+        form = await request.post()
+        upload = form.get("file")
+        params = {k: v for k, v in form.items() if isinstance(v, str)}
+        refused = await self._answer(request, "uploadMedia", params)
+        if refused is not None:
+            return refused
+        if request.match_info["node"] not in self.phone_numbers:
+            return json_response(graph_error(400, "Unsupported post request", 100), 400)
+        if params.get("messaging_product") != "whatsapp" or not params.get("type"):
+            return json_response(
+                graph_error(400, "(#100) The parameter messaging_product is required.", 100), 400
+            )
+        if not isinstance(upload, web.FileField):
+            return json_response(
+                graph_error(400, "(#100) The parameter file is required.", 100), 400
+            )
+        data = upload.file.read()
+        media_id = self.add_media(data, str(params["type"]))
+        self.upload_names[media_id] = upload.filename
+        return json_response({"id": media_id})
+
+    def _media_message(self, body: dict[str, Any], to: str) -> dict[str, Any] | web.Response:
+        """A media message: its object names an upload; the kind's types and limits hold."""
+        kind = str(body.get("type"))
+        obj = body.get(kind)
+        found = self.media.get(str(obj.get("id"))) if isinstance(obj, dict) else None
+        if not isinstance(obj, dict) or found is None:
+            return json_response(graph_error(400, "(#100) Invalid parameter", 100), 400)
+        mime, data = found
+        mimes, limit = MEDIA_KINDS.get(kind, (None, 100 * 1024 * 1024))
+        if (mimes is not None and mime.split(";")[0] not in mimes) or len(data) > limit:
+            return json_response(
+                graph_error(400, f"(#131053) Media upload error: {mime} as {kind}", 131053), 400
+            )
+        if kind == "audio" and "caption" in obj:
+            return json_response(graph_error(400, "(#100) Invalid parameter", 100), 400)
+        return {
+            "to": to,
+            "kind": kind,
+            "data": data,
+            "caption": obj.get("caption"),
+            "filename": obj.get("filename"),
+            "voice": bool(obj.get("voice")),
+        }
 
     def _send(self, body: dict[str, Any]) -> web.Response:
         to = str(body.get("to") or "")
         text = (body.get("text") or {}).get("body")
-        if body.get("type") != "text" or not isinstance(text, str) or not to.isdigit():
+        shown: dict[str, Any] | None = None
+        if body.get("type") in MEDIA_KINDS and to.isdigit():
+            made = self._media_message(body, to)
+            if isinstance(made, web.Response):
+                return made
+            shown, text = made, ""
+        elif body.get("type") != "text" or not isinstance(text, str) or not to.isdigit():
             return json_response(graph_error(400, "(#100) Invalid parameter", 100), 400)
         if len(text) > 4096:
             return json_response(
@@ -409,6 +481,8 @@ class FakeWhatsApp(EmulatorServer):
                     ]
                 )
             )
+        elif shown is not None:
+            self.sent_media.append({**shown, "id": wamid})
         else:
             self.sent.append({"to": to, "text": text, "id": wamid})
             if self.send_statuses:

@@ -23,6 +23,7 @@ from tests.adapters.conformance.drivers import (
     Feature,
     Reply,
     SendFailure,
+    SentMedia,
     User,
 )
 from tests.fakes.whatsapp import FakeWhatsApp
@@ -148,6 +149,11 @@ class WhatsAppDriver(HttpServed):
 
     def replies(self) -> list[Reply]:
         return [Reply(str(m["text"]), str(m["to"])) for m in self.wa.sent]
+
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        return [(str(m["kind"]), bytes(m["data"])) for m in self.wa.sent_media]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
