@@ -146,7 +146,7 @@ async def test_whatsapp_voice_round_trip(
             "channels": {"whatsapp": {**fake_whatsapp.config(), "dmPolicy": "open"}},
         }
     )
-    [(account_id, acc)] = rt.config.channels.whatsapp.iter_accounts()  # type: ignore[union-attr]
+    [(account_id, acc)] = rt.config.channels.whatsapp.iter_accounts()
     adapter = WhatsAppAdapter(acc, account_id)
     await rt.add_adapter(adapter)
     server = await whatsapp_gateway(rt, fake_whatsapp, adapter)
