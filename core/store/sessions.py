@@ -14,9 +14,11 @@ from core.model.records import SESSION_FIELDS, SessionEntry, SessionPatch, Sessi
 from core.store.database import Database, StoreError, insert_ignore, now_ms
 from core.store.search_index import forget_session
 from core.store.tables import MessageRow, SessionRow
+from core.store.yield_tables import SessionYieldRow
 
 S = SessionRow.__table__  # type: ignore[attr-defined]
 M = MessageRow.__table__  # type: ignore[attr-defined]
+Y = SessionYieldRow.__table__  # type: ignore[attr-defined]
 
 _SESSION_COLS = st.SESSION_COLS
 
@@ -152,6 +154,7 @@ class SessionsStore(Database):
             if entry is not None:
                 forget_session(c, key)
                 c.execute(delete(M).where(M.c.session_key == key))
+                c.execute(delete(Y).where(Y.c.session_key == key))  # D69
                 c.execute(delete(S).where(S.c.key == key))
             return entry
 

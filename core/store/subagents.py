@@ -10,13 +10,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, and_, delete, insert, or_, select, update
 
 from core.model.delivery_context import DeliveryContext, normalize_delivery_context
 from core.store.database import Database
-from core.store.tables import SubagentRunRow
+from core.store.tables import RunRow, SubagentRunRow
+from core.store.yield_tables import SessionYieldRow
 
 T = SubagentRunRow.__table__  # type: ignore[attr-defined]
+Y = SessionYieldRow.__table__  # type: ignore[attr-defined]
+R = RunRow.__table__  # type: ignore[attr-defined]
 
 # announce_state values: `pending` (not announced yet), `running` (claimed by this process),
 # `done` (posted), `skipped` (ANNOUNCE_SKIP), `stopped` (the user stopped the run: no announce).
@@ -168,3 +171,49 @@ class SubagentStore(Database):
 
     async def delete_subagent_run(self, run_id: str) -> None:
         await self.write(lambda c: c.execute(delete(T).where(T.c.run_id == run_id)))
+
+    # ---- sessions_yield (D69, D112) ----------------------------------------------------------
+
+    async def yield_session(
+        self, session_key: str, *, run_id: str | None, context: dict[str, Any], at: int
+    ) -> None:
+        """The session's next turn is the next announce or message: remember the run that
+        yielded (None: the session's newest run, for a call without a turn) and who it ran for."""
+
+        def op(c: Connection) -> None:
+            rid = run_id if run_id is not None else _newest_run(c, session_key)
+            c.execute(delete(Y).where(Y.c.session_key == session_key))
+            c.execute(
+                insert(Y).values(
+                    session_key=session_key, run_id=rid, yielded_at=at, context=context
+                )
+            )
+
+        await self.write(op)
+
+    async def take_yield(self, session_key: str) -> dict[str, Any] | None:
+        """The yielding turn's context, once: None when the session did not yield, another
+        announce took it first, or a message started a turn since (it was the next turn)."""
+
+        def op(c: Connection) -> dict[str, Any] | None:
+            row = c.execute(select(Y).where(Y.c.session_key == session_key)).mappings().first()
+            if row is None:
+                return None
+            taken = c.execute(
+                delete(Y).where(
+                    and_(Y.c.session_key == session_key, Y.c.yielded_at == row["yielded_at"])
+                )
+            ).rowcount
+            if not taken or _newest_run(c, session_key) != row["run_id"]:
+                return None
+            return dict(row["context"])
+
+        return await self.write(op)
+
+    async def forget_yield(self, session_key: str) -> None:
+        await self.write(lambda c: c.execute(delete(Y).where(Y.c.session_key == session_key)))
+
+
+def _newest_run(c: Connection, session_key: str) -> str | None:
+    q = select(R.c.id).where(R.c.session_key == session_key)
+    return c.execute(q.order_by(R.c.created_at.desc(), R.c.id.desc()).limit(1)).scalar()

@@ -196,4 +196,5 @@ import core.store.cluster_tables  # noqa: E402  (registers the cluster tables, D
 import core.store.console_tables  # noqa: E402  (registers the console sign-ins, D79)
 import core.store.ledger_tables  # noqa: E402  (registers the D16 ledger tables)
 import core.store.media_tables  # noqa: E402  (registers the outbound media, D78)
-import core.store.people_tables  # noqa: E402, F401  (registers limits and identities, D64, D65)
+import core.store.people_tables  # noqa: E402  (registers limits and identities, D64, D65)
+import core.store.yield_tables  # noqa: E402, F401  (registers the yielded sessions, D69)

@@ -1,7 +1,7 @@
-"""The session tools pack: sessions_list, sessions_history, sessions_search, sessions_send,
-sessions_spawn, agents_list, and ask_user (D73). The pack owns their code (the agent-to-agent
-loop, visibility, reference resolution, results); core gives them only the tool engine and their
-environment (D30)."""
+"""The session tools pack: sessions_list, sessions_history, sessions_search, session_status,
+sessions_send, sessions_spawn, agents_list, subagents, sessions_yield and ask_user (D73). The
+pack owns their code (the agent-to-agent loop, visibility, reference resolution, results); core
+gives them only the tool engine and their environment (D30)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from plugins.session_tools import (
     sessions_search,
     sessions_send,
     sessions_spawn,
+    sessions_yield,
     subagents,
 )
 
@@ -29,6 +30,7 @@ def register(ctx: PluginContext) -> None:
         sessions_spawn.SPEC,
         agents_list.SPEC,
         subagents.SPEC,
+        sessions_yield.SPEC,
         ask_user.SPEC,
     ):
         ctx.register_tool(spec)

@@ -133,6 +133,8 @@ def _tools_paths(config: CrosstalkConfig) -> dict[str, Any]:
                     "session_status",
                     "sessions_send",
                     "agents_list",
+                    "subagents",
+                    "sessions_yield",
                 ],
             },
             "action": {"description": "merged into args when the tool declares `action`"},

@@ -14,6 +14,13 @@ from typing import TYPE_CHECKING, Any
 from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
 from core.features.access.limits import person_key
 from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
+from core.features.agent.hooks import (
+    mcp_toolset,
+    steer_capability,
+    stream_handler,
+    without_yield_mark,
+    yield_capability,
+)
 from core.features.agent.pause import (
     deferred_results,
     mcp_server_of,
@@ -31,7 +38,6 @@ from core.features.tools.availability import offered_to
 from core.model.errors import ToolError
 from core.model.media import MEDIA_OUT, MediaItem
 from core.model.records import NOTICE, TurnWrite
-from core.model.text import clean_text
 from core.model.tool_context import ToolContext
 from core.store import RunRecord, SessionEntry, TranscriptMessage, now_ms
 
@@ -47,6 +53,8 @@ class Deps:
     context: ToolContext
     steer: Steer | None = None
     """`steer` mode (D75): messages that arrived meanwhile, before each model request."""
+    yielded: bool = False
+    """A tool call yielded the turn (`sessions_yield`, D69): no further model request."""
 
 
 MAX_AGENTS = 64
@@ -73,7 +81,7 @@ class PydanticAITurnExecutor:
                 deps_type=Deps,
                 output_type=[str, DeferredToolRequests],  # a paused turn ends with requests
                 tools=[self._tool(n) for n in names],
-                capabilities=[_steer_capability()],
+                capabilities=[steer_capability(), yield_capability()],
             )
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
@@ -96,11 +104,14 @@ class PydanticAITurnExecutor:
             if spec.defers:
                 raise CallDeferred()  # the run pauses for a person's answer (D73)
             try:
-                return await ctx.deps.env.tools.invoke(
+                out = await ctx.deps.env.tools.invoke(
                     ctx.deps.env.tool_env, name, kwargs, ctx.deps.context
                 )
             except ToolError as exc:
                 return {"status": "error", "tool": name, "error": str(exc)}
+            if spec.ends_turn and out.get("status") == "yielded":
+                ctx.deps.yielded = True  # the turn ends before its next model request (D69)
+            return out
 
         tool = Tool.from_schema(
             call,
@@ -177,7 +188,7 @@ class PydanticAITurnExecutor:
             for t in await rt.mcp.tools_for(entry.agent_id, entry.key)
             if offered(t.name, mcp_server_of(t.name))
         ]
-        toolsets = [_mcp_toolset(FunctionToolset(mcp_tools), rt)] if mcp_tools else None
+        toolsets = [mcp_toolset(FunctionToolset(mcp_tools), rt)] if mcp_tools else None
         paused = paused_messages(run)  # a resumed turn goes on from where it stopped (D72)
         resume: dict[str, Any] = {}
         if paused is not None:
@@ -190,7 +201,7 @@ class PydanticAITurnExecutor:
         instructions = base_system_prompt(rt.config, entry) + summary_instructions(context.summary)
         if request.extra_system_prompt:
             instructions = f"{instructions}\n\n{request.extra_system_prompt}"
-        handler = _stream_handler(on_delta) if on_delta is not None else None
+        handler = stream_handler(on_delta) if on_delta is not None else None
         answered: list[str] = []
         token = ANSWERED.set(answered)
         gate_token = COST_GATE.set(cost_gate(rt, request, entry))  # D64
@@ -198,13 +209,14 @@ class PydanticAITurnExecutor:
         media_token = MEDIA_OUT.set(media)
         from pydantic_ai.exceptions import ModelAPIError
 
+        deps = Deps(rt, request.context.for_run(run.id), request.steer)
         try:
             result = await self._pai_agent(names).run(
                 prompt,
                 message_history=to_model_messages(history) + (paused or []),
                 model=model,
                 instructions=instructions,
-                deps=Deps(rt, request.context.for_run(run.id), request.steer),
+                deps=deps,
                 toolsets=toolsets,
                 event_stream_handler=handler,
                 **resume,
@@ -233,11 +245,14 @@ class PydanticAITurnExecutor:
             await rt.store.save_media(media, run_id=run.id, session_key=entry.key)
             return TurnResult(None, pause=pause)
         made = (paused or []) + result.new_messages()
+        if deps.yielded:  # nothing is said for a yielded turn (D69)
+            made = without_yield_mark(made)
         if paused is not None:
             run.meta = {k: v for k, v in (run.meta or {}).items() if k != "paused"}
         new = from_model_messages(made, now_ms=now_ms(), run_id=run.id)
-        await self._speak(request, new, media)
-        await attach_media(rt, run, entry, new, media)
+        if not deps.yielded:
+            await self._speak(request, new, media)
+            await attach_media(rt, run, entry, new, media)
         usage = result.usage
         tin, tout = usage.input_tokens or None, usage.output_tokens or None
         ref = answered[-1] if answered else refs[0]
@@ -252,6 +267,7 @@ class PydanticAITurnExecutor:
             **(run.meta or {}),
             "model": ref,
             **({"costUsd": cost} if cost is not None else {}),
+            **({"yielded": True} if deps.yielded else {}),
         }
         session_cost = (entry.cost_usd or 0.0) + cost if cost is not None else entry.cost_usd
         write = TurnWrite(
@@ -266,8 +282,9 @@ class PydanticAITurnExecutor:
             },
             run_meta=run.meta,
         )
+        reply = None if deps.yielded else final_text(new)
         return TurnResult(
-            final_text(new), input_tokens=tin, output_tokens=tout, context_tokens=tin, write=write
+            reply, input_tokens=tin, output_tokens=tout, context_tokens=tin, write=write
         )  # stored with the run's end (D41)
 
     @staticmethod
@@ -330,56 +347,6 @@ def context_messages(
     if own is None:
         return [m for m in placed if m.id != input_id]
     return [m for m in placed if m.id != input_id and (m.seq or 0) <= (own.seq or 0)]
-
-
-def _steer_capability() -> Any:
-    """Before each model request of a `steer` turn, what arrived meanwhile joins it (D75): the
-    texts go into the request and into the run's messages (so later requests keep them)."""
-    from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
-
-    class SteerIn(AbstractCapability[Any]):
-        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
-            steer = ctx.deps.steer
-            texts = await steer() if steer is not None else []
-            if texts:
-                request = ModelRequest(parts=[UserPromptPart("\n".join(texts))])
-                request_context.messages = [*request_context.messages, request]
-                ctx.messages.append(request)
-            return request_context
-
-    return SteerIn()
-
-
-def _mcp_toolset(toolset: Any, rt: TurnEnv) -> Any:
-    """MCP tools under `tools.approvals.require` (`mcp:*`, `mcp:<server>`, names) pause too."""
-    config = rt.config
-    if not config.tools.approvals.require:
-        return toolset
-    return toolset.approval_required(
-        lambda ctx, tool_def, _args: (
-            not ctx.tool_call_approved
-            and requires_approval(config, tool_def.name, mcp_server=mcp_server_of(tool_def.name))
-        )
-    )
-
-
-def _stream_handler(on_delta: DeltaSink) -> Any:
-    from pydantic_ai.messages import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
-
-    async def handle(_ctx: Any, events: Any) -> None:
-        text = ""
-        async for event in events:
-            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                text = event.part.content
-            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                text += event.delta.content_delta
-            else:
-                continue
-            if text:
-                await on_delta(clean_text(text))  # D12: model output, cleaned as it streams
-
-    return handle
 
 
 def cost_gate(rt: TurnEnv, request: RunRequest, entry: SessionEntry) -> CostGate | None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.engine.outbound.gate import DeliveryResult, Outbound
 from core.engine.runs import RunRequest
 from core.features.subagents.prompts import ANNOUNCE_SKIP, ANNOUNCE_USER_MESSAGE, announce_prompt
+from core.features.subagents.yielded import resume_with_announce
 from core.model.keys import agent_id_of
 from core.model.roles import parse_role
 from core.model.tool_context import ToolContext
@@ -239,9 +240,8 @@ async def announce(rt: Services, rec: SubagentRecord, closing: Any) -> str:
 async def _append_to_requester(
     rt: Services, rec: SubagentRecord, text: str, result: DeliveryResult
 ) -> None:
-    requester = await rt.store.get_session(rec.requester_key)
-    if requester is None:
-        return
+    """The requester's agent learns of it: as the input of its next turn when it yielded to
+    wait for it (D69), else as a transcript entry it reads at its next turn."""
     meta = {
         "announce": True,
         "kind": "subagent_announce",
@@ -249,6 +249,11 @@ async def _append_to_requester(
         "childSessionKey": rec.child_key,
         "delivery": result.outcome,
     }
+    if await resume_with_announce(rt, rec.requester_key, text, meta):
+        return
+    requester = await rt.store.get_session(rec.requester_key)
+    if requester is None:
+        return
     await rt.store.append_messages(
         requester, [TranscriptMessage.text("assistant", text, now_ms(), meta=meta)]
     )

@@ -18,6 +18,7 @@ from core.engine.background import BackgroundTasks
 from core.engine.runs import RunOutcome, RunRequest
 from core.features.subagents.announce import AnnounceInterrupted, announce
 from core.features.subagents.sweeper import DEFAULT_SWEEP_INTERVAL, SubagentSweeper
+from core.features.subagents.yielded import yield_turn
 from core.store import FINAL_RUN_STATUSES, RunRecord, now_ms
 from core.store.subagents import (
     SubagentRecord,
@@ -25,6 +26,7 @@ from core.store.subagents import (
 
 if TYPE_CHECKING:
     from core.features.services import Services
+    from core.model.tool_context import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +237,11 @@ class SubagentRegistry:
         if rec.outcome is not None:
             return False
         return await self.services.runs.abort_session(rec.child_key, CANCELLED_REASON) > 0
+
+    async def yield_turn(self, ctx: ToolContext) -> bool:
+        """`sessions_yield` (D69): the caller's next turn is the next announce or message;
+        False when none of its sub-agents is running (nothing to wait for)."""
+        return await yield_turn(self.services, ctx)
 
     async def stop_of(self, requester_key: str) -> int:
         """`/stop` in the requester chat: stop every running sub-agent it spawned."""

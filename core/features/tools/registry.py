@@ -58,6 +58,9 @@ class ToolSpec:
     defers: bool = False
     """An agent's call pauses its run until a person answers (`ask_user`, D73); the handler
     serves only the other callers (HTTP)."""
+    ends_turn: bool = False
+    """An agent's call that answers `{status: "yielded"}` ends its turn at once, with no reply
+    (`sessions_yield`, D69); other callers (HTTP, MCP) just get the answer."""
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.args_model.model_json_schema(by_alias=True)

@@ -315,6 +315,7 @@ async def test_subagent_sessions_have_no_session_tools(make_runtime: RuntimeFact
         "sessions_spawn",
         "agents_list",
         "subagents",
+        "sessions_yield",
     ):
         assert denied not in names
     assert "sessions_spawn" in tool_names_for(rt.config, rt.tools, "agent:main:main", "main")

@@ -40,3 +40,11 @@ def test_key_limits_follow_the_default_agent() -> None:
     assert schema["maxLength"] == 256 - len("agent:support-bot:")
     pattern = re.compile(schema["pattern"])
     assert pattern.search("discord:group:1") and not pattern.search(": :\x1c:")
+
+
+def test_the_tool_list_names_the_new_session_tools() -> None:
+    """Issue 22: every tool of today's surface (D66-D70) is in the document's tool list."""
+    invoke = openapi_spec()["paths"]["/tools/invoke"]["post"]
+    tool = invoke["requestBody"]["content"]["application/json"]["schema"]["properties"]["tool"]
+    want = {"sessions_search", "session_status", "subagents", "sessions_yield", "sessions_send"}
+    assert want <= set(tool["examples"])

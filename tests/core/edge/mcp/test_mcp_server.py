@@ -41,6 +41,7 @@ ALL_TOOLS = [
     "sessions_spawn",
     "agents_list",
     "subagents",
+    "sessions_yield",
 ]
 
 
@@ -56,7 +57,8 @@ def _client(url: str, token: str = "test-token", session: str | None = None) -> 
     if session is not None:
         headers["x-crosstalk-session-key"] = session
     return Client(
-        streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)),
+        # httpx's own 5 s default is shorter than a first turn's cold start on a loaded machine
+        streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)),
         read_timeout_seconds=30,
     )
 
