@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from core.api.testing import RecordingAdapter
+from core.features.tools.registry import tool_caller
 from core.model.by_sender import compile_rules, denied
 from core.model.permission import Caller
 from core.model.roles import Role
+from core.model.tool_context import ToolContext
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import tool_names
@@ -123,3 +125,29 @@ async def test_the_registry_refuses_a_denied_tool_even_if_called(
         "status": "forbidden",
         "error": "sessions_spawn is not allowed for this sender (tools.bySender)",
     }
+
+
+@pytest.mark.parametrize(
+    ("match", "hit"),
+    [
+        ("person:ann", True),
+        ("group:telegram:-100", True),
+        ("telegram:7", True),
+        ("person:bob", False),
+        ("group:telegram:-200", False),
+        ("discord:7", False),
+    ],
+)
+def test_a_runs_context_gives_the_rules_every_fact(match: str, hit: bool) -> None:
+    """The facts come from the run's context (D63, D101): person and group included, and a run
+    the chain started elsewhere (a sub-agent, no chat of its own) still matches its starter."""
+    started = ToolContext(
+        session_key="agent:main:subagent:x",
+        agent_id="main",
+        role="member",
+        sender="telegram:7",
+        person_id="ann",
+        group_id="telegram:-100",
+    )
+    rules = compile_rules([{"match": match, "deny": ["web_*"]}])
+    assert denied(rules, tool_caller(started), "web_fetch") is hit

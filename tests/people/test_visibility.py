@@ -3,6 +3,7 @@ on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,7 @@ CHILD = "agent:main:subagent:child-1"
 GRANDCHILD = "agent:main:subagent:child-2"
 GUEST = "agent:main:telegram:dm:9"
 OTHER = "agent:main:telegram:group:-100"
+NON_OWNERS: tuple[tuple[str, Role], ...] = ((MEMBER, "member"), (GUEST, "guest"))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -137,3 +139,64 @@ async def test_scopes_are_configurable(make_config: ConfigFactory, tmp_path: Pat
         assert await _listed(runtime, OWNER_MAIN, "owner") == {"main"}
     finally:
         await runtime.stop()
+
+
+def _same_but_the_key(seen: dict[str, Any], key: str, unseen: dict[str, Any], absent: str) -> None:
+    """Byte for byte apart from the key (and a run id, which every call gets anew)."""
+
+    def shown(out: dict[str, Any], raw: str) -> str:
+        out = {k: ("R" if k == "runId" else v) for k, v in out.items()}
+        return json.dumps(out, ensure_ascii=False, sort_keys=False).replace(raw, "K")
+
+    assert shown(seen, key) == shown(unseen, absent), (seen, unseen)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("sessions_history", {}),
+        ("sessions_send", {"message": "x"}),
+        ("sessions_search", {"query": "PIN"}),
+        ("session_status", {}),
+    ],
+)
+async def test_every_session_tool_answers_not_visible_as_not_found(
+    rt: Runtime, tool: str, args: dict[str, Any]
+) -> None:
+    """D61 for each tool that takes a session: the owner's session, however named, reads as a
+    session that does not exist, for a member and a guest alike."""
+    await _seed(rt)
+    main = await rt.store.get_session(OWNER_MAIN)
+    assert main is not None
+    for key, role in NON_OWNERS:
+        if tool == "sessions_send" and role == "guest":
+            continue  # not offered to guests at all (D63), let alone scoped
+        for raw in ("main", OWNER_MAIN, main.session_id, OTHER):
+            seen = await call(rt, key, role, tool, sessionKey=raw, **args)
+            absent = raw[:-3] + "zzz"
+            unseen = await call(rt, key, role, tool, sessionKey=absent, **args)
+            assert seen["status"] == "error", seen
+            _same_but_the_key(seen, raw, unseen, absent)
+    assert await rt.store.last_run(OWNER_MAIN) is None
+
+
+async def test_a_label_and_a_run_outside_the_scope_read_as_absent_ones(rt: Runtime) -> None:
+    """sessions_send by label and subagents' cancel by run id: the same answer as for a label or
+    run that does not exist."""
+    await _seed(rt)
+    await rt.store.set_label(OWNER_MAIN, "bank")
+    seen = await call(rt, MEMBER, "member", "sessions_send", label="bank", message="x")
+    unseen = await call(rt, MEMBER, "member", "sessions_send", label="bonk", message="x")
+    _same_but_the_key(seen, "bank", unseen, "bonk")
+    owner = await _ctx(rt, OWNER_MAIN, "owner")
+    spawned = await rt.tools.invoke(rt.tool_env, "sessions_spawn", {"task": "count"}, owner)
+    assert spawned["status"] == "accepted", spawned
+    run_id = spawned["runId"]
+    absent = run_id[:-4] + "ffff" if not run_id.endswith("ffff") else run_id[:-4] + "eeee"
+    for key, role in NON_OWNERS:
+        seen = await call(rt, key, role, "subagents", action="cancel", runId=run_id)
+        unseen = await call(rt, key, role, "subagents", action="cancel", runId=absent)
+        assert seen["status"] == "error", seen
+        _same_but_the_key(seen, run_id, unseen, absent)
+        listed = await call(rt, key, role, "subagents", action="list")
+        assert listed["count"] == 0

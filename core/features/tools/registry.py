@@ -178,12 +178,17 @@ def with_media(result: WithMedia) -> Payload:
 
 def tool_caller(ctx: ToolContext) -> Caller:
     """The caller of a tool as permissions see it; the token-authenticated HTTP API (and MCP)
-    acts for the gateway's owner, as the cron tool already assumed."""
+    acts for the gateway's owner, as the cron tool already assumed. The sender, person and
+    group are those of the chain's starter, so `tools.bySender` rules of every form hold in
+    every run it starts (D63, D101)."""
     role = "owner" if ctx.via == "http" else ctx.role
+    channel, _, sender_id = (ctx.sender or "").partition(":")
     return Caller(
         is_owner=role == "owner",
         session_key=ctx.session_key,
-        channel=ctx.channel,
-        sender_id=ctx.sender.partition(":")[2] if ctx.sender else None,
+        channel=channel or ctx.channel,
+        sender_id=sender_id or None,
         role=role,
+        person_id=ctx.person_id,
+        group=ctx.group_id,
     )

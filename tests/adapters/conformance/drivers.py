@@ -142,13 +142,18 @@ class Driver(abc.ABC):
     ) -> Runtime:
         """Start a runtime with this platform's config and its adapter, connected."""
         rt = await make_runtime(deep_merge(self.config(), extra_config or {}))
+        await self.attach(rt)
+        return rt
+
+    async def attach(self, rt: Runtime) -> None:
+        """Start this platform's adapters on a started runtime whose config has this driver's
+        section (several platforms on one gateway: linked identities, D65)."""
         self._rt = rt
         for adapter in self.build(rt):
             self.adapters.append(adapter)
             await rt.add_adapter(adapter)
             assert adapter.status().state == "connected", adapter.status()
         await self.connected(rt)
-        return rt
 
     async def close(self) -> None:
         """The end of the test: everything the driver started (its people too)."""
