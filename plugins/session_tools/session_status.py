@@ -8,6 +8,7 @@ session outside the caller's scope is answered as one that does not exist.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from core.api.plugins import ToolArgs, ToolContext, ToolRefused, ToolSpec
@@ -89,6 +90,8 @@ async def session_status(
     raw = (args.session_key or "").strip()
     if not raw or raw == "current":
         raw = ctx.session_key
+    if raw == ctx.session_key:  # D113: its own session, even from a sandbox
+        vis = replace(vis, restricted=False)
     target = await visible_target(env, vis, raw)
     entry = await env.store.get_session(target.key)
     if entry is None:
