@@ -1,9 +1,14 @@
 """D72 on Discord: the approval request's buttons (message components), a press as a
-component interaction (acknowledged, then routed), the request edited without its buttons."""
+component interaction (acknowledged, then routed), the request edited without its buttons; a
+stranger's press is ignored and logged, a double click runs the tool once (D11, D120)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
+
+import pytest
 
 from adapters.discord.adapter import DiscordAdapter, build
 from tests.conftest import RuntimeFactory
@@ -11,12 +16,15 @@ from tests.core.features.approvals.helpers import APPROVALS, add_danger_tool
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, text, tool_call
 
-OWNER = 800000000001
+OWNER, STRANGER = 800000000001, 800000000007
 DM = 900000000001
 
 
 async def test_an_owner_presses_approve_in_a_dm(
-    fake_discord: FakeDiscord, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+    fake_discord: FakeDiscord,
+    make_runtime: RuntimeFactory,
+    fake_model: FakeModelServer,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     section: dict[str, Any] = {
         "token": fake_discord.token,
@@ -41,11 +49,21 @@ async def test_an_owner_presses_approve_in_a_dm(
         labels = [c["label"] for c in request.params["components"][0]["components"]]
         assert labels == ["Approve", "Deny"]
         message_id = next(iter(fake_discord.shown))
-        await fake_discord.press(message_id, "Approve", user_id=OWNER)
-        [ack] = await fake_discord.wait_for("interactionCallback", 1, timeout=30)
-        assert ack.status == 200 and ack.params["type"] == 6  # a deferred update, no message
-        await fake_discord.wait_for("createMessage", 2, timeout=30)
+        with caplog.at_level(logging.INFO, "core.features.access.admission"):
+            await fake_discord.press(message_id, "Approve", user_id=STRANGER, username="mallory")
+            [ack] = await fake_discord.wait_for("interactionCallback", 1, timeout=30)
+            assert ack.status == 200 and ack.params["type"] == 6  # a deferred update, no message
+            await asyncio.gather(  # a double click: two interactions
+                fake_discord.press(message_id, "Approve", user_id=OWNER),
+                fake_discord.press(message_id, "Approve", user_id=OWNER),
+            )
+            await fake_discord.wait_for("interactionCallback", 3, timeout=30)
+            await fake_discord.wait_for("createMessage", 2, timeout=30)
         assert ran == ["prod"]
+        # a sender D11 does not admit: refused and logged, no pairing code (D126)
+        refused = [r.getMessage() for r in caplog.records if "not admitted" in r.getMessage()]
+        assert len(refused) == 1 and str(STRANGER) in refused[0]
+        assert len(fake_discord.created_messages()) == 2  # presses get no command reply
         shown = fake_discord.shown[message_id]
         assert shown["content"] == "🛡️ Approved by Alice: danger"
         assert shown["components"] == []

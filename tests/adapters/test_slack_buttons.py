@@ -1,9 +1,14 @@
 """D72 on Slack: the approval request as Block Kit buttons, a press as a `block_actions`
-interaction over Socket Mode (acknowledged, then routed), the request updated without them."""
+interaction over Socket Mode (acknowledged, then routed), the request updated without them; a
+stranger's press is ignored and logged, a double click runs the tool once (D11, D120)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
+
+import pytest
 
 from adapters.slack.adapter import SlackAdapter, build
 from tests.conftest import RuntimeFactory
@@ -15,7 +20,10 @@ OWNER = "U0OWNER01"
 
 
 async def test_an_owner_presses_approve(
-    fake_slack: FakeSlack, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+    fake_slack: FakeSlack,
+    make_runtime: RuntimeFactory,
+    fake_model: FakeModelServer,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     section: dict[str, Any] = {
         "botToken": fake_slack.bot_token,
@@ -39,9 +47,18 @@ async def test_an_owner_presses_approve(
         assert str(request.params["text"]).startswith("🛡️ Approval needed: danger")
         posted = fake_slack.posted[0]
         assert [e["text"]["text"] for e in posted["blocks"][1]["elements"]] == ["Approve", "Deny"]
-        await fake_slack.press("D0DM0001", posted["ts"], "Approve", user=OWNER)
-        await fake_slack.wait_for("chat.postMessage", 2, timeout=30)
+        with caplog.at_level(logging.INFO, "core.features.access.admission"):
+            await fake_slack.press("D0DM0001", posted["ts"], "Approve", user="U0STRANGE")
+            await asyncio.gather(  # a double click: two block actions
+                fake_slack.press("D0DM0001", posted["ts"], "Approve", user=OWNER),
+                fake_slack.press("D0DM0001", posted["ts"], "Approve", user=OWNER),
+            )
+            await fake_slack.wait_for("chat.postMessage", 2, timeout=30)
         assert ran == ["prod"]
+        # a sender D11 does not admit: refused and logged, no pairing code (D126)
+        refused = [r.getMessage() for r in caplog.records if "not admitted" in r.getMessage()]
+        assert len(refused) == 1 and "U0STRANGE" in refused[0]
+        assert len(fake_slack.calls_for("chat.postMessage")) == 2  # no command replies
         assert fake_slack.posted[0]["text"] == f"🛡️ Approved by {OWNER.lower()}: danger"
         assert fake_slack.posted[0]["blocks"] == []
         assert fake_slack.posted[1]["text"] == "deleted prod"

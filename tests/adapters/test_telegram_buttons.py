@@ -1,9 +1,11 @@
 """D72 on Telegram: the approval request's inline keyboard, a press as a callback query, the
-edited request; a stranger's press and a redelivered press change nothing (D11, D16)."""
+edited request; a stranger's press (logged), a double tap and a redelivered press change
+nothing (D11, D16, D120)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -47,7 +49,10 @@ def _sent(fake: FakeTelegram, method: str) -> list[dict[str, Any]]:
 
 
 async def test_an_owner_taps_approve_and_the_tool_runs_once(
-    gateway: Runtime, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+    gateway: Runtime,
+    fake_telegram: FakeTelegram,
+    fake_model: FakeModelServer,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     ran: list[str] = []
     add_danger_tool(gateway, ran)
@@ -62,17 +67,25 @@ async def test_an_owner_taps_approve_and_the_tool_runs_once(
     assert keyboard[0][0]["callback_data"] == f"/approve {approval.id}"
     message_id = max(fake_telegram.shown)
 
-    stranger = fake_telegram.press(message_id, "Approve", user_id=7, username="mallory")
-    await fake_telegram.wait_for("answerCallbackQuery", 1, timeout=30)
-    press = fake_telegram.press(message_id, "Approve", user_id=OWNER)
-    fake_telegram.redeliver(press)  # Telegram sends it again: it counts once (D16)
-    await fake_telegram.wait_for("sendMessage", 2, timeout=30)
+    with caplog.at_level(logging.WARNING, "core.features.inbound.router"):
+        stranger = fake_telegram.press(message_id, "Approve", user_id=7, username="mallory")
+        await fake_telegram.wait_for("answerCallbackQuery", 1, timeout=30)
+        press = fake_telegram.press(message_id, "Approve", user_id=OWNER)
+        fake_telegram.press(message_id, "Approve", user_id=OWNER)  # a double tap: 2 queries
+        fake_telegram.redeliver(press)  # Telegram sends it again: it counts once (D16)
+        await fake_telegram.wait_for("sendMessage", 2, timeout=30)
+        await fake_telegram.wait_for("answerCallbackQuery", 3, timeout=30)
     assert ran == ["prod"]
+    ignored = [r.getMessage() for r in caplog.records if "press ignored" in r.getMessage()]
+    assert ignored == [
+        f"button press ignored: telegram:7 is not an owner ('/approve {approval.id}')"
+    ]
     shown = fake_telegram.shown[message_id]
     assert shown["text"] == "🛡️ Approved by Alice: danger" and shown["reply_markup"] is None
     assert _sent(fake_telegram, "sendMessage")[-1]["text"] == "deleted prod"
     assert "callback_query" in json.dumps(stranger)
-    assert len(_sent(fake_telegram, "answerCallbackQuery")) >= 2  # every press is acknowledged
+    assert len(_sent(fake_telegram, "answerCallbackQuery")) >= 3  # every press is acknowledged
+    assert len(_sent(fake_telegram, "sendMessage")) == 2  # presses get no command reply
     assert len(fake_model.requests) == 2
 
 

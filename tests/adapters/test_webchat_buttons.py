@@ -1,5 +1,6 @@
 """D72 in the web chat: the request arrives with buttons, a click is a `press` frame, the
-request is edited in place; a repeated press (same clientId) counts once (D16)."""
+request is edited in place; a repeated press (same clientId) counts once (D16), and a double
+click (a second press) decides nothing more: the tool runs once (D120)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ async def test_a_click_approves_and_the_request_is_edited(
             press = {"type": "press", "command": request["buttons"][0]["command"], "clientId": "c1"}
             await ws.send_str(json.dumps(press))
             await ws.send_str(json.dumps(press))  # the same press again: dropped (D16)
+            await ws.send_str(json.dumps({**press, "clientId": "c2"}))  # a double click
             edit = await _next(ws, "edit")
             assert edit == {
                 "type": "edit",
@@ -57,6 +59,8 @@ async def test_a_click_approves_and_the_request_is_edited(
             reply = await _next(ws, "message")
             assert reply["text"] == "deleted prod"
         assert ran == ["prod"]
+        question = await rt.store.question(press["command"].split()[-1])
+        assert question is not None and question.status == "approved"
     finally:
         await server.close()
         await rt.stop()

@@ -5,7 +5,8 @@ streamable HTTP in the test's own event loop with :func:`serving_http` (which al
 bearer token, so configured ``headers`` are proven to reach the server).
 
 Tools: ``add(a, b)``, ``echo(text)``, ``chart()`` (a PNG image), ``fail(message)`` (an MCP
-tool error), ``hang(seconds)`` and ``die()`` (the process exits mid-call, like a crashed server).
+tool error), ``note(path, line)`` (appends a line to a file), ``hang(seconds)`` and
+``die()`` (the process exits mid-call, like a crashed server).
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def build_server() -> MCPServer:
         """Sleep, then answer (used to test client timeouts)."""
         await asyncio.sleep(seconds)
         return "woke up"
+
+    @server.tool()
+    def note(path: str, line: str) -> str:
+        """Append a line to a file: a side effect a test counts across processes."""
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+        return f"noted {line}"
 
     @server.tool()
     def die() -> str:

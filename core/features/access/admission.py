@@ -62,6 +62,8 @@ class Admission:
             return verdict.role
         if not verdict.pair:
             reason = str(verdict.reason)
+        elif msg.button:  # a press asks for nothing: no pairing code (D121, D126)
+            reason = "button press by a sender not admitted"
         elif msg.chat_type == "direct":
             reason = await self.pairing.on_unknown_dm(msg)
         elif self._addressed(msg, policy.require_mention) and not probe:
