@@ -1,9 +1,10 @@
-"""People (D60–D63, D100) on every platform with strangers: an owner, a member and a guest DM
+"""People (D60–D64, D100) on every platform with strangers: an owner, a member and a guest DM
 the bot under `session.dmScope: main`, each asks `/whoami`, and a model that obeys instructions
 found in the chat (it calls whatever tool the text names) lists and reads sessions for each of
 them; an unknown group gets one pairing code, the owner approves it, and then a guest there is
-answered. Real adapters on their client libraries against the loopback fakes; "no reply" is the
-refusal counter reaching its number, never a sleep.
+answered, with a `group:` rule of `tools.bySender` applied; a guest's message rate is refused
+once a window (an injected clock). Real adapters on their client libraries against the loopback
+fakes; "no reply" is the refusal counter or the kept message, never a sleep.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from core.features.access.limits import windows
 from core.features.access.pairing import APPROVED_TEXT
 from core.model.records import SessionQuery
 from core.runtime import Runtime
@@ -157,7 +159,8 @@ async def test_an_unknown_group_is_paired_then_a_guest_there_is_answered(
 ) -> None:
     require(driver, "strangers", "group", "mention")
     ch = driver.channel
-    rt = await driver.start(make_runtime, {"channels": {ch: {"streaming": "off"}}})
+    config: dict[str, Any] = {"channels": {ch: {"streaming": "off"}}}
+    rt = await driver.start(make_runtime, config)
     await driver.group("anyone there?", mentioned=True, user=STRANGER)
     [offer] = await driver.wait_replies(1)
     found = GROUP_CODE.fullmatch(offer.text)
@@ -178,6 +181,9 @@ async def test_an_unknown_group_is_paired_then_a_guest_there_is_answered(
         (f"⚙️ Approved group:{req.chat_id} on {ch}.", False),
         (APPROVED_TEXT, True),
     }
+    # a restart on the same database keeps the approval; now with a rule for this group
+    in_group = {"match": f"group:{ch}:{driver.group_id}", "deny": ["sessions_list"]}
+    rt = await driver.restart(make_runtime, {**config, "tools": {"bySender": [in_group]}})
     before = len(driver.replies())
     loud = await driver.group("now?", mentioned=True, user=GUEST)
     reply = (await driver.wait_replies(before + 1, timeout=20))[before]
@@ -186,3 +192,44 @@ async def test_an_unknown_group_is_paired_then_a_guest_there_is_answered(
     assert run is not None and run.meta is not None
     assert run.meta["request"]["role"] == "guest"
     assert run.meta["request"]["sender"] == f"{ch}:{driver.user_id(GUEST)}"
+    offered = tool_names(fake_model.requests[-1])  # D63's `group:` rule holds in the group
+    assert "sessions_history" in offered and "sessions_list" not in offered
+
+
+async def test_a_guests_message_rate_is_refused_once_a_window(
+    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D64 on the platform: over the limit, one refusal through the gate, then silence (the
+    message is kept without a run) until the next minute of the injected clock."""
+    require(driver, "strangers")
+    rt = await driver.start(
+        make_runtime,
+        {
+            "session": {"dmScope": "per-channel-peer"},
+            "channels": {driver.channel: {"allowFrom": ["*"], "streaming": "off"}},
+            "limits": {"guest": {"messagesPerMinute": 2}},
+        },
+    )
+    t0 = 1_795_000_000_000 - 1_795_000_000_000 % 60_000
+    rt.limits.clock = lambda: t0
+    assert await ask(driver, "one", GUEST) == "echo: one"
+    assert await ask(driver, "two", GUEST) == "echo: two"
+    _, resets = windows(t0)["messages per minute"]
+    assert await ask(driver, "three", GUEST) == (
+        f"⏳ Limit reached: messages per minute (2/2). It resets at {resets}."
+    )
+    before = len(driver.replies())
+    await driver.dm("four", user=GUEST)
+
+    async def kept() -> bool:
+        for entry in await rt.store.list_sessions(SessionQuery()):
+            for m in await rt.store.history(entry.session_id):
+                if m.plain_text().endswith("four"):
+                    return (m.meta or {}).get("noRun") == "limit: messages per minute"
+        return False
+
+    await eventually(kept, 10, "'four' kept without a run")
+    rt.limits.clock = lambda: t0 + 60_000
+    assert await ask(driver, "five", GUEST) == "echo: five"
+    assert len(driver.replies()) == before + 1  # nothing for 'four'
+    assert len(fake_model.requests) == 3
