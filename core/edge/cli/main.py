@@ -29,6 +29,9 @@ def _gateway(args: argparse.Namespace) -> int:
     import gc
 
     gc.disable()  # D55: start-up only allocates; serve() freezes what it built and re-enables
+    from core.features.models import heap
+
+    heap.skip_library_clis()  # D145, before an adapter or the model stack imports httpx
     try:
         return _run_gateway(args)
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sys
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,14 @@ YOUNG_THRESHOLD = 10_000
 collected ~once a turn."""
 
 _wanted = False
+
+
+def skip_library_clis() -> None:
+    """httpx imports its command-line client whenever click, rich and pygments happen to be
+    installed (they are, for other tools), and pydantic-ai imports httpx with the model stack:
+    ~6 MiB resident and 83 modules the gateway never runs (D145). Marked absent before
+    anything imports httpx, its `main` is httpx's own stub."""
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def freeze_after_warm_up() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,33 @@ async def test_the_gateway_process_freezes_the_model_stack_once_imported(
     finally:
         gc.unfreeze()  # the test process keeps collecting what it built
         gc.set_threshold(*threshold)
+
+
+def test_the_gateway_never_loads_httpxs_command_line_client(tmp_path: Path) -> None:
+    """D145: httpx imports click, rich and pygments for its CLI when they are installed; the
+    gateway process marks that module absent before the model stack imports httpx."""
+    config = tmp_path / "crosstalk.yaml"
+    config.write_text("agents:\n  defaults:\n    model: nope/x\n", encoding="utf-8")
+    code = (
+        "import sys, json\n"
+        "from core.edge.cli.main import main\n"
+        "from core.features.models.resolver import _import_model_stack\n"
+        "try:\n"
+        f"    main(['--config', {str(config)!r}, 'gateway'])\n"  # refused, after the marking
+        "except SystemExit:\n"
+        "    pass\n"
+        "_import_model_stack(None)\n"
+        "import httpx\n"
+        "loaded = [m for m in ('click', 'rich', 'pygments', 'httpx._main') if m in sys.modules\n"
+        "          and sys.modules[m] is not None]\n"
+        "print(json.dumps([loaded, 'pydantic_ai' in sys.modules, callable(httpx.main)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[4],
+        env={**os.environ, "CROSSTALK_STATE_DIR": str(tmp_path / "state")},
+    )
+    assert json.loads(out.stdout.splitlines()[-1]) == [[], True, True], out.stderr
