@@ -20,7 +20,7 @@ import aiohttp
 
 from adapters.signal.events import Cursor, read_events
 from adapters.signal.normalize import CHANNEL, to_inbound
-from adapters.signal.rpc import SignalRpc, target_params
+from adapters.signal.rpc import SignalRpc, data_uri, target_params
 from adapters.signal.spec import SignalAccountConfig
 from adapters.styled import styled_text
 from core.api.channels import (
@@ -31,11 +31,13 @@ from core.api.channels import (
     ChannelAdapter,
     ChannelEnv,
     ChannelUnavailable,
+    ChunkRef,
     ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
     InboundMessage,
     InboundSink,
+    MediaItem,
     SendReceipt,
 )
 from core.api.rendering import split_markdown, utf16_units
@@ -55,6 +57,7 @@ class SignalAdapter(ChannelAdapter):
     channel = CHANNEL
     text_limit = TEXT_LIMIT
     reconcile = "resend"  # signal-cli cannot be asked what was sent, nor dedupe a resend
+    media_limit = 100 * 1024 * 1024  # Signal's attachment limit (D150, D157)
 
     def __init__(
         self,
@@ -297,6 +300,16 @@ class SignalAdapter(ChannelAdapter):
         styled = styled_text(text)
         styles = [f"{start}:{length}:{style}" for start, length, style in styled.styles]
         stamp = await rpc.send(to, styled.text or text, styles, f"{self.name} to {to}")
+        return SendReceipt(message_id=stamp)
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """A message carrying the file, its caption as the text (D78, D157): Signal shows
+        images inline and plays audio; a voice note goes as audio without a file name."""
+        rpc, to = self._client(target)
+        uri = data_uri(media.data, media.mime, None if media.voice else media.name)
+        stamp = await rpc.send_attachment(to, uri, media.caption, f"{self.name} to {to}")
         return SendReceipt(message_id=stamp)
 
     async def send_typing(self, target: DeliveryContext) -> None:

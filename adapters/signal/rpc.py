@@ -14,6 +14,7 @@ single-account daemon ignores.
 
 from __future__ import annotations
 
+import base64
 import itertools
 from typing import Any
 
@@ -167,6 +168,12 @@ class SignalRpc:
             params["textStyle"] = styles
         return send_outcome(await self.call("send", params, where), where)
 
+    async def send_attachment(self, to: str, data_uri: str, caption: str | None, where: str) -> str:
+        """One message carrying a file (signal-cli's ``attachments``, as a data URI) and its
+        caption as the message text."""
+        params: dict[str, Any] = {"message": caption or "", "attachments": [data_uri]}
+        return send_outcome(await self.call("send", {**params, **target_params(to)}, where), where)
+
     async def typing(self, to: str, where: str) -> None:
         await self.call("sendTyping", target_params(to), where)
 
@@ -183,6 +190,13 @@ class SignalRpc:
         if not isinstance(data, str):
             raise DeliveryError(f"{where}: signal-cli returned no attachment data")
         return data
+
+
+def data_uri(data: bytes, mime: str, name: str | None) -> str:
+    """signal-cli's attachment as data: ``data:<mime>;filename=<name>;base64,<data>`` (a voice
+    note goes without a name, which is how Signal's apps send one)."""
+    named = f";filename={name}" if name else ""
+    return f"data:{mime}{named};base64,{base64.b64encode(data).decode()}"
 
 
 def target_params(to: str) -> dict[str, Any]:

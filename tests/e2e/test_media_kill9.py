@@ -3,7 +3,7 @@ turn (the fake model calls the MCP server's `chart`, which returns a PNG), sends
 and then the image; the platform fake shows the image and holds its answer, and the process is
 SIGKILLed before the receipt. The restarted gateway settles the in-doubt item under D16's rules:
 Discord's upload carries the chunk's nonce and comes back as the same message (one image);
-Telegram, Slack and WhatsApp cannot look an upload up, so it is sent once more and logged
+Telegram, Slack, WhatsApp and Signal cannot look an upload up, so it is sent once more and logged
 `resent_after_crash` (never a third time). The reply's text is shown once everywhere."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.mcp_server import REPO_ROOT, TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
+from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
@@ -133,12 +134,34 @@ def _whatsapp(port: int) -> Platform:
     )
 
 
+def _signal() -> Platform:
+    sg = FakeSignal()
+
+    async def ask(said: str) -> None:
+        sg.user_message("+15550000001", said)
+
+    return Platform(
+        sg,
+        "sendMedia",
+        lambda: (
+            "channels:\n  signal:\n    owners: ['+15550000001']\n"
+            f'    account: "{sg.account}"\n    httpUrl: {sg.base_url}\n'
+        ),
+        ask,
+        lambda: [bytes(m["data"]) for m in sg.sent_media],
+        lambda: [str(m["text"]) for m in sg.sent],
+        "resent_after_crash",
+        2,
+    )
+
+
 ANN = "4915100000001"
 PLATFORMS: dict[str, Callable[[int], Platform]] = {
     "telegram": lambda _: _telegram(),
     "slack": lambda _: _slack(),
     "discord": lambda _: _discord(),
     "whatsapp": _whatsapp,
+    "signal": lambda _: _signal(),
 }
 
 

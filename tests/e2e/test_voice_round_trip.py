@@ -1,5 +1,5 @@
 """The offline voice round trip on each platform fake with media (D78; Telegram, Discord,
-Slack, the web chat, WhatsApp): Debian's espeak-ng speaks a
+Slack, the web chat, WhatsApp, Signal): Debian's espeak-ng speaks a
 sentence (with a little noise, as a microphone would), ffmpeg encodes it as OGG/Opus, it arrives
 as the platform's voice message, the local engine (pocketsphinx) transcribes it, the fake model
 receives text with the sentence's key words, and the reply arrives as text and as a voice note
@@ -21,11 +21,13 @@ from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.test_signal_media import signal_runtime
 from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
 from tests.adapters.test_whatsapp import gateway as whatsapp_gateway
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
+from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
@@ -169,3 +171,24 @@ async def test_whatsapp_voice_round_trip(
     finally:
         await adapter.stop()
         await server.close()
+
+
+async def test_signal_voice_round_trip(
+    fake_signal: FakeSignal, fake_model: FakeModelServer, make_runtime: RuntimeFactory
+) -> None:
+    """A Signal voice note (audio without a file name) is heard; the spoken reply goes as an
+    OGG/Opus attachment without a file name, as Signal's apps send a voice note (D157)."""
+    _rt, adapter = await signal_runtime(make_runtime, fake_signal, VOICE)
+    try:
+        note = fake_signal.add_attachment(spoken_ogg(), "audio/ogg")
+        fake_signal.user_message("+15550000001", None, attachments=[note])
+        await fake_signal.wait_until(lambda: len(fake_signal.sent_media) == 1, 90)
+        asked = heard(fake_model)
+        assert all(word in asked for word in KEY_WORDS), asked
+        [spoken] = fake_signal.sent_media
+        assert (spoken["mime"], spoken["filename"]) == ("audio/ogg", None)
+        assert bytes(spoken["data"]).startswith(b"OggS") and len(spoken["data"]) > 2000
+        [reply] = fake_signal.sent
+        assert all(word in reply["text"] for word in KEY_WORDS)
+    finally:
+        await adapter.stop()

@@ -2,7 +2,8 @@
 
 * ``GET /api/v1/check`` → 200.
 * ``POST /api/v1/rpc``: JSON-RPC 2.0 (``Content-Type: application/json`` or 415): ``send``
-  (``recipient`` list or ``groupId``, ``message``, ``textStyle``), ``sendTyping``,
+  (``recipient`` list or ``groupId``, ``message``, ``textStyle``, ``attachments`` as data URIs
+  ``data:<mime>[;filename=<name>];base64,<data>``), ``sendTyping``,
   ``sendReceipt``, ``getAttachment``; answers ``{"timestamp", "results": [{"type": ...}]}`` as
   signal-cli does, errors ``{"error": {"code", "message"}}`` with HTTP 200.
 * ``GET /api/v1/events?account=…``: server-sent events ``id:<start>-<seq>`` / ``event:receive``
@@ -35,6 +36,8 @@ GROUP_MEMBERS = ("+15550000101", "+15550000102")
 class FakeSignal(EmulatorServer):
     """One Signal account in a fake signal-cli daemon."""
 
+    client_max_size = 140 * 1024 * 1024  # a 100 MB attachment, base64 in JSON
+
     def __init__(self, account: str = "+15550009999", *, keepalive: float = 0.2) -> None:
         self.account = account
         self.keepalive = keepalive
@@ -44,6 +47,8 @@ class FakeSignal(EmulatorServer):
         self.kept: deque[tuple[int, str]] = deque(maxlen=1000)
         self.streams: list[asyncio.Queue[tuple[int, str] | None]] = []
         self.sent: list[dict[str, Any]] = []  # messages signal-cli sent for the bot
+        #: files sent for the bot: to, mime, filename, data, caption, timestamp (D78)
+        self.sent_media: list[dict[str, Any]] = []
         self.attachments: dict[str, bytes] = {}
         self.unregistered: set[str] = set()
         self.silent = False  # no keep-alives, no events: a stream that hangs
@@ -259,6 +264,7 @@ class FakeSignal(EmulatorServer):
         result = handler(params)
         if isinstance(result, web.Response):
             return result
+        await self._hold("sendMedia" if method == "send" and params.get("attachments") else method)
         return json_response({"jsonrpc": "2.0", "result": result, "id": rid})
 
     @staticmethod
@@ -275,9 +281,29 @@ class FakeSignal(EmulatorServer):
         recipients = [recipients] if isinstance(recipients, str) else list(recipients or [])
         return (recipients[0], recipients) if len(recipients) == 1 else None
 
+    @staticmethod
+    def _files(params: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The data-URI attachments of a send; None when one is not a valid data URI."""
+        out = []
+        for uri in params.get("attachments") or []:
+            head, sep, data = str(uri).partition(";base64,")
+            if not sep or not head.startswith("data:"):
+                return None
+            mime, *rest = head.removeprefix("data:").split(";")
+            names = [r.removeprefix("filename=") for r in rest if r.startswith("filename=")]
+            try:
+                raw = base64.b64decode(data, validate=True)
+            except ValueError:
+                return None
+            out.append({"mime": mime, "filename": names[0] if names else None, "data": raw})
+        return out
+
     def _send(self, params: dict[str, Any]) -> dict[str, Any] | web.Response:
         where = self._recipients(params)
-        if where is None or not params.get("message"):
+        files = self._files(params)
+        if files is None:
+            return self._error(None, -1, "Failed to send message: invalid attachment")
+        if where is None or not (params.get("message") or files):
             return self._error(None, -1, "Sending empty message is not allowed")
         to, members = where
         ts = self.timestamp()
@@ -288,7 +314,12 @@ class FakeSignal(EmulatorServer):
             }
             for m in members
         ]
-        if any(r["type"] == "SUCCESS" for r in results):
+        if files and any(r["type"] == "SUCCESS" for r in results):
+            caption = params.get("message") or None
+            for f in files:
+                self.sent_media.append({"to": to, **f, "caption": caption, "timestamp": ts})
+            self._notify()
+        elif any(r["type"] == "SUCCESS" for r in results):
             styles = params.get("textStyle") or []
             self.sent.append(
                 {

@@ -15,6 +15,7 @@ from tests.adapters.conformance.drivers import (
     Feature,
     Reply,
     SendFailure,
+    SentMedia,
     User,
 )
 from tests.adapters.conformance.drivers_whatsapp import registry_build
@@ -162,6 +163,11 @@ class SignalDriver(FakeDriver):
                     }
                 },
             )
+
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        return [(str(m["mime"]).split("/")[0], bytes(m["data"])) for m in self.sg.sent_media]
 
     def replies(self) -> list[Reply]:
         return [Reply(str(m["text"]), str(m["to"]).removeprefix("group:")) for m in self.sg.sent]
