@@ -1,6 +1,7 @@
 """D64: limits per person, agent and session, counted in the database, with an injected clock:
 message rate, turns per day, cost per day (stopping a tool loop at the next model request), one
-refusal per window, `/usage`, the metric; one budget shared by two processes on PostgreSQL."""
+refusal per window, `/usage`, the metric; `perAgent` and `perSession`; one budget shared by two
+runtimes on PostgreSQL (tests/e2e/test_limits_processes.py: two gateway processes)."""
 
 from __future__ import annotations
 
@@ -149,3 +150,37 @@ async def test_two_processes_share_one_budget_on_postgresql(
         finally:
             for rt in runtimes:
                 await rt.stop()
+
+
+async def test_agent_and_session_limits_hold_for_everyone(make_runtime: RuntimeFactory) -> None:
+    """`limits.perSession` counts each session, `limits.perAgent` all of an agent's sessions
+    together (D64); people's own limits set to unlimited (`{}`) so only these two apply."""
+    rt, tg, _ = await _start(
+        make_runtime,
+        {
+            "limits": {
+                "member": {},
+                "guest": {},
+                "perAgent": {"main": {"turnsPerDay": 3}},
+                "perSession": {"messagesPerMinute": 2},
+            }
+        },
+    )
+    assert await say(tg, "20", "a") == ["echo: a"]
+    assert await say(tg, "20", "b") == ["echo: b"]
+    assert await say(tg, "20", "c") == [
+        "⏳ Limit reached: messages per minute (2/2). It resets at 10:16 UTC."
+    ]  # the session's limit; not counted against the agent
+    assert await say(tg, "30", "d") == ["echo: d"]
+    assert await say(tg, "30", "e") == [
+        "⏳ Limit reached: turns per day (3/3). It resets at 00:00 UTC."
+    ]  # the agent's, reached by two people together
+    assert await say(tg, "10", "owner too", expect=1) == [
+        "⏳ Limit reached: turns per day (3/3). It resets at 00:00 UTC."
+    ]
+    assert await say(tg, "30", "/usage") == [
+        "⚙️ Usage: 15 tokens this session\nAnswered by: fake/fake-model\n"
+        "turns per day: 3/3\nmessages per minute: 1/2"
+    ]
+    metrics = rt.metrics.exposition().decode()
+    assert 'scope="session"' in metrics and 'scope="agent"' in metrics
