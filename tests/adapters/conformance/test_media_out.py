@@ -1,7 +1,9 @@
 """Media out on every platform (D78): a reply's image arrives once as the platform's own photo
 or file message; after a crash between the send and its receipt it is settled under D16's rules
 (Telegram, WhatsApp, Signal, email: sent once more and marked `resent_after_crash`; platforms
-with a nonce or a lookup: once). The crash is re-created in the store as in test_in_doubt."""
+with a nonce or a lookup: once). The crash is re-created in the store as in test_in_doubt (a
+real kill -9 is tests/e2e/test_media_kill9.py). A file over the platform's limit is a text
+naming it (D150)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from adapters.base import ChunkRef
 from core.engine.outbound.gate import Outbound, send_media_chunk
 from core.model.delivery_context import DeliveryContext
-from core.model.media import MediaItem
+from core.model.media import MediaItem, too_big_text
 from core.store import DeliveryRecord, now_ms
 from tests.adapters.conformance.drivers import Driver
 from tests.conftest import RuntimeFactory
@@ -30,6 +32,19 @@ EXPECTED = {
     "matrix": ("image", "delivered", 1),
     "email": ("image", "resent_after_crash", 2),
     "webchat": ("image", "", 0),
+}
+
+MB = 1024 * 1024
+#: what each adapter sends at most, for a photo (D150, D156, D157)
+LIMITS = {
+    "telegram": 10 * MB,
+    "discord": 10 * MB,
+    "slack": 1024 * MB,
+    "whatsapp": 100 * MB,
+    "signal": 100 * MB,
+    "matrix": 50 * MB,
+    "email": 20 * MB,
+    "webchat": 50 * MB,
 }
 
 
@@ -93,3 +108,27 @@ async def test_an_in_doubt_image_is_settled_after_a_restart(
     assert [d for _, d in sent] == [TINY_PNG] * count
     [chunk] = (await rt.store.chunks_of([delivery_id]))[delivery_id]
     assert chunk.platform_message_id and chunk.media_id == item.id
+
+
+async def test_a_file_over_the_platforms_limit_is_a_text_naming_it(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
+    """D150 per platform: one byte over what the adapter sends (Telegram's 10 MB photos,
+    Discord's 10 MB, WhatsApp's and Signal's 100 MB, the web chat's 50 MB; Slack's 1 GB is
+    not built here) arrives as the text naming the file, and the platform gets no upload."""
+    if not driver.media_out:
+        pytest.skip(f"{driver.platform}: media are not sent here")
+    rt = await driver.start(make_runtime)
+    [adapter] = driver.adapters
+    probe = MediaItem(data=b"", mime="image/png", name="big.png")
+    limit = adapter.media_limit_for(probe)
+    assert limit == LIMITS[driver.platform]
+    if limit > 100 * 1024 * 1024 + 1:
+        pytest.skip(f"{driver.platform}: a {limit}-byte file is not built in a test")
+    target = await _target(driver)
+    big = MediaItem(data=bytes(limit + 1), mime="image/png", name="big.png")
+    result = await rt.gate.deliver(Outbound("", "reply", None, target=target, media=[big]))
+    assert result.outcome == "delivered", result.reason
+    replies = await driver.wait_replies(2, timeout=30)
+    assert replies[-1].text == too_big_text(big, limit)
+    assert await driver.sent_media() == []
