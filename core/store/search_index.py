@@ -15,6 +15,7 @@ extensions, and a query's words (found the same way) meet the indexed ones exact
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -45,6 +46,11 @@ _SQLITE_FORGET = text(
     f"DELETE FROM {TABLE} WHERE rowid IN (SELECT id FROM messages WHERE session_key = :key)"
 )
 _BATCH = 2000
+NO_INDEX_ENV = "CROSSTALK_BENCH_NO_SEARCH_INDEX"
+"""Set to 1 in a gateway's environment, new messages are not indexed: only so that
+`bench.bench_http_turns --search-index both` can print the turn rate without the index beside
+the rate with it (issue 22). Never for a real gateway: what it stores is not searchable."""
+WRITES = os.environ.get(NO_INDEX_ENV) != "1"
 
 
 def is_index_table(name: str) -> bool:
@@ -75,6 +81,8 @@ def _rows(messages: Iterable[TranscriptMessage], sqlite: bool) -> list[dict[str,
 
 def index_messages(c: Connection, messages: Sequence[TranscriptMessage]) -> None:
     """Index stored messages (their ids set) in the caller's transaction."""
+    if not WRITES:
+        return
     sqlite = c.dialect.name == "sqlite"
     rows = _rows(messages, sqlite)
     if rows:
