@@ -20,6 +20,7 @@ from core.store import RunRecord, SessionEntry, Store
 
 RUN_TOPIC = "run"
 ABORT_TOPIC = "abort"
+INTERRUPT_TOPIC = "interrupt"
 MAX_TRACKED = 10_000
 
 
@@ -36,12 +37,18 @@ class TurnClaims:
         self._generation: dict[str, int] = {}
         self._events: dict[str, asyncio.Event] = {}
         self._on_abort: list[Callable[[str, str], None]] = []
+        self._on_interrupt: list[Callable[[str], None]] = []
         bus.subscribe(self._on_event)
 
     def on_abort(self, handler: Callable[[str, str], None]) -> None:
         """`handler(session_key, reason)` stops this process's turns of a session when another
         process's `/stop` asks (the run manager registers itself)."""
         self._on_abort.append(handler)
+
+    def on_interrupt(self, handler: Callable[[str], None]) -> None:
+        """`handler(session_key)` stops this process's running turn of a session (not its
+        queued ones) when a message for it arrived elsewhere under `interrupt` (D75, D127)."""
+        self._on_interrupt.append(handler)
 
     def generation(self, session_key: str) -> int:
         """A counter that moves on every ended turn of the session; read before claiming."""
@@ -76,7 +83,16 @@ class TurnClaims:
             )
         return count
 
+    async def interrupt_elsewhere(self, session_key: str) -> None:
+        """Ask the other processes to stop the session's running turn (D127)."""
+        await self.bus.publish(INTERRUPT_TOPIC, {"s": session_key, "from": self.owner})
+
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:
+        if topic == INTERRUPT_TOPIC:
+            if payload.get("from") != self.owner:
+                for interrupt in self._on_interrupt:
+                    interrupt(str(payload.get("s")))
+            return
         if topic == ABORT_TOPIC:
             if payload.get("from") != self.owner:
                 for handler in self._on_abort:

@@ -147,6 +147,7 @@ class RunManager:
         """Session FIFO across processes (D27); None: this process alone decides."""
         if claims is not None:
             claims.on_abort(self.abort_here)
+            claims.on_interrupt(self.interrupt_here)
         self._queues: dict[str, deque[_Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}
@@ -214,6 +215,8 @@ class RunManager:
             active = self._active.get(request.session_key)
             if active is not None and active[0].run.id != run.id:
                 active[1].cancel()  # D75: the running turn stops (its partial reply stays)
+            elif active is None and self.claims is not None:  # it may run elsewhere (D127)
+                await self.claims.interrupt_elsewhere(request.session_key)
         return run
 
     def _mode(self, entry: SessionEntry) -> tuple[str, int]:
@@ -313,6 +316,13 @@ class RunManager:
         if self.claims is not None and not here_only:
             stopped += await self.claims.abort_elsewhere(session_key, reason)
         return stopped
+
+    def interrupt_here(self, session_key: str) -> None:
+        """A message for the session arrived on another process under `interrupt` (D127): the
+        turn running here stops as for a local one; what is queued stays for the next turn."""
+        active = self._active.get(session_key)
+        if active is not None:
+            active[1].cancel()
 
     def abort_here(self, session_key: str, reason: str) -> None:
         """Another process asked to stop this session's turns (its `/stop`, D27)."""

@@ -3,8 +3,9 @@ processes serving one chat (a message may reach either, as after a failover).
 
 The first message runs on A with a slow fake model; the next two arrive on B 100 ms apart.
 `collect`: two turns (the first, then one for the rest, on whichever process claims it);
-`steer`: A's running turn takes B's messages into its next model request; `debounceMs`: a
-burst split over both processes is one turn.
+`steer`: A's running turn takes B's messages into its next model request; `interrupt`: B's
+message stops A's running turn (D127); `debounceMs`: a burst split over both processes is one
+turn.
 """
 
 from __future__ import annotations
@@ -142,3 +143,29 @@ async def test_debounce_across_processes(
         assert _users(fake_model.requests[0])[-1] == "one\ntwo\nthree"
         assert _texts(pair) == ["got all"]
         assert await _transcript(a, a_chat) == ["one", "two", "three", "got all"]
+
+
+async def test_interrupt_across_processes(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer, tmp_path: Path
+) -> None:
+    """D127: a message that reaches B stops the turn A is running; the turn that sees the
+    last message answers, and nothing else is said."""
+    async with _two(make_runtime, tmp_path, "interrupt") as pair:
+        (a, a_chat), (_b, b_chat) = pair
+
+        def answer(request: dict[str, Any]) -> Any:  # only a turn that saw "three" answers
+            said = _users(request)[-1]
+            return text("last") if said.endswith("three") else delay(10.0, text("never"))
+
+        fake_model.set_responder(answer)
+        await _burst(a_chat, b_chat, fake_model, wait_first=True)
+
+        async def answered() -> bool:
+            return "last" in _texts(pair)
+
+        await eventually(answered, timeout=30)
+        assert _texts(pair) == ["last"]  # A's turn was stopped, not finished
+        key = a.router.session_key_for(a_chat.message("x", chat_id=CHAT))
+        last = await a.store.last_run(key)
+        assert last is not None and last.status == "ok"
+        assert (await _transcript(a, a_chat))[:3] == ["one", "two", "three"]
