@@ -165,7 +165,7 @@ async def test_own_bot_and_edit_events_ignored(
 async def test_long_reply_split(
     fake_slack: FakeSlack, fake_model: FakeModelServer, slack_rt: SlackRuntime
 ) -> None:
-    await slack_rt()
+    await slack_rt({"gateway": {"maxReplyChars": 50_000}})  # D142's cut is tested on its own
     long = "\n".join(f"line {i} " + "x" * 990 for i in range(45))  # ~45 000 chars
     fake_model.script(text(long))
     await fake_slack.push_event(fake_slack.message_event("D0DM0004", "long please"))
@@ -251,3 +251,33 @@ async def test_sessions_list_shows_slack_session(
     [dm] = [r for r in rows if USER.lower() in r["key"].lower()]
     assert dm["displayName"] == USER
     assert dm["deliveryContext"]["to"] == "channel:D0DM0006"
+
+
+async def test_a_send_slack_never_answers_times_out_and_is_retried(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime, make_runtime: RuntimeFactory
+) -> None:
+    """D142/D144: the SDK's timeout ends an unanswered chat.postMessage as a fault the gate
+    retries; the stalled call took no effect, so the reply is posted once."""
+    rt, first = await slack_rt()
+    await first.stop()  # the same account again, with a one-second timeout
+    assert rt.config.channels.slack is not None
+    [account] = [a for _, a in rt.config.channels.slack.iter_accounts()]
+    adapter = SlackAdapter(account, timeout=1.0)
+    await rt.add_adapter(adapter)
+    try:
+        rt.gate.retry.backoff = 0.01
+        fake_slack.stall_next("chat.postMessage")
+        await fake_slack.push_event(fake_slack.message_event("D0DM0005", "hello?"))
+        posts = await fake_slack.wait_for("chat.postMessage", 2, timeout=30)
+        assert fake_slack.stalled == ["chat.postMessage"]
+        assert posts[1].params["text"] == "echo: hello?"
+
+        async def delivered() -> bool:
+            return bool(await rt.store.list_deliveries(outcome="delivered"))
+
+        await eventually(delivered, 30)
+        [row] = await rt.store.list_deliveries(outcome="delivered")
+        assert row.attempts == 2
+        assert [m["text"] for m in fake_slack.posted] == ["echo: hello?"]
+    finally:
+        await adapter.stop()

@@ -319,3 +319,31 @@ async def test_server_errors_that_stay_end_failed_in_the_delivery_log(
 
     [row] = await eventually(failed)
     assert row.attempts == 4 and "(after 4 attempts)" in (row.reason or "")
+
+
+async def test_a_send_telegram_never_answers_times_out_and_is_retried(
+    make_runtime: RuntimeFactory, fake_telegram: FakeTelegram
+) -> None:
+    """D142/D144: the adapter's request timeout ends an unanswered send as a fault the gate
+    retries; the stalled call took no effect, so the chat shows the reply once."""
+    rt = await make_runtime(telegram_config(fake_telegram))
+    assert rt.config.channels.telegram is not None
+    [account] = [a for _, a in rt.config.channels.telegram.iter_accounts()]
+    adapter = TelegramAdapter(account, request_timeout=1.0, poll_timeout=1, retry_initial=0.05)
+    await rt.add_adapter(adapter)
+    try:
+        rt.gate.retry.backoff = 0.01
+        fake_telegram.stall_next("sendMessage")
+        fake_telegram.user_message(OWNER, "still there?")
+        calls = await fake_telegram.wait_for("sendMessage", 2, timeout=30)
+        assert fake_telegram.stalled == ["sendMessage"]
+        assert calls[1].params["text"] == "echo: still there?"
+
+        async def delivered() -> Any:
+            return [r for r in await rt.store.list_deliveries() if r.outcome == "delivered"]
+
+        [row] = await eventually(delivered, 30)
+        assert row.attempts == 2
+        assert [m["text"] for m in fake_telegram.visible()] == ["echo: still there?"]
+    finally:
+        await adapter.stop()

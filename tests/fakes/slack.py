@@ -407,6 +407,9 @@ class FakeSlack(EmulatorServer):
             "token"
         )
         call = self.record(Call(method, params, token, request.path, request.method))
+        if await self._stall(method):  # stall_next: no effect, no answer while the fake runs
+            call.status = 504
+            return self._error(Failure(504))
         failure = self._take_failure(method)
         if failure is not None:
             call.status = failure.status

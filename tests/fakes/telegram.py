@@ -365,6 +365,11 @@ class FakeTelegram(EmulatorServer):
             call.status = 401
             self.record(call)
             return self._error(401)
+        if self._stalls.get(method, 0) > 0:  # stall_next: no effect, no answer while it runs
+            call.status = 504
+            self.record(call)
+            await self._stall(method)
+            return self._error(504)
         failure = self._take_failure(method)
         if failure is not None:
             call.status = failure.status
