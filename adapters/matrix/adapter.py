@@ -29,10 +29,12 @@ from nio import (
 from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import LocalProtocolError
 
+from adapters.matrix.media import UPLOAD_LIMIT, upload
 from adapters.matrix.normalize import CHANNEL, Me
 from adapters.matrix.send import (
     TEXT_LIMIT,
     head,
+    in_thread,
     json_size,
     load_room,
     message,
@@ -57,6 +59,7 @@ from core.api.channels import (
     DeliveryContext,
     InboundMessage,
     InboundSink,
+    MediaItem,
     SendReceipt,
     TargetNotFound,
 )
@@ -74,6 +77,7 @@ class MatrixAdapter(EditablePreviews):
     channel = CHANNEL
     text_limit = TEXT_LIMIT
     reconcile = "nonce"
+    media_limit = UPLOAD_LIMIT
     chunk_refs = True
 
     def __init__(
@@ -313,16 +317,22 @@ class MatrixAdapter(EditablePreviews):
     async def send_text(
         self, target: DeliveryContext, text: str, ref: ChunkRef | None = None
     ) -> SendReceipt:
-        content = message(text)
-        if target.thread_id not in (None, ""):
-            thread = str(target.thread_id)
-            content["m.relates_to"] = {
-                "rel_type": "m.thread",
-                "event_id": thread,
-                "is_falling_back": True,
-                "m.in_reply_to": {"event_id": thread},
-            }
+        content = in_thread(message(text), target.thread_id)
         return await self._send(target, content, txn_id(ref, room_id(str(target.to or "")), text))
+
+    async def send_media(
+        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
+    ) -> SendReceipt:
+        """The file uploaded (encrypted in an encrypted room), then a message naming it with
+        the chunk's transaction id: a resend after a crash is the same event (D158)."""
+        client, room, where = self._live(target)
+        try:
+            await load_room(client, room)
+            content = await upload(client, room, media, where)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelUnavailable(f"{where}: {type(exc).__name__}: {exc}") from exc
+        txn = txn_id(ref, room, f"media:{media.id or media.name}")
+        return await self._send(target, in_thread(content, target.thread_id), txn)
 
     async def _send(
         self, target: DeliveryContext, content: dict[str, Any], txn: str | None

@@ -71,6 +71,8 @@ def _attachment(content: dict[str, Any]) -> Attachment | None:
     else:
         return None
     mapped = kind_of_mime(mime, "file") if kind == "file" else kind
+    if kind == "audio" and "org.matrix.msc3245.voice" in content:
+        mapped = "voice"  # Element's voice message (D158): heard, and answered by voice
     return Attachment(kind=mapped, name=name, mime=mime, size=size, file_id=handle)
 
 

@@ -87,6 +87,19 @@ def message(text: str) -> dict[str, Any]:
     }
 
 
+def in_thread(content: dict[str, Any], thread_id: object) -> dict[str, Any]:
+    """The content as a message in thread `thread_id` (with the reply fallback), if any."""
+    if thread_id not in (None, ""):
+        thread = str(thread_id)
+        content["m.relates_to"] = {
+            "rel_type": "m.thread",
+            "event_id": thread,
+            "is_falling_back": True,
+            "m.in_reply_to": {"event_id": thread},
+        }
+    return content
+
+
 def txn_id(ref: ChunkRef | None, room: str, text: str) -> str | None:
     """The chunk's transaction id: the same chunk resent is the same id (the homeserver
     answers with the event it already has); the digest keeps two databases' delivery ids

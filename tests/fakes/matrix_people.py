@@ -17,11 +17,13 @@ from typing import Any
 from nio import (
     AsyncClient,
     AsyncClientConfig,
+    DownloadError,
     LoginResponse,
     RoomCreateResponse,
     RoomSendResponse,
     SyncResponse,
 )
+from nio.crypto.attachments import decrypt_attachment
 
 from tests.fakes.synapse import Homeserver, MatrixUser
 
@@ -219,3 +221,28 @@ class MatrixPerson:
             )
         assert isinstance(resp, RoomSendResponse), resp
         return str(resp.event_id)
+
+
+_KINDS = {"m.image": "image", "m.audio": "audio", "m.video": "video", "m.file": "file"}
+
+
+async def media_of(
+    seen: list[Seen], people: dict[str, MatrixPerson]
+) -> list[tuple[str, bytes, dict[str, Any]]]:
+    """The files among `seen` messages: (kind, bytes, content), each downloaded by the person
+    in its room and decrypted with the key its message carries (in an encrypted room)."""
+    out = []
+    for s in seen:
+        kind = _KINDS.get(str(s.content.get("msgtype")))
+        if kind is None:
+            continue
+        person = next(p for p in people.values() if s.room in p.client.rooms)
+        file = s.content.get("file")
+        url = str(file["url"] if isinstance(file, dict) else s.content.get("url"))
+        resp = await person.client.download(mxc=url)
+        assert not isinstance(resp, DownloadError), resp
+        body = resp.body if isinstance(resp.body, bytes) else bytes(resp.body)
+        if isinstance(file, dict):
+            body = decrypt_attachment(body, file["key"]["k"], file["hashes"]["sha256"], file["iv"])
+        out.append((kind, bytes(body), s.content))
+    return out

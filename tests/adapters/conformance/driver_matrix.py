@@ -19,10 +19,11 @@ from tests.adapters.conformance.drivers import (
     Feature,
     Reply,
     SendFailure,
+    SentMedia,
     User,
 )
 from tests.adapters.conformance.html_features import html_features
-from tests.fakes.matrix_people import MatrixPerson, Seen
+from tests.fakes.matrix_people import MatrixPerson, Seen, media_of
 from tests.fakes.matrix_proxy import MatrixProxy
 from tests.fakes.synapse import Homeserver, MatrixUser
 from tests.polling import eventually
@@ -251,6 +252,16 @@ class MatrixDriver(FakeDriver):
 
     def replies(self) -> list[Reply]:
         return [Reply(s.body, s.room, s.thread) for s in self._seen()]
+
+    def replies_seen(self) -> list[Seen]:
+        """The bot's messages as people's clients show them (contents whole)."""
+        return self._seen()
+
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        """Each file message, fetched and decrypted by a person's client as Element would."""
+        return [(kind, data) for kind, data, _ in await media_of(self._seen(), self.people)]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
