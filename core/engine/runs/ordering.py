@@ -34,5 +34,12 @@ class SessionClaims(Protocol):
 
     async def abort_elsewhere(self, session_key: str, reason: str) -> int: ...
 
+    def on_interrupt(self, handler: Callable[[str], None]) -> None:
+        """Call `handler(session_key)` when a message for the session arrived on another
+        process under `interrupt` (D127): its running turn here stops."""
+        ...
+
+    async def interrupt_elsewhere(self, session_key: str) -> None: ...
+
 
 __all__ = ["ClaimResult", "SessionClaims"]
