@@ -25,6 +25,7 @@ from adapters.base import (
     SendReceipt,
 )
 from adapters.webchat.history import history_rows
+from adapters.webchat.kept import kept_label, kept_rows
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
@@ -71,6 +72,7 @@ class WebchatAdapter(ChannelAdapter):
     channel = "webchat"
     text_limit = MAX_TEXT
     preview_interval = 0.0  # its own socket: every delta, no platform rate limit
+    chunk_refs = True  # a chunk's delivery names a cron job or hook to label (D136)
     media_limit = MEDIA_LIMIT
 
     def __init__(
@@ -115,14 +117,21 @@ class WebchatAdapter(ChannelAdapter):
             extra={"clients": clients},  # a number, as every count (D134)
         )
 
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
-        sockets = self._sockets.get(target.to or "")
-        if not sockets and not self._relay.shared:
-            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
-        await self._broadcast(
-            target.to or "", {"type": "message", "role": "assistant", "text": text}
-        )
+    async def send_text(
+        self, target: DeliveryContext, text: str, ref: ChunkRef | None = None
+    ) -> SendReceipt:
+        """A message to the page; a cron job's or webhook's carries its label and is kept
+        (shown when a tab opens) when none is open (D136)."""
+        label = await kept_label(self.rt.store, ref)
+        if label is None:
+            self._need_a_tab(target)
+        frame = {"type": "message", "role": "assistant", "text": text}
+        await self._broadcast(target.to or "", frame | ({"label": label} if label else {}))
         return SendReceipt()
+
+    def _need_a_tab(self, target: DeliveryContext) -> None:
+        if not self._sockets.get(target.to or "") and not self._relay.shared:
+            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
@@ -151,11 +160,11 @@ class WebchatAdapter(ChannelAdapter):
     ) -> SendReceipt:
         """The page shows the item (an image, an audio player, a file link) and fetches its
         bytes from `/webchat/media/<id>` with the token (D78)."""
-        if not self._sockets.get(target.to or "") and not self._relay.shared:
-            raise ChannelUnavailable(f"no web chat client connected for {target.to}")
-        await self._broadcast(
-            target.to or "", {"type": "media", "role": "assistant", "media": media_frame(media)}
-        )
+        label = await kept_label(self.rt.store, ref)
+        if label is None:
+            self._need_a_tab(target)
+        frame = {"type": "media", "role": "assistant", "media": media_frame(media)}
+        await self._broadcast(target.to or "", frame | ({"label": label} if label else {}))
         return SendReceipt(message_id=media.id)
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
@@ -187,13 +196,17 @@ class WebchatAdapter(ChannelAdapter):
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(body=PAGE.read_bytes(), content_type="text/html", charset="utf-8")
 
-    async def _history(self) -> list[dict[str, Any]]:
+    async def _history(self, peer: str) -> list[dict[str, Any]]:
+        """The main session's rows, and the cron and webhook replies this chat was sent
+        (kept while no tab was open, D136), in time order."""
+        kept = await kept_rows(self.rt.store, self.channel, peer)
         key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
         entry = await self.rt.store.get_session(key)
         if entry is None:
-            return []
+            return kept
         msgs = await self.rt.store.history(entry.session_id, limit=200)
-        return await history_rows(self.rt.store, msgs)
+        rows = await history_rows(self.rt.store, msgs)
+        return sorted(rows + kept, key=lambda r: int(r.get("ts") or 0)) if kept else rows
 
     async def _ws(self, request: web.Request) -> web.StreamResponse:
         if not request_authorized(request, query=True):  # a browser's socket has no header (D81)
@@ -211,7 +224,9 @@ class WebchatAdapter(ChannelAdapter):
         await ws.prepare(request)
         self._sockets.setdefault(peer, set()).add(ws)
         try:
-            await ws.send_str(json.dumps({"type": "history", "messages": await self._history()}))
+            await ws.send_str(
+                json.dumps({"type": "history", "messages": await self._history(peer)})
+            )
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue

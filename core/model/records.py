@@ -198,6 +198,24 @@ class DeliveryRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class DeliveryOrigin:
+    """What sent a delivery (D136): its kind, its session and, for a cron or webhook turn, the
+    job or hook behind it (read from the run's `meta`), so a chat can say who is speaking."""
+
+    kind: str
+    session_key: str | None = None
+    source: str | None = None
+
+    def label(self) -> str | None:
+        """How the web chat names a cron job's or a webhook's message; None for the others."""
+        if self.kind == "cron":
+            return f"⏰ cron job {self.source or '?'}"
+        if self.kind == "hook":
+            return f"🪝 webhook {self.source or '?'}"
+        return None
+
+
 @dataclass(slots=True)
 class SessionQuery:
     """Filters for listing sessions; all are applied in SQL before `limit` (decision D2)."""

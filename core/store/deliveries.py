@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, or_, select, update
 
-from core.model.records import DeliveryRecord, RunRecord
+from core.model.records import DeliveryOrigin, DeliveryRecord, RunRecord
 from core.store.database import Database, now_ms
 from core.store.ledger_tables import DeliveryChunkRow
 from core.store.tables import DeliveryRow, RunRow
@@ -291,3 +291,51 @@ class DeliveriesStore(Database):
         return await self.read(
             lambda c: [DeliveryRecord(**r) for r in c.execute(q).mappings().all()]
         )
+
+    async def delivery_origin(self, delivery_id: int) -> DeliveryOrigin | None:
+        """What sent delivery `delivery_id`: kind, session and job or hook (D136)."""
+        q = (
+            select(D.c.kind, D.c.session_key, R.c.meta)
+            .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
+            .where(D.c.id == delivery_id)
+        )
+        row = await self.read(lambda c: c.execute(q).first())
+        return _origin(row[0], row[1], row[2]) if row is not None else None
+
+    async def kept_for(
+        self, channel: str, to: str, kinds: Sequence[str], limit: int = 50
+    ) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
+        """The newest `limit` deliveries of `kinds` that reached (or were kept for) one chat,
+        oldest first, each with its origin: what the web chat shows besides its transcript
+        (cron and webhook replies live in their own sessions, D136)."""
+        q = (
+            select(D, R.c.meta.label("run_meta"))
+            .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
+            .where(
+                and_(
+                    D.c.channel == channel,
+                    D.c.to == to,
+                    D.c.kind.in_(list(kinds)),
+                    D.c.outcome.in_(("delivered", "resent_after_crash")),
+                )
+            )
+            .order_by(D.c.id.desc())
+            .limit(limit)
+        )
+
+        def op(c: Connection) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
+            out = []
+            for r in c.execute(q).mappings().all():
+                fields = {k: v for k, v in r.items() if k != "run_meta"}
+                rec = DeliveryRecord(**fields)
+                out.append((rec, _origin(rec.kind, rec.session_key, r["run_meta"])))
+            return out[::-1]
+
+        return await self.read(op)
+
+
+def _origin(kind: str, session_key: str | None, meta: Any) -> DeliveryOrigin:
+    """The job (`meta.cronJob`) or hook (`meta.hook`) of a cron or webhook turn's run."""
+    meta = meta if isinstance(meta, dict) else {}
+    source = meta.get("cronJob") if kind == "cron" else meta.get("hook") if kind == "hook" else None
+    return DeliveryOrigin(kind, session_key, str(source) if source else None)

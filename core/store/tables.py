@@ -116,6 +116,7 @@ class DeliveryRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_deliveries_session", "session_key", "id"),
         Index("ix_deliveries_outcome", "outcome", "id"),
+        Index("ix_deliveries_chat", "channel", "to", "kind", "id"),  # D136: kept for a chat
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -16,6 +16,7 @@ from tests.browser import Browser, chromium_path
 from tests.fakes.model import FakeModelServer, error, last_user_text
 from tests.fakes.model_script import text, tool_call
 from tests.gateway_process import GatewayProcess, write_config
+from tests.polling import eventually
 
 pytestmark = pytest.mark.browser
 MSGS = "[...document.querySelectorAll('#log .msg')]"
@@ -184,3 +185,61 @@ async def test_no_token_says_where_the_token_is(
         problem = await browser.evaluate("document.getElementById('problem').textContent")
         assert "?token=<token>" in problem and ".crosstalk/gateway-token" in problem
         assert json.dumps(gw.token) not in problem
+
+
+CRON_AND_HOOK = """\
+cron:
+  jobs:
+    - {id: morning, every: 1h, message: morning summary, deliver: {channel: webchat, to: owner}}
+hooks:
+  mappings:
+    - {id: ci, path: ci, token: hook-secret-123, messageTemplate: "CI {{ body.status }}",
+       deliver: {channel: webchat, to: owner}}
+"""
+
+
+async def test_cron_and_webhook_replies_are_kept_and_labelled(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    """D136: a cron reply sent while no tab is open is shown when one opens; a webhook's
+    arrives live; each names its job or hook above the text."""
+    import aiohttp
+
+    config = write_config(
+        tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, CRON_AND_HOOK
+    )
+    auth = {"Authorization": "Bearer e2e-token"}
+    async with (
+        GatewayProcess(config) as gw,
+        Browser(tmp_path / "profile") as browser,
+        aiohttp.ClientSession(gw.url) as http,
+    ):
+        assert (await http.post("/api/cron/morning/run", headers=auth)).status == 202
+
+        async def fired() -> Any:  # the job's end, read from the API (no tab is open)
+            job = await (await http.get("/api/cron/morning", headers=auth)).json()
+            return job if job["lastStatus"] else None
+
+        job = await eventually(fired, what="the cron job's end")
+        assert job["lastStatus"] == "ok"
+        await browser.goto(f"{gw.url}/?token={gw.token}")
+        await browser.wait_for(CONNECTED)
+        labelled = (
+            f"{MSGS}.filter(e => e.dataset.label)"
+            ".map(e => [e.dataset.label, e.dataset.text,"
+            " getComputedStyle(e, '::before').content])"
+        )
+        assert await browser.evaluate(labelled) == [
+            ["⏰ cron job morning", "echo: morning summary", '"⏰ cron job morning"']
+        ]
+        hook = await http.post(
+            "/hooks/ci",
+            json={"status": "green"},
+            headers={"Authorization": "Bearer hook-secret-123"},
+        )
+        assert hook.status == 202
+        await browser.wait_for(f"{labelled}.length === 2")
+        assert (await browser.evaluate(labelled))[1][:2] == ["🪝 webhook ci", "echo: CI green"]
+        assert (
+            await browser.evaluate(f"{MSGS}.filter(e => e.classList.contains('error')).length") == 0
+        )

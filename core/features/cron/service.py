@@ -5,6 +5,8 @@ runs one agent turn in `agent:<agentId>:cron:<jobId>`, delivers the reply throug
 then records `lastStatus`, the run history and the next time, and releases the claim. Because
 the next time is computed from when the firing happened, ticks missed while the gateway was
 down fire once at start, not once per missed tick. All time comes from `self.clock`.
+`lastStatus` is `ok` when the turn answered and its reply was delivered or suppressed by the
+send policy; a reply the gate could not deliver makes it `error`, with the reason (D136).
 """
 
 from __future__ import annotations
@@ -316,13 +318,16 @@ class CronService:
             await self._finish(rec, spec, fired_at, run.id, "error", str(exc), None, manual)
             return
         ok = done.outcome.status == "ok"
+        error = None if ok else public_error(done.outcome.error or done.outcome.status)
+        if ok and done.delivery is not None and done.delivery.outcome == "failed":
+            ok, error = False, f"reply not delivered: {done.delivery.reason}"  # D136
         await self._finish(
             rec,
             spec,
             fired_at,
             run.id,
             "ok" if ok else "error",
-            None if ok else public_error(done.outcome.error or done.outcome.status),
+            error,
             done.delivery.outcome if done.delivery else None,
             manual,
         )

@@ -1,0 +1,36 @@
+"""Cron and webhook replies for the web chat (D136): kept when no tab is open, labelled always.
+
+A cron job's or a webhook's turn runs in a session of its own, so its reply is not in the
+transcript the page loads. When it is delivered to the web chat, the page shows it with a label
+naming its job or hook; when no tab is open it is kept all the same (the delivery log holds its
+text, the delivery is `delivered`), and the page shows it among the conversation when a tab
+opens. Other deliveries (replies, notices) keep needing a connected tab.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.api.channels import ChunkRef
+from core.api.gateway import SessionStore
+
+KEPT_KINDS = ("cron", "hook")
+
+
+async def kept_label(store: SessionStore, ref: ChunkRef | None) -> str | None:
+    """The label of a chunk of a cron or webhook delivery; None for any other chunk."""
+    if ref is None:
+        return None
+    origin = await store.delivery_origin(ref.delivery_id)
+    return origin.label() if origin is not None and origin.kind in KEPT_KINDS else None
+
+
+async def kept_rows(store: SessionStore, channel: str, peer: str) -> list[dict[str, Any]]:
+    """History rows (as `history_rows` makes them) of the cron and webhook replies this chat
+    was sent, labelled."""
+    rows = []
+    for rec, origin in await store.kept_for(channel, peer, KEPT_KINDS):
+        rows.append(
+            {"role": "assistant", "text": rec.text, "ts": rec.created_at, "label": origin.label()}
+        )
+    return rows
