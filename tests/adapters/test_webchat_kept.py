@@ -81,7 +81,7 @@ async def _fired(http: aiohttp.ClientSession, server: TestServer, job: str) -> d
 async def test_a_cron_reply_with_no_tab_open_is_kept_and_shown_labelled(
     gateway: Gateway,
 ) -> None:
-    http, server, rt = gateway
+    http, server, _ = gateway
     job = await _fired(http, server, "morning")  # no tab is open
     assert job["lastStatus"] == "ok" and job["runs"][0]["delivery"] == "delivered"
     async with http.ws_connect(server.make_url("/ws?token=test-token")) as ws:
