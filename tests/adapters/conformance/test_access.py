@@ -417,8 +417,8 @@ async def test_config_check_no_longer_warns_about_a_shared_main_session(
         return err.decode()
 
     section = f"channels:\n  {platform}:\n    owners: ['1']\n" + MINIMAL.get(platform, "")
-    if platform == "email":  # email's default is allowlist: only the owners may write
-        section += "    dmPolicy: pairing\n"
+    # email's default is allowlist: only the owners may write (each key once, D135)
+    pairing = section + ("    dmPolicy: pairing\n" if platform == "email" else "")
     # D62: a non-owner's DM never lands in the main session, so there is nothing to warn about
-    assert warning not in await check(section)
+    assert warning not in await check(pairing)
     assert warning not in await check(section + "    dmPolicy: allowlist\n    allowFrom: ['2']\n")
