@@ -1,7 +1,7 @@
 """deliveries: index by chat and kind, for the cron and webhook replies the web chat shows (D136)
 
 Revision ID: h24a
-Revises: h21b
+Revises: h22b
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "h24a"
-down_revision = "h21b"
+down_revision = "h22b"
 branch_labels = None
 depends_on = None
 
