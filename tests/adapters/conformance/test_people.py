@@ -150,8 +150,20 @@ async def test_each_role_whoami_scope_and_offered_tools(
             "status": "error",
             "error": f"No session found: {main}",
         }
+    search = 'call sessions_search {"query": "PIN"}'
+    for user in (MEMBER, GUEST):  # searching finds nothing outside their own sessions
+        found = (await call(user, search))["results"]
+        assert found and {r["sessionKey"] for r in found} == {keys[user]}  # (the ask itself)
+    send_main = f'call sessions_send {{"sessionKey": "{main}", "message": "what is my PIN?"}}'
+    sent = await call(MEMBER, send_main)  # (a guest is not offered sessions_send at all)
+    assert (sent["status"], sent["error"]) == ("error", f"No session found: {main}")
     assert "9999" in json.dumps(await call(OWNER, read_main))  # the owner reads it
+    assert "9999" in json.dumps(await call(OWNER, search))  # and finds it
     assert "9999" not in json.dumps([got[MEMBER], got[GUEST]])  # nobody else did
+    entry = await rt.store.get_session(keys[OWNER])
+    assert entry is not None  # the member's send never reached the owner's session
+    said = [m.plain_text() for m in await rt.store.history(entry.session_id) if m.role == "user"]
+    assert not [t for t in said if "what is my PIN" in t]
 
 
 async def test_an_unknown_group_is_paired_then_a_guest_there_is_answered(
