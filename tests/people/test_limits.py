@@ -9,7 +9,10 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from aiohttp.test_utils import TestClient, TestServer
+
 from core.api.testing import RecordingAdapter
+from core.edge.http.server import build_app
 from core.runtime import Runtime
 from core.store import Store
 from tests.conftest import ConfigFactory, RuntimeFactory
@@ -184,3 +187,49 @@ async def test_agent_and_session_limits_hold_for_everyone(make_runtime: RuntimeF
     ]
     metrics = rt.metrics.exposition().decode()
     assert 'scope="session"' in metrics and 'scope="agent"' in metrics
+
+
+async def test_api_turns_count_against_agent_and_session_limits(
+    make_runtime: RuntimeFactory,
+) -> None:
+    """D102: `/v1/chat/completions` and a webhook ask for turns with no person behind them; the
+    agent's and session's limits count them like chat messages, and over one the answer is a
+    429 with the refusal text (nothing stored, no run)."""
+    hook = {"id": "ci", "path": "ci", "token": "hook-secret", "messageTemplate": "CI {{ body.s }}"}
+    rt, tg, _ = await _start(
+        make_runtime,
+        {
+            "limits": {"perAgent": {"main": {"turnsPerDay": 3}}},
+            "hooks": {"mappings": [hook]},
+        },
+    )
+    async with TestClient(TestServer(build_app(rt, "test-token", [tg]))) as c:
+
+        async def complete(words: str) -> tuple[int, Any]:
+            resp = await c.post(
+                "/v1/chat/completions",
+                json={"model": "crosstalk", "messages": [{"role": "user", "content": words}]},
+                headers={"Authorization": "Bearer test-token", "x-crosstalk-session-key": "api"},
+            )
+            return resp.status, await resp.json()
+
+        assert (await complete("one"))[0] == 200
+        resp = await c.post(
+            "/hooks/ci?wait=true",
+            json={"s": "green"},
+            headers={"x-crosstalk-hook-token": "hook-secret"},
+        )
+        assert resp.status == 200 and (await resp.json())["status"] == "ok"
+        assert await say(tg, "20", "three") == ["echo: three"]  # a chat message: the third turn
+        refusal = "⏳ Limit reached: turns per day (3/3). It resets at 00:00 UTC."
+        status, body = await complete("four")
+        assert (status, body["error"]["message"]) == (429, refusal)
+        resp = await c.post(
+            "/hooks/ci", json={"s": "red"}, headers={"x-crosstalk-hook-token": "hook-secret"}
+        )
+        assert resp.status == 429 and (await resp.json())["error"]["message"] == refusal
+    entry = await rt.store.get_session("agent:main:api")
+    assert entry is not None
+    said = [m.plain_text() for m in await rt.store.history(entry.session_id) if m.role == "user"]
+    assert said == ["one"]  # "four" was not stored
+    assert 'scope="agent"' in rt.metrics.exposition().decode()

@@ -94,6 +94,10 @@ async def hook(request: web.Request) -> web.Response:
         key = _session_key(rt, mapping)
     except (ValueError, InvalidSessionKey) as exc:
         return _error(400, str(exc))
+    entry = await rt.services.ensure_session(key)
+    refusal = await rt.limits.on_api_arrival(entry.agent_id, entry.key)
+    if refusal is not None:  # D102: the agent's or session's limit; no turn
+        return _error(429, refusal.text(), "rate_limited")
     target = deliver_target(mapping.deliver)
     run = await start_turn(
         rt.services, key, message, target, lane="hook", meta={"hook": mapping.id}
@@ -142,6 +146,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                 "400": {"description": "invalid or too large body, template failure"},
                 "401": {"description": "bad hook token"},
                 "404": {"description": "no hook at this path"},
+                "429": {"description": "the agent's or session's limit is reached (D102)"},
             },
         }
     },

@@ -96,7 +96,8 @@ async def start_turn(
     claims: tuple[Claim, ...] = (),
     earlier: Sequence[Exchange] = (),
 ) -> Turn | web.Response:
-    """Admit the turn, or the 403 a denying send policy gives (D5).
+    """Admit the turn, or the 403 a denying send policy gives (D5), or the 429 of an agent's
+    or session's limit (D64, D102).
 
     `claims` (an Idempotency-Key, D16) are stored with the message and the run; a repeat
     raises DuplicateInbound before anything runs. `earlier`, the client's conversation before
@@ -106,6 +107,9 @@ async def start_turn(
 
         raise DuplicateInbound()  # before the seed: a repeat stores nothing (D80)
     entry = await _ensure_session(rt, target)
+    refusal = await rt.limits.on_api_arrival(entry.agent_id, entry.key)
+    if refusal is not None:  # D102: nothing stored, nothing run
+        return openai_error(429, refusal.text())
     await seed(rt.store, entry, earlier)
     deltas: asyncio.Queue[str] = asyncio.Queue()
 

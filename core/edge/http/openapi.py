@@ -38,6 +38,9 @@ _ERROR_TEXT = {
     404: "not found",
     408: "the request body did not arrive within gateway.bodyTimeoutSeconds",
     409: "label already in use by another session",
+    429: "an agent's or session's limit is reached (limits.perAgent, limits.perSession); the "
+    "message is the refusal text, e.g. `⏳ Limit reached: turns per day (100/100). It resets at "
+    "00:00 UTC.`",
     502: "the agent run failed (the model provider failed)",
     503: "a channel failed",
 }
@@ -266,7 +269,7 @@ def _chat_paths(config: CrosstalkConfig) -> dict[str, Any]:
                             },
                         },
                     },
-                    **errors(400, 401, 403, 404, 408, 502, e404="model not found"),
+                    **errors(400, 401, 403, 404, 408, 429, 502, e404="model not found"),
                 },
             }
         }
@@ -594,7 +597,7 @@ def _openai_paths(config: CrosstalkConfig) -> dict[str, Any]:
                 "requestBody": {"required": True, **json_content(body, "response")},
                 "responses": {
                     "200": {"description": "response object or SSE events"},
-                    **errors(400, 401, 403, 404, 408, 502, e404="model not found"),
+                    **errors(400, 401, 403, 404, 408, 429, 502, e404="model not found"),
                 },
             }
         },

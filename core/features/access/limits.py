@@ -128,6 +128,12 @@ class Limits:
         cost = await self._cost_check(subjects, w)
         return None if cost is None else await self._refused(cost, who)
 
+    async def on_api_arrival(self, agent_id: str, session_key: str) -> Refusal | None:
+        """A turn asked for with the gateway token (`/v1/chat/completions`, a webhook): no
+        person, so only the agent's and session's limits, counted like a chat message (D102)."""
+        subjects = self.subjects("owner", None, agent_id, session_key)
+        return await self.on_arrival(subjects, None) if subjects else None
+
     async def before_request(self, subjects: list[Subject], who: str | None) -> Refusal | None:
         """The cost limits before a model request (D64)."""
         refusal = await self._cost_check(subjects, windows(self.clock()))
