@@ -1,11 +1,11 @@
 """SMTP for the email channel: a reply as plain + HTML, threaded, and its errors (D171).
 
 A reply is ``multipart/alternative``: the markdown as the plain part, its HTML rendering as
-the other. ``In-Reply-To`` names the message answered and ``References`` the whole chain, so
-every mail client files it in the thread. ``Auto-Submitted: auto-replied`` (RFC 3834) tells
-other robots not to answer it. A chunk's ``Message-ID`` is derived from its delivery and
-index: a resend after a crash (D16, reconcile "resend") is the same message to the clients
-that de-duplicate by id.
+the other; a file is a MIME attachment after them (D159). ``In-Reply-To`` names the message
+answered and ``References`` the whole chain, so every mail client files it in the thread.
+``Auto-Submitted: auto-replied`` (RFC 3834) tells other robots not to answer it. A chunk's
+``Message-ID`` is derived from its delivery and index: a resend after a crash (D16, reconcile
+"resend") is the same message to the clients that de-duplicate by id.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from core.api.channels import (
     ChannelUnavailable,
     ChunkRef,
     DeliveryError,
+    MediaItem,
     RateLimited,
     TargetForbidden,
     TargetNotFound,
@@ -54,6 +55,7 @@ def compose(
     msg_id: str,
     in_reply_to: str | None,
     references: tuple[str, ...],
+    attachment: MediaItem | None = None,
 ) -> EmailMessage:
     msg = EmailMessage()
     msg["From"] = sender
@@ -68,6 +70,14 @@ def compose(
         msg["References"] = " ".join(references)
     msg.set_content(text)
     msg.add_alternative(_HTML.format(body=markdown_html(text)), subtype="html")
+    if attachment is not None:  # multipart/mixed: the text, then the file (D159)
+        maintype, _, subtype = attachment.mime.partition("/")
+        msg.add_attachment(
+            attachment.data,
+            maintype=maintype if subtype else "application",
+            subtype=subtype or "octet-stream",
+            filename=attachment.name,
+        )
     return msg
 
 

@@ -26,6 +26,7 @@ from tests.adapters.conformance.drivers import (
     Feature,
     Reply,
     SendFailure,
+    SentMedia,
     User,
 )
 from tests.adapters.conformance.html_features import html_features
@@ -162,6 +163,16 @@ class EmailDriver(FakeDriver):
 
     def replies(self) -> list[Reply]:
         return [Reply(plain_of(m), str(m["To"])) for m in self._sent()]
+
+    media_out = True
+
+    async def sent_media(self) -> list[SentMedia]:
+        """Each file attached to the bot's mails: its MIME main type, its bytes."""
+        return [
+            (part.get_content_maintype(), bytes(part.get_payload(decode=True)))
+            for m in self._sent()
+            for part in m.iter_attachments()
+        ]
 
     def address(self, reply: Reply) -> str:
         return reply.chat
