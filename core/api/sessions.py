@@ -38,9 +38,11 @@ from core.model.search import QueryError, SearchHit, SearchQuery, excerpt, searc
 from core.model.send_limits import hop_error
 from core.model.send_policy import effective_policy_text
 from core.store import StoreError, now_ms
+from core.store.runs import STEER_LANE
 from core.store.subagents import SubagentRecord
 
 __all__ = [
+    "STEER_LANE",
     "CronError",
     "CronJobConfig",
     "DeliveryContext",

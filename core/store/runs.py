@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Unpack
 
-from sqlalchemy import Connection, and_, func, select, update
+from sqlalchemy import Connection, and_, func, or_, select, update
 
 import core.store.statements as st
 from core.model.records import RunPatch, RunRecord, SessionEntry, TranscriptMessage, TurnWrite
@@ -16,6 +16,9 @@ from core.store.sessions import check_fields, session_by_key
 from core.store.tables import RunRow, SessionRow
 from core.store.transcripts import TranscriptsStore, place
 
+STEER_LANE = "steer"
+"""The lane of a `sessions_send` `steer` into a running session (D70, D114): any turn of that
+session takes it in before its next model request, whatever its busy-input mode."""
 MERGED = "merged"
 """The error of a run whose message joined an earlier turn (D75): it says nothing itself."""
 
@@ -179,22 +182,25 @@ class RunsStore(TranscriptsStore):
         return await self.write(op)
 
     async def merge_queued(
-        self, leader: RunRecord, entry: SessionEntry
+        self, leader: RunRecord, entry: SessionEntry, *, steer_only: bool = False
     ) -> list[tuple[str, TranscriptMessage]]:
-        """Busy input (D75): the session's chat messages queued behind `leader` join its turn.
+        """Busy input (D75): the session's chat messages queued behind `leader` join its turn,
+        and so do `sessions_send` steers (lane `steer`, D114; only those with `steer_only`).
 
         Their runs end `aborted` with error `merged` (whichever process queued them, D27) and
         their inputs take their places now, after the leader's, in arrival order (D13). Returns
         (run id, placed message) pairs, oldest first."""
         after = leader.input_message_id or 0
+        steers = R.c.lane == STEER_LANE
+        chat = and_(R.c.deliver.is_(True), R.c.lane == "main")
+        lanes = steers if steer_only else or_(chat, steers)
         q = (
             select(R)
             .where(
                 and_(
                     R.c.session_key == leader.session_key,
                     R.c.status == "queued",
-                    R.c.deliver.is_(True),
-                    R.c.lane == "main",
+                    lanes,
                     R.c.input_message_id > after,
                 )
             )

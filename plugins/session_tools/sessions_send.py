@@ -30,6 +30,7 @@ from core.api.plugins import (
     required_text,
 )
 from core.api.sessions import (
+    STEER_LANE,
     InvalidSessionKey,
     RunRequest,
     TranscriptMessage,
@@ -215,14 +216,16 @@ async def sessions_send(
         origin=session_target(entry),
         sandboxed=env.is_sandboxed(target.key),
     )
+    sender = ctx.session_key.strip() or "unknown"
     request = RunRequest(
         session_key=target.key,
-        message=message,
+        message=f"[Inter-session message from {sender}]\n{message}" if steering else message,
         context=run_ctx,
         extra_system_prompt=message_context(ctx.session_key.strip(), ctx.channel, target.display),
         deliver=False,
-        lane=LANE,
+        lane=STEER_LANE if steering else LANE,  # D114: a running turn takes it in
         meta={"via": "sessions_send", "from": ctx.session_key},
+        message_meta={"interSession": {"from": sender, "mode": "steer"}} if steering else None,
     )
     try:
         run = await env.start_run(request)

@@ -25,7 +25,7 @@ from core.model.records import RunPatch, TurnWrite
 from core.model.tool_context import ToolContext
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
 from core.store.inbound import Claim
-from core.store.runs import MERGED
+from core.store.runs import MERGED, STEER_LANE
 
 if TYPE_CHECKING:
     from core.engine.runs.ordering import SessionClaims
@@ -161,6 +161,7 @@ class RunManager:
         self._closing = False
         self._claim_waits: set[str] = set()  # sessions whose next turn waits for its claim
         self._aborts: set[asyncio.Future[int]] = set()
+        self._steered: set[str] = set()  # sessions with a steer queued here (D114)
 
     def add_listener(self, listener: RunListener) -> None:
         """Called after every run ends (delivery, announces, sub-agent registry)."""
@@ -211,6 +212,8 @@ class RunManager:
         else:
             await self.store.create_run(run)
         self._enqueue(run, request)
+        if request.lane == STEER_LANE:
+            self._steered.add(request.session_key)
         if request.deliver and request.lane == "main" and self._mode(entry)[0] == "interrupt":
             active = self._active.get(request.session_key)
             if active is not None and active[0].run.id != run.id:
@@ -425,6 +428,15 @@ class RunManager:
                 return await self._merge(pending, entry)
 
             request.steer = steer
+        else:
+
+            async def steered() -> list[str]:  # D114: only `sessions_send` steers, and only
+                if run.session_key not in self._steered:  # when one was queued (no query)
+                    return []
+                self._steered.discard(run.session_key)
+                return await self._merge(pending, entry, steer_only=True)
+
+            request.steer = steered
         self.metrics.turn_started(run)
         sink = request.on_delta or next(
             (s for f in self._delta_sinks if (s := f(run, request))), None
@@ -469,10 +481,13 @@ class RunManager:
                 return
             await asyncio.sleep(left / 1000)
 
-    async def _merge(self, leader: _Pending, entry: SessionEntry) -> list[str]:
+    async def _merge(
+        self, leader: _Pending, entry: SessionEntry, *, steer_only: bool = False
+    ) -> list[str]:
         """The chat messages queued behind `leader` join its turn (D75), wherever they were
-        queued; their waiters get the leader's outcome. Returns their texts in order."""
-        merged = await self.store.merge_queued(leader.run, entry)
+        queued, with `sessions_send` steers (D114; with `steer_only`, those alone); their
+        waiters get the leader's outcome. Returns their texts in order."""
+        merged = await self.store.merge_queued(leader.run, entry, steer_only=steer_only)
         if not merged:
             return []
         ids = {run_id for run_id, _ in merged}

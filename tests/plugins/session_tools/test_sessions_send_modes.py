@@ -4,6 +4,7 @@ turn; `steer` is accepted into a running turn, and behaves as `run` when the tar
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
-from tests.fakes.model import FakeModelServer, RequestJSON, text
+from tests.fakes.model import FakeModelServer, RequestJSON, text, tool_call, tool_results
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
@@ -76,8 +77,10 @@ async def test_steer_is_run_when_idle_and_joins_a_running_turn(
     first = await send(rt, message="hold on", timeoutSeconds=0)
     assert first["status"] == "accepted"
 
-    async def running() -> bool:
-        return (await rt.store.session_activity(BOB)).running > 0
+    async def running() -> bool:  # the held turn itself, not the idle send's announce step
+        return (await rt.store.session_activity(BOB)).running > 0 and any(
+            "hold on" in json.dumps(r["messages"]) for r in fake_model.requests
+        )
 
     await eventually(running, timeout=30, what="the held turn runs")
     steered = await send(rt, message="also this", mode="steer")
@@ -89,3 +92,40 @@ async def test_steer_is_run_when_idle_and_joins_a_running_turn(
         return "also this" in " ".join(await texts(rt, BOB))
 
     await eventually(answered, timeout=30, what="the steered message reaches the session")
+
+
+async def test_steer_joins_the_running_turn_before_its_next_model_request(
+    start: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D114: whatever the target's busy-input mode (here the default, `queue`), a steer sent
+    while its turn runs is in that turn's next model request, and starts no turn of its own."""
+    gate = asyncio.Event()
+
+    async def responder(req: RequestJSON) -> Any:
+        said = json.dumps(req["messages"])
+        if "work on it" not in said:
+            return None
+        if not tool_results(req):
+            await gate.wait()  # the first request of the held turn
+            return tool_call("agents_list", {})
+        return text("steered" if "also this" in said else "not steered")
+
+    fake_model.set_responder(responder)
+    rt = await start({"session": {"agentToAgent": {"maxPingPongTurns": 0}}})
+    first = await send(rt, message="work on it", timeoutSeconds=0)
+    assert first["status"] == "accepted"
+
+    async def held() -> bool:
+        return any("work on it" in json.dumps(r["messages"]) for r in fake_model.requests)
+
+    await eventually(held, timeout=30, what="the held turn asks the model")
+    steered = await send(rt, message="also this", mode="steer")
+    assert (steered["status"], steered["mode"]) == ("accepted", "steer")
+    gate.set()
+    outcome = await rt.runs.wait(first["runId"], 30)
+    assert (outcome.status, outcome.reply) == ("ok", "steered")
+    joined = [r for r in fake_model.requests if "also this" in json.dumps(r["messages"])]
+    assert len(joined) == 1 and tool_results(joined[0])  # the turn's second request
+    assert f"[Inter-session message from {MAIN}]\\nalso this" in json.dumps(joined[0])
+    run = await rt.store.get_run(steered["runId"])
+    assert run is not None and (run.status, run.error) == ("aborted", "merged")
