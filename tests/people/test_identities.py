@@ -159,5 +159,5 @@ async def test_the_identities_cli(make_runtime: RuntimeFactory) -> None:
             "",
         )
         rc, out, err = await crosstalk(url, "identities", "unlink", "discord", "77")
-        assert rc == 1 and out == "" and "discord:77" in err, err
+        assert rc == 1 and out == "" and "Unknown identity: discord:77 is not linked." in err, err
     assert await rt.identities.person_of("telegram", "20") is None

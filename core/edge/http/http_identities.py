@@ -24,7 +24,11 @@ async def unlink(request: web.Request) -> web.Response:
     channel = request.match_info["channel"].strip().lower()
     user_id = request.match_info["userId"].strip()
     if not await request.app[RUNTIME].identities.unlink(channel, user_id):
-        body = {"message": f"{channel}:{user_id} is not linked.", "type": "not_found"}
+        # worded like the API's other absent things (tests/e2e/test_readme_commands.py)
+        body = {
+            "message": f"Unknown identity: {channel}:{user_id} is not linked.",
+            "type": "not_found",
+        }
         return web.json_response({"error": body}, status=404)
     return web.json_response({"ok": True, "channel": channel, "userId": user_id})
 
