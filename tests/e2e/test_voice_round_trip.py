@@ -1,5 +1,6 @@
 """The offline voice round trip on each platform fake with media (D78; Telegram, Discord,
-Slack, the web chat, WhatsApp, Signal): Debian's espeak-ng speaks a
+Slack, the web chat, WhatsApp, Signal, Matrix in tests/adapters/test_matrix_media.py; email,
+which has no voice notes, with an audio attachment): Debian's espeak-ng speaks a
 sentence (with a little noise, as a microphone would), ffmpeg encodes it as OGG/Opus, it arrives
 as the platform's voice message, the local engine (pocketsphinx) transcribes it, the fake model
 receives text with the sentence's key words, and the reply arrives as text and as a voice note
@@ -9,28 +10,38 @@ from __future__ import annotations
 
 import base64
 import json
+from email.message import EmailMessage
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
+from adapters.email.adapter import EmailAdapter
 from adapters.webchat.adapter import WebchatAdapter
 from adapters.whatsapp.adapter import WhatsAppAdapter
+from core.api.channels import ChannelEnv
 from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
 from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.test_email import bot_mail as email_bot_mail
+from tests.adapters.test_email import deliver as email_deliver
+from tests.adapters.test_email import mail_from as email_from
+from tests.adapters.test_email import section as email_section
+from tests.adapters.test_email import text_of as email_text
 from tests.adapters.test_signal_media import signal_runtime
 from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
 from tests.adapters.test_whatsapp import gateway as whatsapp_gateway
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
+from tests.fakes.mailserver import MailServer
 from tests.fakes.model import FakeModelServer
 from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
+from tests.polling import eventually
 from tests.speech import KEY_WORDS, spoken_ogg
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
@@ -190,5 +201,35 @@ async def test_signal_voice_round_trip(
         assert bytes(spoken["data"]).startswith(b"OggS") and len(spoken["data"]) > 2000
         [reply] = fake_signal.sent
         assert all(word in reply["text"] for word in KEY_WORDS)
+    finally:
+        await adapter.stop()
+
+
+async def test_email_voice_round_trip(
+    fake_email: MailServer, fake_model: FakeModelServer, make_runtime: RuntimeFactory
+) -> None:
+    """Email has no voice notes: an audio attachment is heard like one (D152), and under
+    `replyWithVoice: always` the spoken reply is attached to a mail in the thread (D159)."""
+    always = {"voice": {**VOICE["voice"], "tts": {"provider": "local", "replyWithVoice": "always"}}}
+    rt = await make_runtime({**email_section(fake_email), **always})
+    assert rt.config.channels.email is not None
+    adapter = EmailAdapter(rt.config.channels.email, "default", ChannelEnv(rt.state_dir))
+    await rt.add_adapter(adapter)
+    try:
+        mail = email_from("alice@example.org", "", subject="A voice memo")
+        mail.add_attachment(spoken_ogg(), maintype="audio", subtype="ogg", filename="memo.ogg")
+        await email_deliver(fake_email, mail)
+
+        async def two_mails() -> list[EmailMessage] | None:
+            found = email_bot_mail(fake_email)
+            return found if len(found) >= 2 else None
+
+        reply, spoken = await eventually(two_mails, 90, "the reply and its voice note")
+        asked = heard(fake_model)
+        assert all(word in asked for word in KEY_WORDS), asked
+        assert all(word in email_text(reply) for word in KEY_WORDS)
+        [note] = list(spoken.iter_attachments())
+        assert (note.get_content_type(), note.get_filename()) == ("audio/ogg", "reply.ogg")
+        assert bytes(note.get_payload(decode=True)).startswith(b"OggS")
     finally:
         await adapter.stop()
