@@ -68,7 +68,8 @@ async def test_http_retries_are_dropped_across_a_restart(
         posts = await fake_slack.wait_for("chat.postMessage", 2)
         assert [p.params["text"] for p in posts] == ["echo: just once", "echo: next"]
         assert rt.router.duplicates.count("slack", "default") == 1
-        assert await user_texts(rt, "agent:main:main") == ["just once", "next"]
+        # the stranger's DM is its own session, never the main one (D62)
+        assert await user_texts(rt, "agent:main:slack:dm:u0user001") == ["just once", "next"]
     finally:
         await adapter.stop()
         await runner.cleanup()

@@ -128,7 +128,10 @@ async def test_one_session_split_across_two_processes_runs_once_each_in_order(
             "ORDER BY m.seq, m.id",
             key,
         )
-        texts = ["".join(p.get("text", "") for p in json.loads(r[1])) for r in rows]
+        # compaction's summaries (D71) sit between the turns; every message is still there in order
+        texts = [
+            "".join(p.get("text", "") for p in json.loads(r[1])) for r in rows if r[0] != "summary"
+        ]
         assert texts == [t for i in range(100) for t in (f"m{i:02d}", f"echo: m{i:02d}")]
         owners = await sql(
             dsn,

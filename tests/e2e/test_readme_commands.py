@@ -225,7 +225,9 @@ async def test_cli_commands_as_printed_with_config_after_the_subcommand(
             code, out = await run(crosstalk_exe() + argv, tmp_path)
             if any(p in cmd.split() for p in ABSENT):
                 assert code == 1 and "Traceback" not in out, (argv, out)
-                assert re.search(r"no pending|not approved|unknown|not found", out, re.I), out
+                assert re.search(
+                    r"no pending|not approved|not linked|unknown|not found", out, re.I
+                ), out
             else:
                 assert code == 0, (argv, out)
     finally:

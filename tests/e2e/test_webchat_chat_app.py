@@ -83,7 +83,7 @@ async def test_input_typing_stop_tools_errors_and_reload(
         assert await browser.evaluate("document.getElementById('text').value") == ""
         [mine] = await bubbles(browser)
         assert mine["text"] == "line one\npasted\nlines"
-        await fake_model.wait_for_requests(1)
+        await fake_model.wait_for_requests(1, timeout=30)  # the first turn imports the model stack
         assert last_user_text(fake_model.requests[-1]) == "line one\npasted\nlines"
         fake_model.resume()
         await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'first word then more')")

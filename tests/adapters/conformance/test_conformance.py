@@ -148,7 +148,7 @@ async def test_own_and_bot_messages_ignored(driver: Driver, make_runtime: Runtim
 async def test_long_reply_is_split_without_loss(
     driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
-    await driver.start(make_runtime)
+    await driver.start(make_runtime, {"gateway": {"maxReplyChars": 1_000_000}})  # D142's cut apart
     limit = driver.text_limit
     lines: list[str] = []
     size = 0

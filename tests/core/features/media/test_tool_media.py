@@ -57,7 +57,9 @@ async def test_an_mcp_image_goes_with_the_reply(
         "timeoutSeconds": 15,
     }
     adapter = RecordingAdapter()
-    await make_runtime({"mcp": {"servers": {"calc": server}}}, adapters=[adapter])
+    # the sender is no owner, and D63's defaults keep MCP tools from non-owners: lifted here
+    config = {"mcp": {"servers": {"calc": server}}, "tools": {"bySender": []}}
+    await make_runtime(config, adapters=[adapter])
     fake_model.script(tool_call("calc__chart", {}), text("Chart above."))
     await adapter.say("chart", chat_id="u1", sender="u1")
     [item] = await adapter.wait_media(1, timeout=60)

@@ -14,9 +14,12 @@ from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 
+# /status from the adapter's default sender, who is no owner: its DM session (D62)
+DM = "agent:main:testchat:dm:u1"
 
-async def _turn(rt: Runtime, text: str) -> None:
-    entry = await rt.services.ensure_session("agent:main:main")
+
+async def _turn(rt: Runtime, text: str, key: str = "agent:main:main") -> None:
+    entry = await rt.services.ensure_session(key)
     run = await rt.services.start_run(
         RunRequest(session_key=entry.key, message=text, context=rt.services.context_for(entry))
     )
@@ -45,14 +48,14 @@ async def test_config_prices_give_run_and_session_cost(
         },
         adapters=[adapter],
     )
-    await _turn(rt, "one")  # the fake reports 10 prompt and 5 completion tokens
-    run = await rt.store.last_run("agent:main:main")
+    await _turn(rt, "one", DM)  # the fake reports 10 prompt and 5 completion tokens
+    run = await rt.store.last_run(DM)
     assert run is not None and run.meta is not None
     assert run.meta["costUsd"] == pytest.approx((10 * 2.0 + 5 * 10.0) / 1e6)
-    await _turn(rt, "two")
-    entry = await rt.store.get_session("agent:main:main")
+    await _turn(rt, "two", DM)
+    entry = await rt.store.get_session(DM)
     assert entry is not None and entry.cost_usd == pytest.approx(2 * 7e-5)
-    assert (await _rows(rt))[0]["costUsd"] == pytest.approx(1.4e-4)
+    assert [r["costUsd"] for r in await _rows(rt) if r["key"] == DM] == [pytest.approx(1.4e-4)]
     await adapter.inject(adapter.message("/status"))
     status = (await adapter.wait_sent(1))[0]
     assert "Cost: $0.0001 this session (last run $0.0001)" in status
