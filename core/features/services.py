@@ -146,7 +146,13 @@ class PluginServices(Protocol):
         role: Role = "owner",
     ) -> ToolContext: ...
     async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry: ...
-    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord: ...
+    async def start_run(
+        self,
+        request: RunRequest,
+        *,
+        check_policy: bool = True,
+        entry: SessionEntry | None = None,
+    ) -> RunRecord: ...
 
 
 class Services(PluginServices, Protocol):
@@ -208,14 +214,22 @@ class CoreServices:
             key, agent_id=agent_id_of(key), kind=self.keys.kind(key), **fields
         )
 
-    async def start_run(self, request: RunRequest, *, check_policy: bool = True) -> RunRecord:
-        """Admit a run; a session whose send policy denies it refuses (decision D5)."""
-        entry = await self.store.get_session(request.session_key)
+    async def start_run(
+        self,
+        request: RunRequest,
+        *,
+        check_policy: bool = True,
+        entry: SessionEntry | None = None,
+    ) -> RunRecord:
+        """Admit a run; a session whose send policy denies it refuses (decision D5). `entry`:
+        the session as the caller just read or made it, so it is not read again (D146)."""
+        if entry is None or entry.key != request.session_key:
+            entry = await self.store.get_session(request.session_key)
         if entry is None:
             entry = await self.ensure_session(request.session_key)
         if check_policy and self.gate.decide(entry).action == "deny":
             raise SendBlocked()
-        return await self.runs.submit(request)
+        return await self.runs.submit(request, entry)
 
     def fields(self) -> dict[str, Any]:
         """This object's collaborators, to build an environment that extends it."""

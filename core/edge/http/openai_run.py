@@ -129,7 +129,7 @@ async def start_turn(
         model=target.model,
     )
     try:
-        run = await rt.services.start_run(req)
+        run = await rt.services.start_run(req, entry=entry)
     except SendBlocked:
         return openai_error(403, SEND_BLOCKED, "permission_error")
     return Turn(rt, run.id, deltas)

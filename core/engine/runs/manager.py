@@ -177,9 +177,11 @@ class RunManager:
     async def recover(self) -> list[RunRecord]:
         return await self.store.abort_inflight_runs("gateway restarted while the run was active")
 
-    async def submit(self, request: RunRequest) -> RunRecord:
-        """Persist and enqueue a run; returns at once with the run `queued`."""
-        entry = await self.store.get_session(request.session_key)
+    async def submit(self, request: RunRequest, entry: SessionEntry | None = None) -> RunRecord:
+        """Persist and enqueue a run; returns at once with the run `queued`. `entry`: the
+        session as the caller just read it (D146: not read again on the turn's path)."""
+        if entry is None or entry.key != request.session_key:
+            entry = await self.store.get_session(request.session_key)
         if entry is None:
             raise UnknownRun(f"Unknown session: {request.session_key}")
         run_id = str(uuid.uuid4())

@@ -73,7 +73,8 @@ async def start_turn(
             lane=lane,
             timeout_seconds=float(rt.config.agents.defaults.timeout_seconds),
             meta=meta,
-        )
+        ),
+        entry,
     )
 
 

@@ -254,7 +254,8 @@ class Router:
                     ),
                 },
                 timeout_seconds=float(self.services.config.agents.defaults.timeout_seconds),
-            )
+            ),
+            entry,  # read (and routed) by this message's own steps: not read again (D146)
         )
         await proceed()
 
