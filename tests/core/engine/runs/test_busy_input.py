@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
@@ -53,11 +55,16 @@ async def _transcript(rt: Runtime, adapter: RecordingAdapter) -> list[str]:
     return [m.plain_text() for m in await rt.store.history(entry.session_id)]
 
 
+@pytest.mark.parametrize("where", ["messages", "channel"])
 async def test_collect_answers_the_first_then_the_rest_at_once(
-    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer, where: str
 ) -> None:
     adapter = RecordingAdapter("telegram")
-    rt = await make_runtime(_config("collect"), adapters=[adapter])
+    config = _config("collect")
+    if where == "channel":  # `channels.<ch>.queue` overrides `messages.queue` (D75)
+        config = _config("queue")
+        config["channels"]["telegram"]["queue"] = {"mode": "collect"}
+    rt = await make_runtime(config, adapters=[adapter])
     fake_model.script(delay(1.0, text("first")), text("rest"))
     await _burst(adapter, fake_model, wait_first=True)
     await adapter.wait_for("rest", 1, timeout=30)
