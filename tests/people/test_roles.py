@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from core.api.testing import RecordingAdapter
 from core.config import validate_config
+from core.engine.runs.rebuild import rebuild_request
 from core.features.access.policy import access_policy, judge
+from core.features.tools.registry import tool_caller
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import ChatType, InboundMessage
 from core.model.roles import lower_role
+from core.store import RunRecord
 from tests.conftest import RuntimeFactory
+from tests.polling import eventually
 
 
 def _msg(sender: str, chat_type: ChatType = "direct", chat_id: str | None = None) -> InboundMessage:
@@ -124,3 +129,48 @@ async def test_a_sub_agent_and_its_announce_carry_the_member_role(
     child_run = await rt.store.get_run(rec.run_id)
     assert child_run is not None and child_run.meta is not None
     assert child_run.meta["request"]["role"] == "member"
+
+
+async def test_a_sessions_send_target_and_an_adopted_run_keep_the_requester(
+    make_runtime: RuntimeFactory,
+) -> None:
+    """A member's `sessions_send` runs its target (and the reply-back turns of the exchange) as
+    the member; a run rebuilt from its row, as a process that adopts it does (D27), gets the
+    same role, sender, person and group back, so its tools see the same caller (D60, D63)."""
+    rt = await make_runtime({"session": {"agentToAgent": {"maxPingPongTurns": 1}}})
+    member = "agent:main:telegram:dm:7"
+    child = "agent:main:subagent:c1"
+    entry = await rt.services.ensure_session(member)
+    await rt.services.ensure_session(child, spawned_by=member)
+    ctx = replace(
+        rt.services.context_for(entry, role="member"),
+        sender="telegram:7",
+        person_id="ann",
+        group_id="telegram:-100",
+    )
+    out = await rt.tools.invoke(
+        rt.tool_env, "sessions_send", {"sessionKey": child, "message": "hi"}, ctx
+    )
+    assert out["status"] == "ok", out
+    for key in (child, member):  # the target's turn, and the member's reply-back turn
+
+        async def ran(key: str = key) -> RunRecord | None:
+            run = await rt.store.last_run(key)
+            return run if run is not None and run.status not in ("queued", "running") else None
+
+        done = await eventually(ran, 20, f"a run in {key}")
+        assert done.meta is not None and done.meta["request"]["role"] == "member", done.meta
+        assert done.meta["request"]["sender"] == "telegram:7"
+    run = await rt.store.last_run(child)
+    assert run is not None
+    child_entry = await rt.store.get_session(child)
+    assert child_entry is not None
+    rebuilt = await rebuild_request(rt.store, run, child_entry, rt.services.context_for)
+    got = rebuilt.context
+    assert (got.role, got.sender, got.person_id, got.group_id) == (
+        "member",
+        "telegram:7",
+        "ann",
+        "telegram:-100",
+    )
+    assert tool_caller(got) == replace(tool_caller(ctx), session_key=child)
