@@ -19,6 +19,7 @@ from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call
 from tests.pg import fresh_pg_database
+from tests.polling import eventually
 
 T0 = int(dt.datetime(2026, 11, 29, 10, 15, 30, tzinfo=dt.UTC).timestamp() * 1000)
 TG = {"botToken": "1:x", "owners": ["10"], "allowFrom": ["20", "*"], "streaming": "off"}
@@ -233,3 +234,25 @@ async def test_api_turns_count_against_agent_and_session_limits(
     said = [m.plain_text() for m in await rt.store.history(entry.session_id) if m.role == "user"]
     assert said == ["one"]  # "four" was not stored
     assert 'scope="agent"' in rt.metrics.exposition().decode()
+
+
+async def test_a_sub_agent_spends_its_requesters_budget(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """A member's sub-agent carries the member's sender (D60), so its model requests are
+    checked and counted against the member's cost limit: it cannot spend past it (D64)."""
+    prices = {"models": [{"id": "fake-model", "cost": {"input": 10_000, "output": 10_000}}]}
+    rt, tg, _ = await _start(
+        make_runtime,
+        {"models": {"providers": {"fake": prices}}, "limits": {"member": {"costUsdPerDay": 0.25}}},
+    )  # $0.15 a request: the member's two requests reach $0.30
+    fake_model.script(tool_call("sessions_spawn", {"task": "work"}), text("spawned"), text("no"))
+    assert await say(tg, "20", "spawn one") == ["spawned"]
+    [rec] = await rt.store.list_subagent_runs(requester_key="agent:main:telegram:dm:20")
+
+    async def ended() -> str | None:
+        run = await rt.store.get_run(rec.run_id)
+        return run.status if run is not None and run.status not in ("queued", "running") else None
+
+    assert await eventually(ended, 20, "the child's run to end") == "limited"
+    assert len(fake_model.requests) == 2  # the child never asked the model
