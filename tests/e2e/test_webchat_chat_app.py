@@ -220,7 +220,7 @@ async def test_cron_and_webhook_replies_are_kept_and_labelled(
             job = await (await http.get("/api/cron/morning", headers=auth)).json()
             return job if job["lastStatus"] else None
 
-        job = await eventually(fired, what="the cron job's end")
+        job = await eventually(fired, 30, "the cron job's end")  # a cold process's first turn
         assert job["lastStatus"] == "ok"
         await browser.goto(f"{gw.url}/?token={gw.token}")
         await browser.wait_for(CONNECTED)
@@ -243,3 +243,56 @@ async def test_cron_and_webhook_replies_are_kept_and_labelled(
         assert (
             await browser.evaluate(f"{MSGS}.filter(e => e.classList.contains('error')).length") == 0
         )
+
+
+async def test_the_readme_screenshot_of_a_first_chat(
+    tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    """README's picture of the web chat: a labelled cron message kept while no tab was open,
+    a question, a folded tool call and a markdown answer. Written to docs/img/ only with
+    CROSSTALK_UPDATE_SCREENSHOTS=1."""
+    import aiohttp
+
+    from tests.e2e.test_webchat_polish import screenshot
+
+    config = write_config(
+        tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, CRON_AND_HOOK
+    )
+    auth = {"Authorization": "Bearer e2e-token"}
+    async with (
+        GatewayProcess(config) as gw,
+        Browser(tmp_path / "profile") as browser,
+        aiohttp.ClientSession(gw.url) as http,
+    ):
+        fake_model.script(
+            text("Good morning! CI is green and two pull requests wait for a review.")
+        )
+        assert (await http.post("/api/cron/morning/run", headers=auth)).status == 202
+
+        async def fired() -> Any:
+            job = await (await http.get("/api/cron/morning", headers=auth)).json()
+            return job if job["lastStatus"] else None
+
+        await eventually(fired, 30, "the cron job's end")  # a cold process's first turn
+        await browser.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 760, "height": 480, "deviceScaleFactor": 1, "mobile": False},
+        )
+        await browser.goto(f"{gw.url}/?token={gw.token}")
+        await browser.wait_for(CONNECTED)
+        fake_model.script(
+            tool_call("sessions_list", {"limit": 5}),
+            text(
+                "You have **two** chats besides this one:\n\n"
+                "- `cron:morning` — this morning's summary\n"
+                "- `openai:…` — a conversation from an OpenAI client\n\n"
+                "To start the gateway with a config file:\n\n"
+                "```bash\n./scripts/run --config crosstalk.yaml\n```"
+            ),
+        )
+        await type_in(browser, "Which chats do I have?")
+        await key(browser, "Enter")
+        last = "[...document.querySelectorAll('.msg.assistant')].pop()"
+        await browser.wait_for(f"{last}.querySelector('details.tools') !== null")
+        assert await browser.evaluate(f"{MSGS}.filter(e => e.dataset.label).length") == 1
+        await screenshot(browser, "webchat-first-chat.png")
