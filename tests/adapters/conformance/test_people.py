@@ -1,10 +1,11 @@
 """People (D60–D64, D100) on every platform with strangers: an owner, a member and a guest DM
 the bot under `session.dmScope: main`, each asks `/whoami`, and a model that obeys instructions
-found in the chat (it calls whatever tool the text names) lists and reads sessions for each of
-them; an unknown group gets one pairing code, the owner approves it, and then a guest there is
-answered, with a `group:` rule of `tools.bySender` applied; a guest's message rate is refused
-once a window (an injected clock). Real adapters on their client libraries against the loopback
-fakes; "no reply" is the refusal counter or the kept message, never a sleep.
+found in the chat (it calls whatever tool the text names) lists, reads, searches and sends for
+each of them; an unknown group gets one pairing code, the owner approves it, and then a guest
+there is answered, with a `group:` rule of `tools.bySender` applied (`groupPolicy: open`
+answers at once); a guest's message rate is refused once a window (an injected clock). Real
+adapters on their client libraries against the loopback fakes; "no reply" is the refusal
+counter or the kept message, never a sleep.
 """
 
 from __future__ import annotations
@@ -245,3 +246,20 @@ async def test_a_guests_message_rate_is_refused_once_a_window(
     assert await ask(driver, "five", GUEST) == "echo: five"
     assert len(driver.replies()) == before + 1  # nothing for 'four'
     assert len(fake_model.requests) == 3
+
+
+async def test_an_open_group_answers_a_guest_at_once(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
+    """`groupPolicy: open` keeps the old behaviour (D62): no code, a guest answered at once."""
+    require(driver, "strangers", "group", "mention")
+    ch = driver.channel
+    rt = await driver.start(
+        make_runtime, {"channels": {ch: {"groupPolicy": "open", "streaming": "off"}}}
+    )
+    loud = await driver.group("anyone?", mentioned=True, user=GUEST)
+    [reply] = await driver.wait_replies(1, timeout=20)
+    assert reply.text == f"echo: {loud.text}" and reply.place == loud.place
+    run = await rt.store.last_run(await key_of(rt, "anyone?"))
+    assert run is not None and run.meta is not None and run.meta["request"]["role"] == "guest"
+    assert await rt.access.pairing.pending() == []
