@@ -7,6 +7,7 @@ recorded, always with deadlines.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -347,3 +348,47 @@ async def test_a_send_telegram_never_answers_times_out_and_is_retried(
         assert [m["text"] for m in fake_telegram.visible()] == ["echo: still there?"]
     finally:
         await adapter.stop()
+
+
+async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
+    start_tg: Start, fake_telegram: FakeTelegram, fake_model: FakeModelServer
+) -> None:
+    """The issue's `retry_after` answered 9 ms later (D142): the streamed preview's first
+    message meets Telegram's 429, so no preview or typing goes to that chat while the hold
+    lasts and the final reply waits out the seconds Telegram asked, then is sent once."""
+    rt, _ = await start_tg(streaming="edit")
+    now, slept = [100.0], []
+
+    async def sleep(seconds: float) -> None:  # the retry step's waits, recorded, not slept
+        slept.append(round(seconds, 3))
+        now[0] += seconds
+
+    rt.gate.retry.clock = lambda: now[0]
+    rt.gate.retry.sleep = sleep
+    fake_model.script(
+        text(
+            "Hello there, a streamed answer.",
+            chunks=["Hello ", "there, ", "a streamed answer."],
+            pause_after=1,
+        )
+    )
+    fake_telegram.fail_next("sendMessage", 429, retry_after=3)
+    fake_telegram.user_message(OWNER, "stream please")
+    await asyncio.wait_for(fake_model.paused.wait(), 30)
+
+    async def held() -> float:
+        return rt.gate.retry.held(f"telegram|default|{OWNER}")
+
+    assert await eventually(held, 30) == 3.0  # the preview met the 429: the chat is held
+    typing = len(fake_telegram.calls_for("sendChatAction"))
+    fake_model.resume()
+
+    async def delivered() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "delivered"]
+
+    [row] = await eventually(delivered, 30)
+    assert slept == [3.0]  # the final reply waited what Telegram asked, once
+    assert [c.status for c in fake_telegram.calls_for("sendMessage")] == [429, 200]
+    assert [m["text"] for m in fake_telegram.visible()] == ["Hello there, a streamed answer."]
+    assert len(fake_telegram.calls_for("sendChatAction")) == typing  # none while held
+    assert row.attempts == 1
