@@ -20,8 +20,8 @@ from typing import Any
 
 import discord
 
-from adapters.discord.normalize import CHANNEL, _chat_of, format_to
-from core.api.channels import ChatType, CommandMenu, DeliveryContext, InboundMessage
+from adapters.discord.normalize import CHANNEL, format_to, interaction_chat
+from core.api.channels import CommandMenu, DeliveryContext, InboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -96,18 +96,11 @@ def slash_inbound(
 ) -> InboundMessage | None:
     """The command as a message in the chat it was typed in (a thread's session is its
     channel's, as for a typed message); the interaction's id is its D16 identity."""
-    user, channel_id = interaction.user, interaction.channel_id
-    if user is None or channel_id is None or user.bot:
+    user = interaction.user
+    chat = interaction_chat(interaction, user.id) if user is not None else None
+    if user is None or chat is None or user.bot:
         return None
-    chat = _chat_of(interaction.channel, user.id)
-    thread_id: int | None = None
-    if chat is not None:
-        chat_type: ChatType = chat[0]
-        chat_id, thread_id, post_to = chat[1], chat[2], chat[3]
-    elif interaction.guild_id is None:
-        chat_type, chat_id, post_to = "direct", user.id, channel_id
-    else:
-        chat_type, chat_id, post_to = "channel", channel_id, channel_id
+    chat_type, chat_id, thread_id, post_to = chat
     thread = str(thread_id) if thread_id is not None else None
     return InboundMessage(
         channel=CHANNEL,

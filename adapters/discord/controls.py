@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import discord
 
-from adapters.discord.normalize import CHANNEL, format_to
-from core.api.channels import Button, ChatType, DeliveryContext, InboundMessage
+from adapters.discord.normalize import CHANNEL, format_to, interaction_chat
+from core.api.channels import Button, DeliveryContext, InboundMessage
 
 CUSTOM_ID_LIMIT = 100
 
@@ -31,21 +31,25 @@ def button_view(buttons: tuple[Button, ...]) -> discord.ui.View:
 def press_inbound(interaction: discord.Interaction, *, account_id: str) -> InboundMessage | None:
     data: object = interaction.data or {}
     custom_id = data.get("custom_id") if isinstance(data, dict) else None
-    user, channel_id = interaction.user, interaction.channel_id
-    if not isinstance(custom_id, str) or user is None or channel_id is None or user.bot:
+    user = interaction.user
+    chat = interaction_chat(interaction, user.id) if user is not None else None
+    if not isinstance(custom_id, str) or user is None or chat is None or user.bot:
         return None
-    direct = interaction.guild_id is None
-    chat_type: ChatType = "direct" if direct else "channel"
+    chat_type, chat_id, thread_id, post_to = chat
+    thread = str(thread_id) if thread_id is not None else None
     return InboundMessage(
         channel=CHANNEL,
         account_id=account_id,
         chat_type=chat_type,
-        chat_id=str(user.id) if direct else str(channel_id),
+        chat_id=str(chat_id),
+        thread_id=thread,
         sender_id=str(user.id),
         sender_name=user.display_name,
         text=custom_id,
         button=True,
         mentioned=True,  # a press on the bot's own message addresses the bot
-        reply_to=DeliveryContext(channel=CHANNEL, to=format_to(channel_id), account_id=account_id),
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=format_to(post_to), account_id=account_id, thread_id=thread
+        ),
         identities=(f"interaction:{interaction.id}",),
     )

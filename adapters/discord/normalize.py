@@ -130,3 +130,20 @@ def to_inbound(message: discord.Message, *, bot_id: int, account_id: str) -> Inb
         ),
         identities=(f"msg:{message.id}",),  # snowflakes are unique across channels (D16)
     )
+
+
+def interaction_chat(
+    interaction: discord.Interaction, user_id: int
+) -> tuple[ChatType, int, int | None, int] | None:
+    """(chat_type, chat_id, thread_id, post-to channel id) of a press or slash command: the
+    chat its messages have (a thread's is its channel's, with the thread), so a press answers
+    in the session it was shown in (D73, D121)."""
+    channel_id = interaction.channel_id
+    if channel_id is None:
+        return None
+    chat = _chat_of(interaction.channel, user_id)
+    if chat is not None:
+        return chat[0], chat[1], chat[2], chat[3]
+    if interaction.guild_id is None:
+        return "direct", user_id, None, channel_id
+    return "channel", channel_id, None, channel_id

@@ -69,3 +69,45 @@ async def test_an_owner_presses_approve_in_a_dm(
         assert shown["components"] == []
     finally:
         await adapter.stop()
+
+
+async def test_a_question_in_a_thread_is_answered_by_a_press(
+    fake_discord: FakeDiscord, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D73 in a server thread: the press's chat is the thread's session, as its messages' are,
+    so the tap answers the question asked there."""
+    section: dict[str, Any] = {
+        "token": fake_discord.token,
+        "owners": [str(OWNER)],
+        "allowFrom": ["*"],
+        "groupPolicy": "open",
+        "streaming": "off",
+        "statusReactions": False,
+    }
+    rt = await make_runtime({"channels": {"discord": section}})
+    assert rt.config.channels.discord is not None
+    [adapter] = build(
+        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
+    )
+    assert isinstance(adapter, DiscordAdapter)
+    await rt.add_adapter(adapter)
+    fake_model.script(
+        tool_call("ask_user", {"question": "Which colour?", "options": ["red", "blue"]}),
+        text("blue it is"),
+    )
+    try:
+        thread = fake_discord.THREAD_ID
+        await fake_discord.user_message(
+            thread, "paint it", thread=True, mentions_bot=True, author_id=STRANGER
+        )
+        [asked] = await fake_discord.wait_for("createMessage", 1, timeout=30)
+        assert asked.params["channel_id"] == str(thread)
+        message_id = next(iter(fake_discord.shown))
+        await fake_discord.press(message_id, "blue", user_id=STRANGER)
+        replies = await fake_discord.wait_for("createMessage", 2, timeout=30)
+        assert replies[-1].params["content"] == "blue it is"
+        assert replies[-1].params["channel_id"] == str(thread)
+        assert fake_discord.shown[message_id]["content"] == "❓ Which colour?\n✅ blue"
+        assert len(fake_model.requests) == 2
+    finally:
+        await adapter.stop()
