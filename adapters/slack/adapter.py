@@ -246,7 +246,9 @@ class SlackAdapter(EditablePreviews):
         async def on_action(ack: Any, body: dict[str, Any]) -> None:
             """A Block Kit press (D121): acknowledged, then routed as its button's command."""
             await ack()
-            inbound = press_inbound(body, account_id=self.account_id)
+            channel_id = str((body.get("channel") or {}).get("id") or "")
+            kind = chat_type_of({"channel": channel_id}, self._kinds.get(channel_id))
+            inbound = press_inbound(body, account_id=self.account_id, chat_type=kind)
             if inbound is not None and self._sink is not None:
                 await self._sink(inbound)
 

@@ -33,7 +33,12 @@ def button_blocks(text: str, buttons: tuple[Button, ...]) -> list[dict[str, Any]
     ]
 
 
-def press_inbound(body: Mapping[str, Any], *, account_id: str) -> InboundMessage | None:
+def press_inbound(
+    body: Mapping[str, Any], *, account_id: str, chat_type: ChatType | None = None
+) -> InboundMessage | None:
+    """The press as an inbound message of the chat its button was shown in (`chat_type` as the
+    adapter knows the channel; a press in a thread carries the thread), so it lands in the
+    session of that chat's messages (D73, D121)."""
     actions = body.get("actions") or []
     user = (body.get("user") or {}).get("id")
     channel_id = (body.get("channel") or {}).get("id")
@@ -43,20 +48,25 @@ def press_inbound(body: Mapping[str, Any], *, account_id: str) -> InboundMessage
     value = action.get("value")
     if not isinstance(value, str) or not value.startswith("/"):
         return None
-    chat_type: ChatType = "direct" if str(channel_id).startswith("D") else "channel"
+    if chat_type is None:
+        chat_type = "direct" if str(channel_id).startswith("D") else "channel"
+    container = body.get("container") or {}
+    thread_ts = container.get("thread_ts") or (body.get("message") or {}).get("thread_ts")
+    thread_id = str(thread_ts) if thread_ts else None
     stamp = action.get("action_ts") or body.get("trigger_id") or ""
     return InboundMessage(
         channel=CHANNEL,
         account_id=account_id,
         chat_type=chat_type,
         chat_id=str(user) if chat_type == "direct" else str(channel_id),
+        thread_id=thread_id,
         sender_id=str(user),
         sender_name=(body.get("user") or {}).get("name"),
         text=value,
         button=True,
         mentioned=True,  # a press on the bot's own message addresses the bot
         reply_to=DeliveryContext(
-            channel=CHANNEL, to=f"channel:{channel_id}", account_id=account_id
+            channel=CHANNEL, to=f"channel:{channel_id}", account_id=account_id, thread_id=thread_id
         ),
         identities=(f"action:{channel_id}:{stamp}",),
     )

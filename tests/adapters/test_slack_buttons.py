@@ -140,3 +140,50 @@ async def test_a_slash_command_from_the_manifest_is_a_command(
         assert reply.params["channel"] == "D0DM0001"
     finally:
         await adapter.stop()
+
+
+async def test_a_question_in_a_thread_is_answered_by_a_press(
+    fake_slack: FakeSlack, make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D73 in a channel thread: the press carries the thread (and the channel's kind), so it
+    lands in the session the question was asked in and answers it."""
+    section: dict[str, Any] = {
+        "botToken": fake_slack.bot_token,
+        "appToken": fake_slack.app_token,
+        "apiBaseUrl": fake_slack.base_url,
+        "owners": [OWNER],
+        "allowFrom": ["*"],
+        "groupPolicy": "open",
+        "streaming": "off",
+        "statusReactions": False,
+    }
+    rt = await make_runtime({"channels": {"slack": section}})
+    assert rt.config.channels.slack is not None
+    [adapter] = build(rt.config.channels.slack, rt)
+    assert isinstance(adapter, SlackAdapter)
+    await rt.add_adapter(adapter)
+    fake_model.script(
+        tool_call("ask_user", {"question": "Which colour?", "options": ["red", "blue"]}),
+        text("blue it is"),
+    )
+    try:
+        room, parent = "G0PRIVATE1", fake_slack.next_ts()
+        event = fake_slack.message_event(
+            room,
+            f"<@{fake_slack.bot_user_id}> paint it",
+            channel_type="group",
+            user="U0USER002",
+            thread_ts=parent,
+        )
+        await fake_slack.push_event(event)
+        [asked] = await fake_slack.wait_for("chat.postMessage", 1, timeout=30)
+        assert asked.params["thread_ts"] == parent
+        shown = fake_slack.posted[0]
+        await fake_slack.press(room, shown["ts"], "blue", user="U0USER002")
+        replies = await fake_slack.wait_for("chat.postMessage", 2, timeout=30)
+        assert replies[-1].params["text"] == "blue it is"
+        assert replies[-1].params["thread_ts"] == parent
+        assert fake_slack.posted[0]["text"].startswith("❓ Which colour?\n✅ blue")
+        assert len(fake_model.requests) == 2
+    finally:
+        await adapter.stop()

@@ -337,6 +337,9 @@ class FakeSlack(EmulatorServer):
                 }
             ],
         }
+        if shown.get("thread_ts"):  # a message in a thread: Slack names the thread in both
+            payload["container"]["thread_ts"] = shown["thread_ts"]
+            payload["message"]["thread_ts"] = shown["thread_ts"]
         return await self.push_event(payload, envelope_type="interactive")
 
     async def queue_event(self, event: dict[str, Any]) -> str:
