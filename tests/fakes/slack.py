@@ -310,7 +310,7 @@ class FakeSlack(EmulatorServer):
             for e in b["elements"]
             if e["text"]["text"] == label
         )
-        payload = {
+        payload: dict[str, Any] = {
             "type": "block_actions",
             "user": {
                 "id": user,
