@@ -41,7 +41,7 @@ async def _requests(rt: Runtime) -> int:
 
 
 async def test_a_flood_of_groups_and_strangers_creates_no_session_and_stays_bounded(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     tg = RecordingAdapter("telegram")
     rt = await make_runtime({**db, "channels": {"telegram": TG}}, adapters=[tg])

@@ -69,7 +69,7 @@ async def _runtime(
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_muted_group_stays_silent_for_every_kind_from_another_session(
-    make_runtime: RuntimeFactory, db: dict[str, Any], kind: DeliveryKind
+    db: dict[str, Any], make_runtime: RuntimeFactory, kind: DeliveryKind
 ) -> None:
     rt, adapter = await _runtime(make_runtime, db)
     await rt.store.update_session(GROUP, send_policy="deny")  # the owner's `/send off`
@@ -83,7 +83,7 @@ async def test_a_muted_group_stays_silent_for_every_kind_from_another_session(
 
 
 async def test_a_config_deny_rule_on_groups_holds_against_a_cron_session(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     rule = {"action": "deny", "match": {"channel": "testchat", "chatType": "group"}}
     rt, adapter = await _runtime(make_runtime, db, {"session": {"sendPolicy": {"rules": [rule]}}})
@@ -100,7 +100,7 @@ async def test_a_config_deny_rule_on_groups_holds_against_a_cron_session(
 
 
 async def test_a_chat_nobody_talked_in_obeys_the_configured_rules(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     rule = {"action": "deny", "match": {"channel": "testchat"}}
     rt, adapter = await _runtime(
@@ -115,7 +115,7 @@ async def test_a_chat_nobody_talked_in_obeys_the_configured_rules(
 
 
 async def test_allowed_targets_and_other_topics_still_get_their_deliveries(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     rt, adapter = await _runtime(make_runtime, db)
     await rt.store.update_session(TOPIC, send_policy="deny")
@@ -133,7 +133,7 @@ async def test_allowed_targets_and_other_topics_still_get_their_deliveries(
 
 
 async def test_a_muted_cron_session_is_not_the_chat_it_points_at(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     """A cron session's route merely points at the group: muting the cron session mutes its
     own deliveries (as before) but never the group's replies."""
@@ -146,7 +146,7 @@ async def test_a_muted_cron_session_is_not_the_chat_it_points_at(
 
 
 async def test_media_into_a_muted_chat_is_neither_sent_nor_stored(
-    make_runtime: RuntimeFactory, db: dict[str, Any]
+    db: dict[str, Any], make_runtime: RuntimeFactory
 ) -> None:
     """A tool's chart or a voice note rides in its delivery (D78): the target's deny holds it
     before any item is stored or sent."""

@@ -1,21 +1,36 @@
 """An agent-made cron job cannot speak into a chat the owner muted (D140): the job's turn runs
-(D15: `ok`), its delivery is suppressed and logged, nothing reaches the chat."""
+(D15: `ok`), its delivery is suppressed and logged, nothing reaches the chat. On SQLite and
+PostgreSQL: the muted chat is found in the store."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
 
 from core.config.schema_cron import CronJobConfig
 from tests.core.features.cron.helpers import ClockedRuntime
 from tests.fakes.clock import ManualClock
+from tests.pg import fresh_pg_database
 
 GROUP = "agent:main:testchat:group:room-1"
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    if request.param == "sqlite":
+        yield {}
+    else:
+        async with fresh_pg_database() as url:
+            yield {"gateway": {"database": {"url": url}}}
+
+
 async def test_a_cron_job_into_a_muted_group_is_suppressed(
-    clocked_runtime: ClockedRuntime, clock: ManualClock
+    db: dict[str, Any], clocked_runtime: ClockedRuntime, clock: ManualClock
 ) -> None:
-    rt, chat = await clocked_runtime()
+    rt, chat = await clocked_runtime(db)
     await rt.services.ensure_session(GROUP, chat_type="group")
     await rt.store.update_session(
         GROUP, last_channel="testchat", last_to="room-1", last_account_id="default"
