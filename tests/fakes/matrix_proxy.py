@@ -40,6 +40,7 @@ class MatrixProxy(EmulatorServer):
         self._http: aiohttp.ClientSession | None = None
         self._syncs: list[bytes] = []  # recent incremental /sync answers
         self._replay: list[bytes] = []
+        self._after_upload = False  # the next send is the event naming an uploaded file
         super().__init__()
 
     def redeliver(self, event_id: str) -> None:
@@ -113,4 +114,9 @@ class MatrixProxy(EmulatorServer):
         if name == "send" and up.status == 200:
             call.params = {**params, "_event_id": json.loads(data).get("event_id")}
         self._notify()
+        if request.path.startswith("/_matrix/media/") and request.method == "POST":
+            self._after_upload = True
+        elif name == "send" and self._after_upload:
+            self._after_upload = False
+            await self._hold("sendMedia")  # hold_next("sendMedia"): a file's event (D78)
         return out
