@@ -99,3 +99,11 @@ async def test_a_members_sub_agent_gets_no_tool_the_member_may_not_use(
     assert role == "member"
     assert not [t for t in offered if t.startswith("calc__")]  # D63 carried to the child
     assert "sum=5" not in result and "calc__add" in result, result
+    # the turns that asked for the spawns: the owner's is offered the MCP tools, the member's not
+    asked = [
+        {t for t in tool_names(r) if t.startswith("calc__")}
+        for r in fake_model.requests
+        if last_user_text(r).startswith("call sessions_spawn")
+        and last_message(r).get("role") == "user"
+    ]
+    assert len(asked) == 2 and asked[0] and not asked[1], asked
