@@ -86,6 +86,22 @@ async def _burst(
     await b.say("three", chat_id=CHAT, sender=CHAT)
 
 
+class _Slow:
+    """The first answer waits for `release` (a slow model that is still thinking when the rest
+    of the burst has been stored on B, however loaded the machine); then the others, in order."""
+
+    def __init__(self, first: Any, *rest: Any) -> None:
+        self.answers = [first, *rest]
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self, request: dict[str, Any]) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            await self.release.wait()
+        return self.answers[min(self.calls, len(self.answers)) - 1]
+
+
 @pytest.fixture(autouse=True)
 def _one_os_process(monkeypatch: pytest.MonkeyPatch) -> None:
     # two runtimes in one OS process: neither may take the other for a dead process of this pid
@@ -97,8 +113,10 @@ async def test_collect_across_processes(
 ) -> None:
     async with _two(make_runtime, tmp_path, "collect") as pair:
         (a, a_chat), (_b, b_chat) = pair
-        fake_model.script(delay(1.0, text("first")), text("rest"))
+        slow = _Slow(text("first"), text("rest"))
+        fake_model.set_responder(slow)
         await _burst(a_chat, b_chat, fake_model, wait_first=True)
+        slow.release.set()  # B stored both: A's first answer may come now
 
         async def answered() -> bool:
             return "rest" in _texts(pair)
@@ -115,8 +133,10 @@ async def test_steer_across_processes(
 ) -> None:
     async with _two(make_runtime, tmp_path, "steer") as pair:
         (a, a_chat), (_b, b_chat) = pair
-        fake_model.script(delay(1.0, tool_call("agents_list", {})), text("all three"))
+        slow = _Slow(tool_call("agents_list", {}), text("all three"))
+        fake_model.set_responder(slow)
         await _burst(a_chat, b_chat, fake_model, wait_first=True)
+        slow.release.set()  # B stored both: A's first model request may end now
         await a_chat.wait_for("all three", 1, timeout=30)
         assert len(fake_model.requests) == 2  # one turn (on A), two model requests
         assert _users(fake_model.requests[1]) == ["one", "two\nthree"]
