@@ -3,21 +3,25 @@ turn (the fake model calls the MCP server's `chart`, which returns a PNG), sends
 and then the image; the platform fake shows the image and holds its answer, and the process is
 SIGKILLed before the receipt. The restarted gateway settles the in-doubt item under D16's rules:
 Discord's upload carries the chunk's nonce and comes back as the same message (one image);
-Telegram, Slack, WhatsApp and Signal cannot look an upload up, so it is sent once more and logged
-`resent_after_crash` (never a third time). The reply's text is shown once everywhere."""
+Telegram, Slack, WhatsApp, Signal and email cannot look an upload up, so it is sent once more
+and logged `resent_after_crash` (never a third time). The reply's text is shown once everywhere."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import make_msgid
 from pathlib import Path
 
+import aiosmtplib
 import pytest
 
 from core.store import DeliveryRecord, Store
 from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord
+from tests.fakes.mailserver import MailServer
 from tests.fakes.mcp_server import REPO_ROOT, TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
 from tests.fakes.signal import FakeSignal
@@ -155,6 +159,48 @@ def _signal() -> Platform:
     )
 
 
+def _email() -> Platform:
+    mail = MailServer()
+    bot, owner = "bot@example.org", "alice@example.org"
+
+    async def ask(said: str) -> None:
+        msg = EmailMessage()
+        msg["From"], msg["To"], msg["Subject"] = owner, bot, "Chart"
+        msg["Message-ID"] = make_msgid(domain="example.org")
+        msg.set_content(said)
+        await aiosmtplib.send(msg, hostname="127.0.0.1", port=mail.smtp_port, start_tls=False)
+
+    def bot_mail() -> list[EmailMessage]:
+        return [m for m in mail.sent() if bot in str(m["From"])]
+
+    def plain(m: EmailMessage) -> str:
+        part = m.get_body(("plain",))
+        return str(part.get_content()).strip() if part is not None else ""
+
+    return Platform(
+        mail,
+        "sendMedia",
+        lambda: (
+            f"channels:\n  email:\n    owners: ['{owner}']\n    from: {bot}\n"
+            "    pollSeconds: 0.5\n"
+            f"    imap: {{host: 127.0.0.1, port: {mail.imap_port}, username: {bot}, "
+            f"password: {mail.password}, tls: none}}\n"
+            f"    smtp: {{host: 127.0.0.1, port: {mail.smtp_port}, username: {bot}, "
+            f"password: {mail.password}, tls: none}}\n"
+        ),
+        ask,
+        lambda: [
+            bytes(p.get_payload(decode=True))
+            for m in bot_mail()
+            for p in m.iter_attachments()
+            if p.get_content_maintype() == "image"
+        ],
+        lambda: [plain(m) for m in bot_mail()],
+        "resent_after_crash",
+        2,
+    )
+
+
 ANN = "4915100000001"
 PLATFORMS: dict[str, Callable[[int], Platform]] = {
     "telegram": lambda _: _telegram(),
@@ -162,6 +208,7 @@ PLATFORMS: dict[str, Callable[[int], Platform]] = {
     "discord": lambda _: _discord(),
     "whatsapp": _whatsapp,
     "signal": lambda _: _signal(),
+    "email": lambda _: _email(),
 }
 
 

@@ -107,6 +107,8 @@ class _Recorder(MemoryHandler):  # type: ignore[misc]
                 status=250,
             )
         )
+        attached = any(True for _ in message.iter_attachments())
+        await self.owner._hold("sendMedia" if attached else "send")  # hold_next (D16 tests)
         return answer
 
 
@@ -188,6 +190,7 @@ class MailServer(EmulatorServer):
         return self.base_url
 
     async def stop(self) -> None:
+        self._stopping.set()  # held answers (hold_next) end
         for server in [*self._proxies, *self._servers]:
             server.close()
         self._proxies, self._servers = [], []
