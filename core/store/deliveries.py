@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, or_, select, update
+from sqlalchemy import Connection, Integer, and_, bindparam, func, insert, or_, select, update
 
 from core.model.records import DeliveryOrigin, DeliveryRecord, RunRecord
 from core.store.database import Database, now_ms
@@ -294,12 +294,7 @@ class DeliveriesStore(Database):
 
     async def delivery_origin(self, delivery_id: int) -> DeliveryOrigin | None:
         """What sent delivery `delivery_id`: kind, session and job or hook (D136)."""
-        q = (
-            select(D.c.kind, D.c.session_key, R.c.meta)
-            .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
-            .where(D.c.id == delivery_id)
-        )
-        row = await self.read(lambda c: c.execute(q).first())
+        row = await self.read(lambda c: c.execute(_ORIGIN, {"id": delivery_id}).first())
         return _origin(row[0], row[1], row[2]) if row is not None else None
 
     async def kept_for(
@@ -308,30 +303,47 @@ class DeliveriesStore(Database):
         """The newest `limit` deliveries of `kinds` that reached (or were kept for) one chat,
         oldest first, each with its origin: what the web chat shows besides its transcript
         (cron and webhook replies live in their own sessions, D136)."""
-        q = (
-            select(D, R.c.meta.label("run_meta"))
-            .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
-            .where(
-                and_(
-                    D.c.channel == channel,
-                    D.c.to == to,
-                    D.c.kind.in_(list(kinds)),
-                    D.c.outcome.in_(("delivered", "resent_after_crash")),
-                )
-            )
-            .order_by(D.c.id.desc())
-            .limit(limit)
-        )
 
         def op(c: Connection) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
+            found = [  # one index range per kind, read backwards: no sort (D136)
+                r
+                for kind in kinds
+                for r in c.execute(
+                    _KEPT, {"channel": channel, "to": to, "kind": kind, "limit": limit}
+                ).mappings()
+            ]
+            found = sorted(found, key=lambda r: int(r["id"]), reverse=True)[:limit]
             out = []
-            for r in c.execute(q).mappings().all():
-                fields = {k: v for k, v in r.items() if k != "run_meta"}
-                rec = DeliveryRecord(**fields)
+            for r in reversed(found):
+                rec = DeliveryRecord(**{k: v for k, v in r.items() if k != "run_meta"})
                 out.append((rec, _origin(rec.kind, rec.session_key, r["run_meta"])))
-            return out[::-1]
+            return out
 
         return await self.read(op)
+
+
+_ORIGIN = (
+    select(D.c.kind, D.c.session_key, R.c.meta)
+    .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
+    .where(D.c.id == bindparam("id"))
+)
+"""A delivery's origin; built once (D42), read for each web-chat chunk (D136)."""
+
+_KEPT = (
+    select(D, R.c.meta.label("run_meta"))
+    .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
+    .where(
+        and_(
+            D.c.channel == bindparam("channel"),
+            D.c.to == bindparam("to"),
+            D.c.kind == bindparam("kind"),
+            D.c.outcome.in_(("delivered", "resent_after_crash")),
+        )
+    )
+    .order_by(D.c.id.desc())
+    .limit(bindparam("limit", type_=Integer))
+)
+"""The newest deliveries of one kind to one chat, by `ix_deliveries_chat` (D136)."""
 
 
 def _origin(kind: str, session_key: str | None, meta: Any) -> DeliveryOrigin:

@@ -115,3 +115,47 @@ async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) ->
     assert [c.state for c in chunks[second]] == ["failed", "sent"]
     rows = {d.id: d for d in await store.list_deliveries(outcome="failed")}
     assert rows[first].reason == "too late" and rows[second].reason == "gone"
+
+
+async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store) -> None:
+    """D136: the cron and webhook replies one chat was sent, oldest first, the newest `limit`,
+    each naming its job (the run's `meta.cronJob`) or hook (`meta.hook`)."""
+    ids = []
+    for i, (kind, meta, channel, outcome) in enumerate(
+        [
+            ("cron", {"cronJob": "morning"}, "webchat", "delivered"),
+            ("reply", None, "webchat", "delivered"),  # in the transcript already: not kept
+            ("hook", {"hook": "ci"}, "webchat", "delivered"),
+            ("cron", {"cronJob": "night"}, "telegram", "delivered"),  # another chat
+            ("cron", {"cronJob": "muted"}, "webchat", "suppressed_by_policy"),
+            ("cron", {"cronJob": "evening"}, "webchat", "delivered"),
+        ]
+    ):
+        run = _run(f"agent:main:{kind}:{i}")
+        run.meta = meta
+        await store.create_run(run)
+        ids.append(
+            await store.record_delivery(
+                DeliveryRecord(
+                    kind=kind,
+                    outcome=outcome,
+                    text=f"text {i}",
+                    created_at=now_ms(),
+                    session_key=run.session_key,
+                    channel=channel,
+                    to="owner",
+                    run_id=run.id,
+                )
+            )
+        )
+    kept = await store.kept_for("webchat", "owner", ("cron", "hook"))
+    assert [(r.text, o.label()) for r, o in kept] == [
+        ("text 0", "⏰ cron job morning"),
+        ("text 2", "🪝 webhook ci"),
+        ("text 5", "⏰ cron job evening"),
+    ]
+    newest = await store.kept_for("webchat", "owner", ("cron", "hook"), limit=2)
+    assert [r.text for r, _ in newest] == ["text 2", "text 5"]
+    origin = await store.delivery_origin(ids[2])
+    assert origin is not None and (origin.kind, origin.source) == ("hook", "ci")
+    assert await store.delivery_origin(10**9) is None
