@@ -14,6 +14,7 @@ A *reply* says what the fake model answers to one ``POST /v1/chat/completions``:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -293,3 +294,20 @@ def tool_names(request: RequestJSON) -> list[str]:
 def echo(request: RequestJSON) -> TextReply:
     """The default reply: ``"echo: <last user text>"``."""
     return text(f"echo: {last_user_text(request)}")
+
+
+class HoldFirst:
+    """A responder whose first answer waits for `release`: a model still thinking while the
+    test sets the scene (however slow the machine), then the other answers in order (the
+    last one again if asked more often, so extra requests show up in the test's counts)."""
+
+    def __init__(self, first: Reply, *rest: Reply) -> None:
+        self.answers = [first, *rest]
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def __call__(self, request: RequestJSON) -> Reply:
+        self.calls += 1
+        if self.calls == 1:
+            await self.release.wait()
+        return self.answers[min(self.calls, len(self.answers)) - 1]

@@ -17,7 +17,7 @@ from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, delay, text, tool_call
-from tests.fakes.model_script import content_text
+from tests.fakes.model_script import HoldFirst, content_text
 from tests.polling import eventually
 
 CHAT = "u1"
@@ -65,8 +65,10 @@ async def test_collect_answers_the_first_then_the_rest_at_once(
         config = _config("queue")
         config["channels"]["telegram"]["queue"] = {"mode": "collect"}
     rt = await make_runtime(config, adapters=[adapter])
-    fake_model.script(delay(1.0, text("first")), text("rest"))
+    slow = HoldFirst(text("first"), text("rest"))
+    fake_model.set_responder(slow)
     await _burst(adapter, fake_model, wait_first=True)
+    slow.release.set()  # the burst is stored: the first turn's model may answer now
     await adapter.wait_for("rest", 1, timeout=30)
     assert len(fake_model.requests) == 2
     assert _users(fake_model.requests[1])[-1] == "two\nthree"
@@ -79,8 +81,10 @@ async def test_steer_puts_later_messages_into_the_running_turn(
 ) -> None:
     adapter = RecordingAdapter("telegram")
     rt = await make_runtime(_config("steer"), adapters=[adapter])
-    fake_model.script(delay(1.0, tool_call("agents_list", {})), text("all three"))
+    slow = HoldFirst(tool_call("agents_list", {}), text("all three"))
+    fake_model.set_responder(slow)
     await _burst(adapter, fake_model, wait_first=True)
+    slow.release.set()  # the burst is stored: the first model request may end now
     await adapter.wait_for("all three", 1, timeout=30)
     assert len(fake_model.requests) == 2  # one turn, two model requests
     assert _users(fake_model.requests[1]) == ["one", "two\nthree"]

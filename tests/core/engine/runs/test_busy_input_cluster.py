@@ -22,7 +22,7 @@ from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, delay, text, tool_call
-from tests.fakes.model_script import content_text
+from tests.fakes.model_script import HoldFirst, content_text
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
@@ -86,22 +86,6 @@ async def _burst(
     await b.say("three", chat_id=CHAT, sender=CHAT)
 
 
-class _Slow:
-    """The first answer waits for `release` (a slow model that is still thinking when the rest
-    of the burst has been stored on B, however loaded the machine); then the others, in order."""
-
-    def __init__(self, first: Any, *rest: Any) -> None:
-        self.answers = [first, *rest]
-        self.release = asyncio.Event()
-        self.calls = 0
-
-    async def __call__(self, request: dict[str, Any]) -> Any:
-        self.calls += 1
-        if self.calls == 1:
-            await self.release.wait()
-        return self.answers[min(self.calls, len(self.answers)) - 1]
-
-
 @pytest.fixture(autouse=True)
 def _one_os_process(monkeypatch: pytest.MonkeyPatch) -> None:
     # two runtimes in one OS process: neither may take the other for a dead process of this pid
@@ -113,7 +97,7 @@ async def test_collect_across_processes(
 ) -> None:
     async with _two(make_runtime, tmp_path, "collect") as pair:
         (a, a_chat), (_b, b_chat) = pair
-        slow = _Slow(text("first"), text("rest"))
+        slow = HoldFirst(text("first"), text("rest"))
         fake_model.set_responder(slow)
         await _burst(a_chat, b_chat, fake_model, wait_first=True)
         slow.release.set()  # B stored both: A's first answer may come now
@@ -133,7 +117,7 @@ async def test_steer_across_processes(
 ) -> None:
     async with _two(make_runtime, tmp_path, "steer") as pair:
         (a, a_chat), (_b, b_chat) = pair
-        slow = _Slow(tool_call("agents_list", {}), text("all three"))
+        slow = HoldFirst(tool_call("agents_list", {}), text("all three"))
         fake_model.set_responder(slow)
         await _burst(a_chat, b_chat, fake_model, wait_first=True)
         slow.release.set()  # B stored both: A's first model request may end now
