@@ -598,6 +598,8 @@ def _extras(request: RunRequest) -> dict[str, Any]:
     }
     ctx = request.context  # an adopted run keeps its requester (D60)
     extras["role"] = ctx.role
+    if ctx.automated:  # a cron or hook turn stays one when adopted: it makes no jobs (D81)
+        extras["automated"] = True
     extras.update(
         {
             k: v

@@ -40,6 +40,7 @@ async def rebuild_request(
         sender=extras.get("sender"),
         person_id=extras.get("personId"),
         group_id=extras.get("group"),
+        automated=context.automated or bool(extras.get("automated")),
     )
     return RunRequest(
         session_key=run.session_key,

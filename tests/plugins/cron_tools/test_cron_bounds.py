@@ -14,6 +14,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.config import ConfigError, validate_config
 from core.edge.http.server import build_app
+from core.engine.runs import RunRequest
+from core.engine.runs.rebuild import rebuild_request
 from core.model.errors import ToolError
 from core.model.tool_context import ToolContext
 from core.runtime import Runtime
@@ -195,3 +197,24 @@ async def test_a_chat_turn_meeting_an_overflow_gets_the_reason_and_ends_ok(
     assert result["status"] == "error" and message in result["error"], result
     assert await rt.cron.jobs() == []
     assert [t for t in tg.texts() if t.startswith("⚠️")] == []  # no failure notice
+
+
+async def test_an_adopted_hook_turn_stays_automated(
+    clocked_runtime: ClockedRuntime, fake_model: FakeModelServer
+) -> None:
+    """A hook turn in a chosen session, rebuilt from its row as a process that adopts it after
+    a crash does (D27), is still automated: it cannot make cron jobs there either (D81)."""
+    rt, _ = await clocked_runtime()
+    fake_model.script(text("ok"))
+    hook = await ctx(rt, "agent:main:main", automated=True)
+    run = await rt.services.start_run(
+        RunRequest(session_key="agent:main:main", message="from a hook", context=hook)
+    )
+    assert (await rt.runs.wait(run.id, 30)).status == "ok"
+    row = await rt.store.last_run("agent:main:main")
+    entry = await rt.store.get_session("agent:main:main")
+    assert row is not None and entry is not None
+    adopted = (await rebuild_request(rt.store, row, entry, rt.services.context_for)).context
+    assert adopted.automated
+    with pytest.raises(ToolError, match=r"cron\.allowFromCronTurns"):
+        await cron(rt, adopted, action="add", every="1h", message="x")
