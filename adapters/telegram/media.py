@@ -2,8 +2,9 @@
 
 A voice note goes as ``sendVoice`` (OGG/Opus, shown as a voice bubble), an image as
 ``sendPhoto`` (up to 10 MB; Telegram recompresses it), audio as ``sendAudio``, video as
-``sendVideo`` and anything else as ``sendDocument`` (up to 50 MB through the Bot API). The
-caption is plain text within Telegram's 1,024 characters.
+``sendVideo`` and anything else — a photo over 10 MB too — as ``sendDocument`` (up to 50 MB
+through the Bot API, the channel's D150 limit). The caption is plain text within Telegram's
+1,024 characters.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ _PHOTO_MIMES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
 
 def is_photo(media: MediaItem) -> bool:
-    return media.kind == "image" and media.mime.lower() in _PHOTO_MIMES
+    """Sent as a photo: an image Telegram takes as one, within its 10 MB."""
+    return (
+        media.kind == "image" and media.mime.lower() in _PHOTO_MIMES and media.size <= PHOTO_LIMIT
+    )
 
 
 def limit_for(media: MediaItem) -> int:
-    return PHOTO_LIMIT if is_photo(media) else FILE_LIMIT
+    return FILE_LIMIT  # a photo too big for sendPhoto goes as a document
 
 
 def caption_of(media: MediaItem) -> str | None:

@@ -67,6 +67,8 @@ class FakeTelegram(EmulatorServer):
         }
     )
 
+    client_max_size = 51 * 1024 * 1024  # the Bot API takes files up to 50 MB
+
     def __init__(
         self,
         token: str = "123456789:TEST-fake-telegram-token",

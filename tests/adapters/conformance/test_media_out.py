@@ -37,7 +37,7 @@ EXPECTED = {
 MB = 1024 * 1024
 #: what each adapter sends at most, for a photo (D150, D156, D157)
 LIMITS = {
-    "telegram": 10 * MB,
+    "telegram": 50 * MB,  # a photo over 10 MB goes as a document
     "discord": 10 * MB,
     "slack": 1024 * MB,
     "whatsapp": 100 * MB,
@@ -133,3 +133,19 @@ async def test_a_file_over_the_platforms_limit_is_a_text_naming_it(
     replies = await driver.wait_replies(2, timeout=30)
     assert replies[-1].text == too_big_text(big, limit)
     assert await driver.sent_media() == []
+
+
+async def test_a_photo_too_big_for_a_photo_goes_as_a_file(
+    driver: Driver, make_runtime: RuntimeFactory
+) -> None:
+    """Telegram (sendPhoto: 10 MB) and WhatsApp (image: 5 MB) send a larger photo as a
+    document rather than a line naming it (D150, D156)."""
+    if driver.platform not in ("telegram", "whatsapp"):
+        pytest.skip(f"{driver.platform}: one limit for photos and files")
+    rt = await driver.start(make_runtime)
+    target = await _target(driver)
+    big = MediaItem(data=TINY_PNG + bytes(11 * MB), mime="image/png", name="big.png")
+    result = await rt.gate.deliver(Outbound("", "reply", None, target=target, media=[big]))
+    assert result.outcome == "delivered", result.reason
+    [(kind, data)] = await driver.wait_media(1, timeout=30)
+    assert (kind, data == big.data) == ("document", True)
