@@ -4,10 +4,16 @@ The sessions a caller may see are a :class:`SessionQuery` (the same conditions `
 applies, :func:`core.store.sessions.session_conditions`), joined to the index in one statement,
 so scope is applied before `limit`. Best match first (FTS5's bm25 rank, PostgreSQL's
 `ts_rank`), then newest.
+
+Speed (D115, D116): only the newest :data:`CANDIDATES` in-scope matches are ranked, so a word
+found in a third of a million messages costs a bounded walk from the newest match down, not a
+rank of every match; one session's search reads that session's messages first (the
+`ix_messages_session_key` index; on SQLite, FTS5 walks only the rowid range the session spans).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
@@ -39,20 +45,35 @@ _FTS = table(TABLE, column("rowid", BigInteger), column("rank"))
 _TSV = table(TABLE, column("message_id", BigInteger), column("tsv"))
 _MATCH = text(f"{TABLE} MATCH :b_match")
 _SIMPLE: Any = literal_column("'simple'::regconfig")
+CANDIDATES = 1000
+"""How many of the newest in-scope matches are ranked (D115): more matches than this means a
+very common query, whose best hits among the newest thousand are what a recall search wants."""
 
 
-def _sqlite_query(terms: SearchQuery) -> tuple[Any, Any, list[Any]]:
+_Plan = tuple[Any, Any, Any, list[Any], Callable[[Any], Any]]
+"""(joined tables, index order column, candidate column, conditions, rank of that column)"""
+
+
+def _sqlite_query(terms: SearchQuery, key: str | None) -> _Plan:
     joined = _FTS.join(M, M.c.id == _FTS.c.rowid)
-    return joined, _FTS.c.rank, [_MATCH.bindparams(b_match=terms.fts5())]
+    conds: list[Any] = [_MATCH.bindparams(b_match=terms.fts5())]
+    if key is not None:  # FTS5 seeks the rowid range; a per-rowid probe would not (D116)
+        ids = select(M.c.id).where(M.c.session_key == key)
+        lo = ids.with_only_columns(func.min(M.c.id)).scalar_subquery()
+        hi = ids.with_only_columns(func.max(M.c.id)).scalar_subquery()
+        conds.append(_FTS.c.rowid.between(lo, hi))
+    return joined, _FTS.c.rowid, _FTS.c.rank, conds, lambda rank: rank
 
 
-def _pg_query(terms: SearchQuery) -> tuple[Any, Any, list[Any]]:
+def _pg_query(terms: SearchQuery, key: str | None) -> _Plan:
     parts: list[Any] = [
         func.phraseto_tsquery(_SIMPLE, cast(literal(" ".join(t)), Text)) for t in terms.terms
     ]
     tsq = reduce(lambda a, b: a.op("&&")(b), parts)
     joined = _TSV.join(M, M.c.id == _TSV.c.message_id)
-    return joined, -func.ts_rank(_TSV.c.tsv, tsq), [_TSV.c.tsv.op("@@")(tsq)]
+    # the candidates carry their tsvector and only they are ranked (ts_rank reads it whole)
+    match = [_TSV.c.tsv.op("@@")(tsq)]
+    return joined, _TSV.c.message_id, _TSV.c.tsv, match, lambda tsv: -func.ts_rank(tsv, tsq)
 
 
 class SearchStore(TranscriptsStore):
@@ -68,15 +89,22 @@ class SearchStore(TranscriptsStore):
         if terms.empty:
             return []
         build = _sqlite_query if self.dialect == "sqlite" else _pg_query
-        joined, rank, match = build(terms)
+        joined, rowid, rank, match, ranked = build(terms, session_key)
         conds = [*match, *session_conditions(scope)]
         if session_key is not None:
             conds.append(M.c.session_key == session_key)
-        best = (  # ids only: the sort carries no message bodies
-            select(M.c.id.label("mid"), rank.label("score"))
+        newest = (  # scope before the bound, the bound before the rank (D115)
+            select(M.c.id.label("mid"), M.c.timestamp.label("ts"), rank.label("score"))
             .select_from(joined.join(S, S.c.key == M.c.session_key))
             .where(and_(*conds))
-            .order_by(rank, M.c.timestamp.desc(), M.c.id.desc())
+            .order_by(rowid.desc())
+            .limit(CANDIDATES)
+            .subquery()
+        )
+        score = ranked(newest.c.score)
+        best = (  # ids only: the sort carries no message bodies
+            select(newest.c.mid, score.label("score"))
+            .order_by(score, newest.c.ts.desc(), newest.c.mid.desc())
             .limit(limit)
             .subquery()
         )

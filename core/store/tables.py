@@ -63,6 +63,7 @@ class MessageRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_messages_session_id", "session_id", "id"),
         Index("ix_messages_session_seq", "session_id", "seq", "id"),
+        Index("ix_messages_session_key", "session_key", "id"),  # one session's search (D116)
     )
 
     id: int | None = Field(default=None, primary_key=True)

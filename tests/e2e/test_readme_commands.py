@@ -178,7 +178,7 @@ async def test_scripts_run_as_printed_starts_without_reinstalling(
     assert code == 0, out
 
 
-@pytest.mark.timeout(600)  # one CLI process per printed command (3-10 s each on a busy machine)
+@pytest.mark.timeout(300)  # one CLI process per printed command (~2-5 s each on a busy machine)
 async def test_cli_commands_as_printed_with_config_after_the_subcommand(
     tmp_path: Path, fake_model: FakeModelServer
 ) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection, insert, text
 
 from core.model.search import SearchQuery
 from core.store import SessionQuery, Store, TranscriptMessage
 from core.store.engine import upgrade
+from core.store.search import CANDIDATES
+from core.store.search_index import TABLE
 from core.store.tables import MessageRow, SessionRow
 from tests.pg import fresh_pg_database
 
@@ -62,10 +64,13 @@ async def test_migration_indexes_every_stored_message(backend: str, tmp_path: Pa
             await s.open()  # the gateway's start runs the migration
             hits = await s.search_messages(SearchQuery.parse("CAFE"), SessionQuery(), limit=50)
             assert len(hits) == 50 and {h.message.role for h in hits} == {"user", "assistant"}
+            count = text(f"SELECT count(*) FROM {TABLE}")
+            assert await s.read(lambda c: c.execute(count).scalar()) == 3000  # 1,500 user + 1,500 assistant, no tool results
             everything = await s.search_messages(
                 SearchQuery.parse("cafe"), SessionQuery(), limit=10_000
             )
-            assert len(everything) == 3000  # 1,500 user + 1,500 assistant, no tool results
+            assert len(everything) == CANDIDATES  # the newest 1,000 matches are ranked (D115)
+            assert min(h.message.timestamp for h in everything) == 4500 - 1500
             entry = await s.get_session("agent:main:main")
             assert entry is not None
             await s.append_messages(entry, [TranscriptMessage.text("user", "un café", 9)])
