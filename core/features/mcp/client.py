@@ -144,8 +144,11 @@ class McpConnection:
         try:
             return await asyncio.wait_for(asyncio.shield(self._ready), self.cfg.timeout_seconds)
         except TimeoutError:
-            await self.reset()
-            raise ConnectionError(f"no answer within {self.cfg.timeout_seconds:g}s") from None
+            # the start goes on: a server slower to start than one turn's wait (npx, a cold
+            # import) is ready for a later turn instead of being restarted on every turn
+            raise ConnectionError(
+                f"no answer within {self.cfg.timeout_seconds:g}s (still starting)"
+            ) from None
 
     async def call(self, name: str, tool: str, args: dict[str, Any]) -> Any:
         try:

@@ -11,6 +11,7 @@ from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.mcp_server import REPO_ROOT, STDIO_COMMAND, serving_http
 from tests.fakes.model import FakeModelServer, text, tool_call, tool_names, tool_results
+from tests.polling import eventually
 
 STDIO = {
     "command": STDIO_COMMAND[0],
@@ -76,10 +77,37 @@ async def test_http_server_with_headers_and_allowlist(
         await rt.stop()
 
 
+async def _listed(rt: Runtime, timeout: float = 60) -> list[Any]:
+    """Wait (with a deadline) until the agent's MCP servers have started and listed tools."""
+
+    async def tools() -> list[Any]:
+        return await rt.mcp.tools_for("main")
+
+    return await eventually(tools, timeout, "MCP tools listed")
+
+
+async def test_a_server_slower_to_start_than_its_timeout_is_used_once_started(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """A first turn that cannot wait for the start goes on without the tools; the start is not
+    thrown away, so a later turn has them (it used to restart the server on every turn)."""
+    slow = {
+        "command": "sh",
+        "args": ["-c", 'sleep 2; exec "$0" "$@"', *STDIO_COMMAND],
+        "env": {"PYTHONPATH": REPO_ROOT},
+        "timeoutSeconds": 1,
+    }
+    rt = await make_runtime({"mcp": {"servers": {"calc": slow}}})
+    assert (await _turn(rt, "hello")).reply == "echo: hello"
+    assert not [n for n in tool_names(fake_model.requests[0]) if n.startswith("calc__")]
+    assert "calc__add" in {t.name for t in await _listed(rt)}
+
+
 async def test_hang_and_death_give_tool_errors_then_reconnect(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     rt = await make_runtime({"mcp": {"servers": {"calc": {**STDIO, "timeoutSeconds": 5}}}})
+    await _listed(rt)  # started before the first turn, however slow the machine
     fake_model.script(tool_call("calc__hang", {"seconds": 60}), text("gave up"))
     outcome = await _turn(rt, "hang")
     assert (outcome.status, outcome.reply) == ("ok", "gave up")
