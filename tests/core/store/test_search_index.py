@@ -64,8 +64,9 @@ async def test_migration_indexes_every_stored_message(backend: str, tmp_path: Pa
             await s.open()  # the gateway's start runs the migration
             hits = await s.search_messages(SearchQuery.parse("CAFE"), SessionQuery(), limit=50)
             assert len(hits) == 50 and {h.message.role for h in hits} == {"user", "assistant"}
+            # 1,500 user + 1,500 assistant, no tool results
             count = text(f"SELECT count(*) FROM {TABLE}")
-            assert await s.read(lambda c: c.execute(count).scalar()) == 3000  # 1,500 user + 1,500 assistant, no tool results
+            assert await s.read(lambda c: c.execute(count).scalar()) == 3000
             everything = await s.search_messages(
                 SearchQuery.parse("cafe"), SessionQuery(), limit=10_000
             )
