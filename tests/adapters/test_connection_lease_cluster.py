@@ -47,6 +47,8 @@ def _config(path: Path, state: Path, model: FakeModelServer, tg: FakeTelegram, d
         f"      baseUrl: {model.base_url}\n      apiKey: test\n"
         "agents:\n  defaults:\n    model: fake/fake-model\n"
         "session:\n  dmScope: per-channel-peer\n"
+        # open DMs make these users guests, and D64 gives guests 6 messages a minute
+        "limits:\n  guest:\n    messagesPerMinute: 1000\n"
         "channels:\n  telegram:\n    dmPolicy: open\n    streaming: 'off'\n"
         f'    botToken: "{tg.token}"\n    apiBaseUrl: {tg.base_url}\n',
         encoding="utf-8",
