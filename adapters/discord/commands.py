@@ -20,8 +20,8 @@ from typing import Any
 
 import discord
 
-from adapters.discord.normalize import CHANNEL, format_to, interaction_chat
-from core.api.channels import CommandMenu, DeliveryContext, InboundMessage
+from adapters.discord.normalize import interaction_inbound
+from core.api.channels import CommandMenu, InboundMessage
 
 log = logging.getLogger(__name__)
 
@@ -95,28 +95,8 @@ def slash_inbound(
     interaction: discord.Interaction, text: str, *, account_id: str
 ) -> InboundMessage | None:
     """The command as a message in the chat it was typed in (a thread's session is its
-    channel's, as for a typed message); the interaction's id is its D16 identity."""
-    user = interaction.user
-    chat = interaction_chat(interaction, user.id) if user is not None else None
-    if user is None or chat is None or user.bot:
-        return None
-    chat_type, chat_id, thread_id, post_to = chat
-    thread = str(thread_id) if thread_id is not None else None
-    return InboundMessage(
-        channel=CHANNEL,
-        account_id=account_id,
-        chat_type=chat_type,
-        chat_id=str(chat_id),
-        thread_id=thread,
-        sender_id=str(user.id),
-        sender_name=user.display_name,
-        text=text,
-        mentioned=True,  # a slash command addresses the bot
-        reply_to=DeliveryContext(
-            channel=CHANNEL, to=format_to(post_to), account_id=account_id, thread_id=thread
-        ),
-        identities=(f"interaction:{interaction.id}",),
-    )
+    channel's, as for a typed message)."""
+    return interaction_inbound(interaction, text, account_id=account_id)
 
 
 async def answer_slash(

@@ -147,3 +147,32 @@ def interaction_chat(
     if interaction.guild_id is None:
         return "direct", user_id, None, channel_id
     return "channel", channel_id, None, channel_id
+
+
+def interaction_inbound(
+    interaction: discord.Interaction, text: str, *, account_id: str, button: bool = False
+) -> InboundMessage | None:
+    """A press or slash command as a message in the chat it came from (see interaction_chat),
+    addressed to the bot; the interaction's id is its D16 identity."""
+    user = interaction.user
+    chat = interaction_chat(interaction, user.id) if user is not None else None
+    if user is None or chat is None or user.bot:
+        return None
+    chat_type, chat_id, thread_id, post_to = chat
+    thread = str(thread_id) if thread_id is not None else None
+    return InboundMessage(
+        channel=CHANNEL,
+        account_id=account_id,
+        chat_type=chat_type,
+        chat_id=str(chat_id),
+        thread_id=thread,
+        sender_id=str(user.id),
+        sender_name=user.display_name,
+        text=text,
+        button=button,
+        mentioned=True,  # a press or a slash command addresses the bot
+        reply_to=DeliveryContext(
+            channel=CHANNEL, to=format_to(post_to), account_id=account_id, thread_id=thread
+        ),
+        identities=(f"interaction:{interaction.id}",),
+    )
