@@ -28,6 +28,13 @@ TINY_PNG = bytes.fromhex(
 )
 STDIO_COMMAND = [sys.executable, "-m", "tests.fakes.mcp_server"]
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STDIO_SERVER: dict[str, Any] = {
+    "command": STDIO_COMMAND[0],
+    "args": STDIO_COMMAND[1:],
+    "env": {"PYTHONPATH": REPO_ROOT},
+    "timeoutSeconds": 15,
+}
+"""This fake as an `mcp.servers.<name>` entry of a gateway's config."""
 
 
 def build_server() -> MCPServer:

@@ -1,5 +1,5 @@
-"""What a turn hooks into pydantic-ai: capabilities that run before each model request, the
-streaming handler, and the approval wrapper of MCP toolsets.
+"""What a turn hooks into pydantic-ai: steers joining tool results, the streaming handler, and
+the approval and steer wrappers of MCP toolsets.
 
 Kept apart from the turn itself (core/features/agent/turn.py) so the turn reads as one story.
 """
@@ -17,46 +17,31 @@ if TYPE_CHECKING:
 
 YIELDED_MARK = "(yielded)"
 """The text of the response that stands in for the model's next answer once a turn yielded
-(D69): never sent to a model, never stored, never delivered."""
+(D69; the turn's model wrapper answers it, D147): never sent to a model, never stored, never
+delivered."""
 
 
-def steer_capability() -> Any:
-    """Before each model request of a `steer` turn, what arrived meanwhile joins it (D75): the
-    texts go into the request and into the run's messages (so later requests keep them)."""
-    from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
+async def with_steer(deps: Any, out: Any) -> Any:
+    """A tool call's result, with what arrived meanwhile for a `steer` turn (D75) or from
+    `sessions_send` (D114) as text of the request that carries it (D147).
 
-    class SteerIn(AbstractCapability[Any]):
-        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
-            steer = ctx.deps.steer
-            texts = await steer() if steer is not None else []
-            if texts:
-                request = ModelRequest(parts=[UserPromptPart("\n".join(texts))])
-                request_context.messages = [*request_context.messages, request]
-                ctx.messages.append(request)
-            return request_context
+    Every model request after the first carries tool results, and what was waiting when the turn
+    started joined its first request already, so this is "before each model request" without a
+    pydantic-ai capability: one would make pydantic-ai copy the run context at every hook of every
+    run. A yielded turn takes nothing: no request follows, so it stays the session's next turn."""
+    steer = deps.steer
+    if steer is None or deps.yielded:
+        return out
+    texts = await steer()
+    if not texts:
+        return out
+    from pydantic_ai import ToolReturn
 
-    return SteerIn()
-
-
-def yield_capability() -> Any:
-    """Once a tool call yielded the turn (`sessions_yield`, D69), the next model request is
-    not made: the run ends there, with a stand-in answer the turn drops (no reply)."""
-    from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.exceptions import SkipModelRequest
-    from pydantic_ai.messages import ModelResponse, TextPart
-
-    class YieldStop(AbstractCapability[Any]):
-        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
-            if ctx.deps.yielded:
-                raise SkipModelRequest(ModelResponse(parts=[TextPart(YIELDED_MARK)]))
-            return request_context
-
-    return YieldStop()
+    return ToolReturn(out, content="\n".join(texts))
 
 
 def without_yield_mark(messages: list[Any]) -> list[Any]:
-    """A yielded run's messages without the stand-in answer of :func:`yield_capability`."""
+    """A yielded run's messages without the stand-in answer (:data:`YIELDED_MARK`)."""
     from pydantic_ai.messages import ModelResponse, TextPart
 
     last = messages[-1] if messages else None
@@ -71,7 +56,15 @@ def without_yield_mark(messages: list[Any]) -> list[Any]:
 
 
 def mcp_toolset(toolset: Any, rt: TurnEnv) -> Any:
-    """MCP tools under `tools.approvals.require` (`mcp:*`, `mcp:<server>`, names) pause too."""
+    """MCP tools take steers like ours (D147); under `tools.approvals.require` (`mcp:*`,
+    `mcp:<server>`, names) they pause too."""
+    from pydantic_ai.toolsets import WrapperToolset
+
+    class Steered(WrapperToolset[Any]):
+        async def call_tool(self, name: str, tool_args: Any, ctx: Any, tool: Any) -> Any:
+            return await with_steer(ctx.deps, await super().call_tool(name, tool_args, ctx, tool))
+
+    toolset = Steered(toolset)
     config = rt.config
     if not config.tools.approvals.require:
         return toolset

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
 from core.features.access.limits import person_key
 from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
 from core.features.agent.hooks import (
+    YIELDED_MARK,
     mcp_toolset,
-    steer_capability,
     stream_handler,
+    with_steer,
     without_yield_mark,
-    yield_capability,
 )
 from core.features.agent.pause import (
     deferred_results,
@@ -34,6 +34,7 @@ from core.features.models.costs import run_cost
 from core.features.models.provider_errors import provider_failure
 from core.features.models.providers import ANSWERED
 from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
+from core.features.models.turn_stop import TURN_STOP, TurnStop
 from core.features.tools.availability import offered_to
 from core.model.errors import ToolError
 from core.model.media import MEDIA_OUT, MediaItem
@@ -53,8 +54,13 @@ class Deps:
     context: ToolContext
     steer: Steer | None = None
     """`steer` mode (D75): messages that arrived meanwhile, before each model request."""
-    yielded: bool = False
-    """A tool call yielded the turn (`sessions_yield`, D69): no further model request."""
+    stop: TurnStop = field(default_factory=TurnStop)
+    """Set by a tool call that yields the turn (`sessions_yield`, D69): the turn's model
+    wrapper answers any further request itself (D147)."""
+
+    @property
+    def yielded(self) -> bool:
+        return self.stop.answer is not None
 
 
 MAX_AGENTS = 64
@@ -73,6 +79,9 @@ class PydanticAITurnExecutor:
         self._tts: Any = None  # the TextToSpeech of `voice.tts`, built on first use
 
     def _pai_agent(self, names: tuple[str, ...]) -> Any:
+        """No capabilities (D147): pydantic-ai copies the run context for each one at every hook,
+        about a tenth of a plain turn's CPU; steers join tool results and a yielded turn's model
+        wrapper answers for the model instead."""
         agent = self._agents.pop(names, None)  # re-inserted last: the dict is an LRU
         if agent is None:
             from pydantic_ai import Agent, DeferredToolRequests
@@ -81,7 +90,6 @@ class PydanticAITurnExecutor:
                 deps_type=Deps,
                 output_type=[str, DeferredToolRequests],  # a paused turn ends with requests
                 tools=[self._tool(n) for n in names],
-                capabilities=[steer_capability(), yield_capability()],
             )
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
@@ -98,7 +106,7 @@ class PydanticAITurnExecutor:
         assert spec is not None
         config = self.rt.config
 
-        async def call(ctx: RunContext[Deps], **kwargs: Any) -> dict[str, Any]:
+        async def call(ctx: RunContext[Deps], **kwargs: Any) -> Any:
             if not ctx.tool_call_approved and requires_approval(config, name):
                 raise ApprovalRequired()  # the run pauses for an owner's yes (D72)
             if spec.defers:
@@ -108,10 +116,10 @@ class PydanticAITurnExecutor:
                     ctx.deps.env.tool_env, name, kwargs, ctx.deps.context
                 )
             except ToolError as exc:
-                return {"status": "error", "tool": name, "error": str(exc)}
+                out = {"status": "error", "tool": name, "error": str(exc)}
             if spec.ends_turn and out.get("status") == "yielded":
-                ctx.deps.yielded = True  # the turn ends before its next model request (D69)
-            return out
+                ctx.deps.stop.answer = YIELDED_MARK  # no further model request (D69, D147)
+            return await with_steer(ctx.deps, out)  # D75, D114
 
         tool = Tool.from_schema(
             call,
@@ -210,6 +218,7 @@ class PydanticAITurnExecutor:
         from pydantic_ai.exceptions import ModelAPIError
 
         deps = Deps(rt, request.context.for_run(run.id), request.steer)
+        stop_token = TURN_STOP.set(deps.stop)
         try:
             result = await self._pai_agent(names).run(
                 prompt,
@@ -234,6 +243,7 @@ class PydanticAITurnExecutor:
             raise failures[-1] from None
         finally:
             ANSWERED.reset(token)
+            TURN_STOP.reset(stop_token)
             COST_GATE.reset(gate_token)
             MEDIA_OUT.reset(media_token)
         from pydantic_ai import DeferredToolRequests

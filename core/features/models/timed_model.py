@@ -1,5 +1,6 @@
-"""A pydantic-ai model wrapper that times every request for `/metrics` (imported lazily:
-it pulls in the model stack)."""
+"""The pydantic-ai model wrapper every request of a turn passes: it times the request for
+`/metrics`, asks the cost gate (D64), and answers for the model once the turn has stopped (D69,
+D147). Imported lazily: it pulls in the model stack."""
 
 from __future__ import annotations
 
@@ -8,13 +9,19 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models import (
+    CompletedStreamedResponse,
+    Model,
+    ModelRequestParameters,
+    StreamedResponse,
+)
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from core.features.models.cost_gate import COST_GATE
 from core.features.models.providers import ANSWERED
+from core.features.models.turn_stop import TURN_STOP
 
 if TYPE_CHECKING:
     from core.engine.observability.metrics import Metrics
@@ -36,6 +43,14 @@ class TimedModel(WrapperModel):
             found = metrics.timed_models[chain] = cls(model, chain, metrics)
         return found
 
+    @staticmethod
+    def _stand_in() -> ModelResponse | None:
+        """The stand-in answer once the turn has stopped (D147): no provider is asked."""
+        stop = TURN_STOP.get()
+        if stop is None or stop.answer is None:
+            return None
+        return ModelResponse(parts=[TextPart(stop.answer)])
+
     @asynccontextmanager
     async def _timed(self) -> AsyncIterator[None]:
         """Observe one request under the ref that answered it (the chain's, on failure)."""
@@ -55,6 +70,9 @@ class TimedModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        stand_in = self._stand_in()
+        if stand_in is not None:
+            return stand_in
         gate = COST_GATE.get()
         if gate is not None:  # D64: a cost limit stops the turn before this request
             await gate.before()
@@ -76,6 +94,12 @@ class TimedModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: Any = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        stand_in = self._stand_in()
+        if stand_in is not None:  # no events: nothing of it is previewed
+            yield CompletedStreamedResponse(
+                stand_in, model_request_parameters=model_request_parameters
+            )
+            return
         gate = COST_GATE.get()
         if gate is not None:  # D64
             await gate.before()

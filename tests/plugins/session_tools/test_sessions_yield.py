@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.config import CrosstalkConfig
 from core.edge.http.server import build_app
+from core.engine.runs import RunRequest
 from core.runtime import Runtime
 from core.store import RunRecord
 from tests.core.features.subagents.helpers import (
@@ -141,6 +142,39 @@ async def test_the_announce_is_the_next_turn(configs: Configs, fake_model: FakeM
         announce = [m for m in msgs if m.meta and m.meta.get("announce")]
         assert [m.role for m in announce] == ["user"]  # the input of the resumed turn
         assert await rt.store.take_yield(REQUESTER) is None  # taken once
+
+
+async def test_a_streamed_turn_yields_with_no_preview_and_no_request(
+    configs: Configs, fake_model: FakeModelServer
+) -> None:
+    """D147: once the turn yielded, its model wrapper answers the next request itself, streamed
+    or not; a streamed turn shows nothing of that stand-in answer."""
+    model = Requester(asyncio.Event())
+    fake_model.set_responder(model)
+    async with running(configs(None), RecordingAdapter()) as rt:
+        entry = await rt.services.ensure_session(REQUESTER)
+        deltas: list[str] = []
+
+        async def on_delta(text: str) -> None:
+            deltas.append(text)
+
+        run = await rt.services.start_run(
+            RunRequest(
+                session_key=REQUESTER,
+                message="spawn a researcher",
+                context=rt.services.context_for(entry),
+                on_delta=on_delta,
+            )
+        )
+        outcome = await rt.runs.wait(run.id, 30)
+        assert (outcome.status, outcome.reply) == ("ok", None)
+        assert model.after_yield == 0
+        assert deltas == []
+        mine = [r for r in fake_model.requests if not is_child(r)]
+        assert len(mine) == 2 and all(r.get("stream") for r in mine)  # spawn, then yield
+        msgs = await transcript(rt, REQUESTER)
+        assert not any("(yielded)" in m.plain_text() for m in msgs)
+        model.gate.set()
 
 
 async def test_nothing_to_wait_for_and_the_turn_goes_on(

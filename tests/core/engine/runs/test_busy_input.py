@@ -16,6 +16,7 @@ import pytest
 from core.api.testing import RecordingAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
+from tests.fakes.mcp_server import STDIO_SERVER
 from tests.fakes.model import FakeModelServer, delay, text, tool_call
 from tests.fakes.model_script import HoldFirst, content_text
 from tests.polling import eventually
@@ -76,12 +77,19 @@ async def test_collect_answers_the_first_then_the_rest_at_once(
     assert await _transcript(rt, adapter) == ["one", "first", "two", "three", "rest"]
 
 
+@pytest.mark.parametrize(
+    "tool", [("agents_list", {}), ("calc__add", {"a": 2, "b": 3})], ids=["ours", "mcp"]
+)
 async def test_steer_puts_later_messages_into_the_running_turn(
-    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer, tool: tuple[str, dict[str, Any]]
 ) -> None:
+    """The steer joins the request that carries the tool's result, an MCP tool's too (D147)."""
     adapter = RecordingAdapter("telegram")
-    rt = await make_runtime(_config("steer"), adapters=[adapter])
-    slow = HoldFirst(tool_call("agents_list", {}), text("all three"))
+    config = _config("steer")
+    if tool[0].startswith("calc__"):
+        config["mcp"] = {"servers": {"calc": STDIO_SERVER}}
+    rt = await make_runtime(config, adapters=[adapter])
+    slow = HoldFirst(tool_call(*tool), text("all three"))
     fake_model.set_responder(slow)
     await _burst(adapter, fake_model, wait_first=True)
     slow.release.set()  # the burst is stored: the first model request may end now

@@ -9,16 +9,11 @@ from core.engine.runs import RunRequest
 from core.engine.runs.manager import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
-from tests.fakes.mcp_server import REPO_ROOT, STDIO_COMMAND, serving_http
+from tests.fakes.mcp_server import REPO_ROOT, STDIO_COMMAND, STDIO_SERVER, serving_http
 from tests.fakes.model import FakeModelServer, text, tool_call, tool_names, tool_results
 from tests.polling import eventually
 
-STDIO = {
-    "command": STDIO_COMMAND[0],
-    "args": STDIO_COMMAND[1:],
-    "env": {"PYTHONPATH": REPO_ROOT},
-    "timeoutSeconds": 15,
-}
+STDIO = STDIO_SERVER
 
 
 async def _turn(rt: Runtime, message: str, key: str = "agent:main:main") -> RunOutcome:
