@@ -30,7 +30,7 @@ from core.features.agent.pause import (
 )
 from core.features.agent.prompts import base_system_prompt
 from core.features.models.cost_gate import COST_GATE, CostGate
-from core.features.models.costs import run_cost
+from core.features.models.costs import request_cost, run_cost
 from core.features.models.provider_errors import provider_failure
 from core.features.models.providers import ANSWERED
 from core.features.models.resolver import NO_MODEL_TEXT, ModelNotAvailable
@@ -128,6 +128,9 @@ class PydanticAITurnExecutor:
             json_schema=spec.json_schema(),
             takes_ctx=True,
         )
+        # `from_schema` leaves an empty return schema, which pydantic-ai copies each tool's
+        # definition to clear at every request (D147); no return schema is what it means.
+        tool.function_schema.return_schema = None  # type: ignore[assignment]
         self._tools[name] = tool
         return tool
 
@@ -169,7 +172,12 @@ class PydanticAITurnExecutor:
         from core.features.models.timed_model import TimedModel  # the model stack, lazily
 
         try:
-            model = TimedModel.around(rt.models.chain(refs), ",".join(refs), rt.metrics)
+            model = TimedModel.around(
+                rt.models.chain(refs),
+                ",".join(refs),
+                rt.metrics,
+                lambda ref, tin, tout: request_cost(rt.config, ref, tin, tout),
+            )
         except ModelNotAvailable as exc:
             return self._store_reply(entry, run, f"⚠️ {exc}")
         from pydantic_ai import FunctionToolset

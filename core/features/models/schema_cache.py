@@ -22,43 +22,59 @@ if TYPE_CHECKING:
 MAX_SCHEMAS = 512
 
 
+@dataclasses.dataclass(slots=True)
+class _Adapted:
+    schema: dict[str, Any]
+    """The tool's own schema, held so its id is never reused while the entry lives."""
+    adapted: dict[str, Any]
+    strict: bool
+    last: tuple[ToolDefinition, ToolDefinition] | None = None
+    """The definition last adapted, and what it became."""
+
+
 class SchemaMemo:
-    """The adapted schema and strictness of each tool schema seen, most recent last."""
+    """The adapted definition of each tool schema seen, most recent last.
+
+    pydantic-ai hands over a new but equal definition of each tool at every request; comparing
+    it with the one last adapted (a generated `__eq__`, the schema compared by identity first)
+    costs far less than copying it again (D147)."""
 
     def __init__(self, transformer: Any, limit: int = MAX_SCHEMAS) -> None:
         self.transformer = transformer
         self.limit = limit
-        self._memo: OrderedDict[
-            tuple[int, bool | None], tuple[dict[str, Any], dict[str, Any], bool]
-        ] = OrderedDict()
+        self._memo: OrderedDict[tuple[int, bool | None], _Adapted] = OrderedDict()
 
     def tool(self, tool_def: ToolDefinition) -> ToolDefinition:
         schema = tool_def.parameters_json_schema
         key = (id(schema), tool_def.strict)
         hit = self._memo.get(key)
-        if hit is None or hit[0] is not schema:
+        if hit is None or hit.schema is not schema:
             walker = self.transformer(schema, strict=tool_def.strict)
-            hit = (schema, walker.walk(), walker.is_strict_compatible)
+            hit = _Adapted(schema, walker.walk(), walker.is_strict_compatible)
             self._forget(self._memo.pop(key, None))
             self._memo[key] = hit
-            KNOWN_PLAIN[id(hit[1])] = hit[1]  # the request body walk may skip it (D40)
+            KNOWN_PLAIN[id(hit.adapted)] = hit.adapted  # the request body walk may skip it (D40)
             if len(self._memo) > self.limit:
                 self._forget(self._memo.popitem(last=False)[1])
         else:
             self._memo.move_to_end(key)
-        return dataclasses.replace(
+            if hit.last is not None and hit.last[0] == tool_def:
+                return hit.last[1]
+        adapted = dataclasses.replace(
             tool_def,
-            parameters_json_schema=hit[1],
-            strict=hit[2] if tool_def.strict is None else tool_def.strict,
+            parameters_json_schema=hit.adapted,
+            strict=hit.strict if tool_def.strict is None else tool_def.strict,
         )
+        hit.last = (tool_def, adapted)
+        return adapted
 
     def __len__(self) -> int:
         return len(self._memo)
 
     @staticmethod
-    def _forget(entry: tuple[dict[str, Any], dict[str, Any], bool] | None) -> None:
-        if entry is not None and KNOWN_PLAIN.get(id(entry[1])) is entry[1]:
-            del KNOWN_PLAIN[id(entry[1])]
+    def _forget(entry: _Adapted | None) -> None:
+        if entry is not None and KNOWN_PLAIN.get(id(entry.adapted)) is entry.adapted:
+            del KNOWN_PLAIN[id(entry.adapted)]
 
 
 def memoize_tool_schemas(model: Model) -> Model:

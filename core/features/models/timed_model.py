@@ -5,8 +5,9 @@ D147). Imported lazily: it pulls in the model stack."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
@@ -27,21 +28,36 @@ if TYPE_CHECKING:
     from core.engine.observability.metrics import Metrics
 
 
+Price = Callable[[str, int, int], float | None]
+"""USD for one request of a `provider/model` ref with these input and output tokens."""
+
+
 class TimedModel(WrapperModel):
     """Wraps a turn's model (a single model or a fallback chain named `chain`)."""
 
-    def __init__(self, wrapped: Model, chain: str, metrics: Metrics) -> None:
+    def __init__(self, wrapped: Model, chain: str, metrics: Metrics, price: Price) -> None:
         super().__init__(wrapped)
         self.chain = chain
         self.metrics = metrics
+        self.price = price
 
     @classmethod
-    def around(cls, model: Model, chain: str, metrics: Metrics) -> Model:
+    def around(cls, model: Model, chain: str, metrics: Metrics, price: Price) -> Model:
         """The cached wrapper of `model` (rebuilt only when the resolver built a new model)."""
         found = metrics.timed_models.get(chain)
         if not isinstance(found, TimedModel) or found.wrapped is not model:
-            found = metrics.timed_models[chain] = cls(model, chain, metrics)
+            found = metrics.timed_models[chain] = cls(model, chain, metrics, price)
         return found
+
+    def _priced(self, response: ModelResponse, ref: str) -> None:
+        """The gateway prices requests itself (`costs.py`, D64); pydantic-ai prices every
+        response again from its own table unless a cost is set, by a scan of the whole table
+        (~2.5% of a turn's CPU), and nothing of ours reads it. So the cost is set here: ours,
+        or zero where we know none (a local server costs nothing)."""
+        usage = response.usage
+        if usage.cost is None:
+            cost = self.price(ref, usage.input_tokens or 0, usage.output_tokens or 0)
+            usage.cost = Decimal(0) if cost is None else Decimal(repr(cost))
 
     @staticmethod
     def _stand_in() -> ModelResponse | None:
@@ -80,8 +96,9 @@ class TimedModel(WrapperModel):
         seen = len(answered) if answered is not None else 0
         async with self._timed():
             response = await super().request(messages, model_settings, model_request_parameters)
+        ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
+        self._priced(response, ref)
         if gate is not None:
-            ref = answered[-1] if answered is not None and len(answered) > seen else self.chain
             usage = response.usage
             await gate.after(ref, usage.input_tokens or 0, usage.output_tokens or 0)
         return response
