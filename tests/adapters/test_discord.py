@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, text
+from tests.fakes.retry_clock import FakeHold
 from tests.polling import eventually, user_texts
 
 OWNER = 800000000001  # FakeDiscord.user_message's default author ("alice")
@@ -282,3 +284,36 @@ async def test_a_send_discord_never_answers_is_retried_once_bounded(
     [row] = await rt.store.list_deliveries(outcome="delivered")
     assert row.attempts == 2 and row.to == f"channel:{dm}"
     assert [m["content"] for m in fake_discord.visible()] == ["echo: are you there?"]
+
+
+async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
+    fake_discord: FakeDiscord, discord_rt: DiscordRuntime, fake_model: FakeModelServer
+) -> None:
+    """D142 on Discord: the streamed preview's first message meets a 429 longer than discord.py
+    waits out itself (30 s), so the chat is held for what Discord asked, within the gate's bound
+    of 30 s; no preview goes there meanwhile and the final reply waits it out once, then is
+    sent once."""
+    rt, _ = await discord_rt({"channels": {"discord": {"streaming": "edit"}}})
+    hold = FakeHold(rt)
+    fake_model.script(
+        text(
+            "Hello there, a streamed answer.",
+            chunks=["Hello ", "there, ", "a streamed answer."],
+            pause_after=1,
+        )
+    )
+    dm = fake_discord.DM_CHANNEL_ID
+    fake_discord.fail_next("createMessage", 429, retry_after=60)
+    await fake_discord.user_message(dm, "stream please")
+    await asyncio.wait_for(fake_model.paused.wait(), 30)
+    assert await hold.until_held(f"discord|default|channel:{dm}") == 30.0
+    fake_model.resume()
+
+    async def delivered() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "delivered"]
+
+    [row] = await eventually(delivered, 30)
+    assert hold.slept == [30.0]  # the final reply waited, once
+    assert [c.status for c in fake_discord.calls_for("createMessage")] == [429, 200]
+    assert [m["content"] for m in fake_discord.visible()] == ["Hello there, a streamed answer."]
+    assert row.attempts == 1

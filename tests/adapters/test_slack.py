@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.model import FakeModelServer, text
+from tests.fakes.retry_clock import FakeHold
 from tests.fakes.slack import FakeSlack
 from tests.polling import eventually, user_texts
 
@@ -281,3 +283,36 @@ async def test_a_send_slack_never_answers_times_out_and_is_retried(
         assert [m["text"] for m in fake_slack.posted] == ["echo: hello?"]
     finally:
         await adapter.stop()
+
+
+async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
+    fake_slack: FakeSlack, slack_rt: SlackRuntime, fake_model: FakeModelServer
+) -> None:
+    """D142 on Slack: the streamed preview's first message meets a 429, so the chat is held for
+    its Retry-After; no preview goes there meanwhile and the final reply waits it out once, then
+    is sent once."""
+    rt, _ = await slack_rt({"channels": {"slack": {"streaming": "edit"}}})
+    hold = FakeHold(rt)
+    fake_model.script(
+        text(
+            "Hello there, a streamed answer.",
+            chunks=["Hello ", "there, ", "a streamed answer."],
+            pause_after=1,
+        )
+    )
+    fake_slack.fail_next("chat.postMessage", 429, retry_after=3)
+    await fake_slack.push_event(fake_slack.message_event("D0DM0009", "stream please"))
+    await asyncio.wait_for(fake_model.paused.wait(), 30)
+    assert await hold.until_held("slack|default|channel:D0DM0009") == 3.0
+    fake_model.resume()
+
+    async def delivered() -> Any:
+        return [r for r in await rt.store.list_deliveries() if r.outcome == "delivered"]
+
+    [row] = await eventually(delivered, 30)
+    assert hold.slept == [3.0]  # the final reply waited what Slack asked, once
+    posts = fake_slack.calls_for("chat.postMessage")
+    assert [c.status for c in posts] == [429, 200]
+    assert posts[1].params["text"] == "Hello there, a streamed answer."
+    assert not fake_slack.calls_for("chat.update")  # no preview was shown to edit
+    assert row.attempts == 1
