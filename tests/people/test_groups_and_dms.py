@@ -71,6 +71,9 @@ async def test_an_unknown_group_gets_one_code_and_speaks_once_approved(
     await web.say(f"/pair approve {code}", chat_id="owner", sender="owner")
     await web.wait_sent(2)
     assert web.sent[-1][1] == "⚙️ Approved group:-100 on telegram."
+    await tg.wait_for("", 2)
+    assert tg.sent[-1][1] == "✅ This group is approved. Mention me again to talk."
+    assert tg.sent[-1][0].to == "-100"  # told in the group, not as if one person were approved
     before = len(tg.sent)
     await tg.inject(_group(tg, "/whoami", "31", mentioned=True))
     await tg.wait_for("", before + 1)

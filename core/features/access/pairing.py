@@ -33,6 +33,8 @@ MAX_PENDING = 50
 """Pending requests per channel account; a new one drops the oldest beyond it (D81)."""
 PREVIEW_CHARS = 200
 APPROVED_TEXT = "✅ You are approved. Send your message again."
+GROUP_APPROVED_TEXT = "✅ This group is approved. Mention me again to talk."
+"""What an approved group is told (D103): the people in it were not approved one by one."""
 
 
 def pairing_text(code: str) -> str:
@@ -123,9 +125,10 @@ class PairingService:
                 req.user_id,
                 req.code,
             )
+            group = req.user_id == group_pairing_id(req.chat_id or "")
             await self.gate.deliver(
                 Outbound(
-                    APPROVED_TEXT,
+                    GROUP_APPROVED_TEXT if group else APPROVED_TEXT,
                     "notice",
                     None,
                     target=DeliveryContext(

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from core.features.access.limits import windows
-from core.features.access.pairing import APPROVED_TEXT
+from core.features.access.pairing import GROUP_APPROVED_TEXT
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, User
@@ -192,7 +192,7 @@ async def test_an_unknown_group_is_paired_then_a_guest_there_is_answered(
     replies = await driver.wait_replies(3, timeout=20)  # the owner's confirmation, the group's
     assert {(r.text, r.chat == driver.group_id) for r in replies[1:]} == {
         (f"⚙️ Approved group:{req.chat_id} on {ch}.", False),
-        (APPROVED_TEXT, True),
+        (GROUP_APPROVED_TEXT, True),
     }
     # a restart on the same database keeps the approval; now with a rule for this group
     in_group = {"match": f"group:{ch}:{driver.group_id}", "deny": ["sessions_list"]}
