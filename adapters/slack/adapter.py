@@ -1,9 +1,9 @@
 """Slack through slack-bolt's AsyncApp: Socket Mode by default, the Events API optionally.
 
 Bolt does transport, signature checks and acks; this adapter turns accepted events into
-:class:`InboundMessage` (see :mod:`adapters.slack.normalize`) and sends with
-``chat.postMessage``. Events are queued and handed to the router one at a time, so Bolt acks at
-once and messages of a chat keep their order.
+:class:`InboundMessage` (see :mod:`adapters.slack.normalize` and :mod:`adapters.slack.events`)
+and sends with ``chat.postMessage`` (:mod:`adapters.slack.sending`). Events are queued and
+handed to the router one at a time, so Bolt acks at once and messages of a chat keep their order.
 """
 
 from __future__ import annotations
@@ -11,75 +11,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
-import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import (
-    AdapterState,
-    AdapterStatus,
-    ChannelAdapter,
-    ChunkRef,
-    InboundSink,
-    MediaItem,
-    SendReceipt,
-)
-from adapters.previews import EditablePreviews
-from adapters.slack.controls import button_blocks, press_inbound, slash_inbound
-from adapters.slack.normalize import (
-    AUTH_ERRORS,
-    CHANNEL,
-    BotIdentity,
-    SeenEvents,
-    channel_of_target,
-    chat_type_of,
-    ignore_reason,
-    map_api_error,
-    sender_name_of,
-    to_inbound,
-)
-from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
-from adapters.slack.render import render_chunks
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink
+from adapters.slack.events import SlackEvents
+from adapters.slack.normalize import AUTH_ERRORS, CHANNEL, BotIdentity, SeenEvents
+from adapters.slack.sending import SlackSending
 from adapters.slack.spec import SlackAccountConfig, SlackConfig
 from core.api.channels import (
-    Attachment,
     Backoff,
-    Button,
     ChannelEnv,
     ChannelUnavailable,
     ChatType,
     ConnectionSupervisor,
-    DeliveryContext,
     secret_value,
 )
 
 log = logging.getLogger(__name__)
 
 TEXT_LIMIT = 40_000
-#: The ack waits until the event is stored. Past Slack's 3 s Slack retries, and the retry is
-#: recognised as a redelivery; acking *before* storing would let a crash lose the message.
-ACK_WITHIN = 30.0
-_NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
 
 
 class _AuthRejected(Exception):
     """The platform refused a token: a configuration error, not worth retrying."""
 
 
-_SEEN = "👀"
-_EMOJI = {"👀": "eyes", "✅": "white_check_mark", "❌": "x"}
-
-
-class SlackAdapter(EditablePreviews):
+class SlackAdapter(SlackEvents, SlackSending):
     """One Slack app (bot token + app token or signing secret) as a channel account."""
 
     channel = CHANNEL
@@ -224,49 +189,6 @@ class SlackAdapter(EditablePreviews):
             )
         return AsyncWebClient(token=token, timeout=int(self._timeout))
 
-    def _make_app(self, client: AsyncWebClient) -> AsyncApp:
-        http = self.mode == "http"
-        app = AsyncApp(
-            client=client,
-            logger=log.getChild("bolt"),
-            signing_secret=secret_value(self.config.signing_secret) if http else "",
-            request_verification_enabled=http,
-            attaching_conversation_kwargs_enabled=False,
-            process_before_response=True,
-        )  # ack once stored (D16)
-
-        async def on_event(event: dict[str, Any], body: dict[str, Any]) -> None:
-            """Slack forgets an event once it is acked, so the ack waits until the router has
-            stored it (or found it a redelivery)."""
-            stored = self._accept(event, body.get("event_id"))
-            if stored is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(stored), ACK_WITHIN)
-
-        async def on_action(ack: Any, body: dict[str, Any]) -> None:
-            """A Block Kit press (D121): acknowledged, then routed as its button's command."""
-            await ack()
-            channel_id = str((body.get("channel") or {}).get("id") or "")
-            kind = chat_type_of({"channel": channel_id}, self._kinds.get(channel_id))
-            inbound = press_inbound(body, account_id=self.account_id, chat_type=kind)
-            if inbound is not None and self._sink is not None:
-                await self._sink(inbound)
-
-        app.event("message")(on_event)
-        app.event("app_mention")(on_event)
-
-        async def on_command(ack: Any, body: dict[str, Any]) -> None:
-            """A slash command from the manifest (D74): acknowledged (nothing shown), then
-            routed as the command typed; the answer comes through the gate."""
-            await ack()
-            inbound = slash_inbound(body, account_id=self.account_id)
-            if inbound is not None and self._sink is not None:
-                await self._sink(inbound)
-
-        app.action(re.compile(r"^crosstalk_"))(on_action)
-        app.command(re.compile(r"^/"))(on_command)
-        return app
-
     # The Connection the supervisor drives (core.engine.channels.supervisor).
 
     async def prepare(self) -> None:
@@ -369,318 +291,6 @@ class SlackAdapter(EditablePreviews):
             return web.Response(status=503, text="slack adapter not started")
         bolt_response = await self._app.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(bolt_response)
-
-    # ---- inbound --------------------------------------------------------------------------
-
-    def _accept(
-        self, event: dict[str, Any], event_id: str | None = None
-    ) -> asyncio.Future[None] | None:
-        """Filter and de-duplicate synchronously (no await), so a mention pair cannot race.
-
-        Returns a future that is done once the message has been handed to the router."""
-        if (
-            event.get("subtype") == "message_changed"
-            and self.config.edits_start_turn
-            and isinstance(event.get("message"), dict)
-        ):  # edits are no turn unless configured
-            inner = event["message"]
-            edit_ts = (inner.get("edited") or {}).get("ts") or event.get("event_ts")
-            event = {
-                **inner,
-                "channel": event.get("channel"),
-                "channel_type": event.get("channel_type"),
-                "_edit": str(edit_ts),
-            }
-            event.pop("subtype", None)
-        reason = ignore_reason(event, self._bot)
-        if reason is not None:
-            log.debug("%s: ignoring event (%s)", self.name, reason)
-            return None
-        if event.get("channel_type"):  # app_mention lacks it: remember it for the channel
-            self._kinds[str(event["channel"])] = chat_type_of(event)
-        if not event.get("_edit") and not self._seen.first_time(
-            str(event["channel"]), str(event["ts"]), event_id
-        ):
-            return None
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(({**event, "_event_id": event_id} if event_id else event, done))
-        return done
-
-    async def _drain(self) -> None:
-        while True:
-            event, done = await self._queue.get()
-            try:
-                await self._deliver(event)
-            except Exception as exc:
-                log.exception("%s: inbound message failed", self.name)
-                if not done.done():
-                    done.set_exception(exc)  # no ack: Slack retries
-                    done.exception()  # retrieved here too, in case no listener waits
-            if not done.done():
-                done.set_result(None)
-
-    async def _deliver(self, event: dict[str, Any]) -> None:
-        channel_id = str(event["channel"])
-        title, known = await self._chat_info(channel_id, event)
-        chat_type = chat_type_of(event, known)
-        sender = sender_name_of(event) or await self._user_name(str(event["user"]))
-        msg = to_inbound(
-            event,
-            account_id=self.account_id,
-            bot=self._bot,
-            chat_type=chat_type,
-            sender_name=sender,
-            chat_title=None if chat_type == "direct" else title,
-            event_id=event.get("_event_id"),
-        )
-        if event.get("_edit"):  # each edit is its own message
-            msg = msg.model_copy(
-                update={
-                    "identities": (
-                        *(f"event:{e}" for e in [event.get("_event_id")] if e),
-                        f"edit:{channel_id}:{event['ts']}:{event['_edit']}",
-                    )
-                }
-            )
-        if self._sink is not None:
-            await self._sink(msg)
-
-    async def _user_name(self, user_id: str) -> str | None:
-        """Best-effort display name (needs ``users:read``); remembered, failures included."""
-        if user_id not in self._names and self._client is not None:
-            name: str | None = None
-            try:
-                user = (await self._client.users_info(user=user_id)).get("user") or {}
-                profile = user.get("profile") or {}
-                name = (
-                    profile.get("display_name")
-                    or profile.get("real_name")
-                    or user.get("real_name")
-                    or user.get("name")
-                    or None
-                )
-            except (SlackApiError, *_NETWORK_ERRORS) as exc:
-                log.debug("%s: users.info %s failed: %s", self.name, user_id, exc)
-            self._names[user_id] = name
-        return self._names.get(user_id)
-
-    async def _chat_info(
-        self, channel_id: str, event: dict[str, Any]
-    ) -> tuple[str | None, ChatType | None]:
-        """Channel name and kind, asked once per channel (best effort, ``channels:read``)."""
-        if event.get("channel_type") == "im":
-            return None, "direct"
-        if channel_id not in self._info_tried and self._client is not None:
-            self._info_tried.add(channel_id)
-            try:
-                info = (await self._client.conversations_info(channel=channel_id)).get(
-                    "channel"
-                ) or {}
-            except (SlackApiError, *_NETWORK_ERRORS) as exc:
-                log.debug("%s: conversations.info %s failed: %s", self.name, channel_id, exc)
-                info = {}
-            if info.get("name"):
-                self._titles[channel_id] = str(info["name"])
-            if info and channel_id not in self._kinds:
-                self._kinds[channel_id] = (
-                    "direct"
-                    if info.get("is_im")
-                    else "group"
-                    if info.get("is_mpim") or info.get("is_private")
-                    else "channel"
-                )
-        return self._titles.get(channel_id), self._kinds.get(channel_id)
-
-    # ---- outbound -------------------------------------------------------------------------
-
-    def chunks(self, text: str) -> list[str]:
-        return render_chunks(text, CHUNK_LIMIT)  # mrkdwn already: send_text sends as is
-
-    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
-        """A shared file's bytes from its ``url_private``, with the bot token.
-
-        The token goes only to Slack's file host (or the configured API host, for a fake):
-        never to a URL merely because an event named it.
-        """
-        url, client = attachment.file_id or "", self._client
-        allowed = {"files.slack.com"}
-        if self.config.api_base_url:
-            allowed.add(urlsplit(self.config.api_base_url).netloc)
-        if (
-            client is None
-            or not client.token
-            or urlsplit(url).scheme not in ("https", "http")
-            or urlsplit(url).netloc not in allowed
-        ):
-            return None
-        headers = {"Authorization": f"Bearer {client.token}"}
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(
-                url, headers=headers, timeout=aiohttp.ClientTimeout(total=self._timeout)
-            ) as resp,
-        ):
-            if resp.status != 200:
-                raise ChannelUnavailable(f"{self.name}: file download failed ({resp.status})")
-            return await resp.read()
-
-    def _where(self, target: DeliveryContext) -> tuple[AsyncWebClient, str]:
-        client = self._client
-        if client is None or self._state not in ("connected", "retrying", "standby"):
-            raise ChannelUnavailable(f"{self.name} is not connected")
-        channel = channel_of_target(target.to or "")
-        if not channel:
-            raise ChannelUnavailable(f"{self.name}: no target chat")
-        return client, channel
-
-    async def send_text(
-        self, target: DeliveryContext, text: str, *, ref: ChunkRef | None = None
-    ) -> SendReceipt:
-        """Send one chunk; with `ref`, its delivery id rides along as message metadata (D16)
-        so that :meth:`find_chunk` can tell after a crash whether it was posted."""
-        client, channel = self._where(target)
-        thread_ts = str(target.thread_id) if target.thread_id is not None else None
-        try:
-            resp = await client.chat_postMessage(
-                channel=channel,
-                text=text,
-                thread_ts=thread_ts,
-                metadata=_metadata(ref) if ref is not None else None,
-            )
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-        return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
-
-    async def send_media(
-        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
-    ) -> SendReceipt:
-        """An uploaded file shared in the chat with its caption (files_upload_v2, D78): Slack
-        shows images inline and plays audio. An upload carries no metadata to look it up by,
-        so an in-doubt item is resent once after a crash and marked (`media_reconcile`)."""
-        client, channel = self._where(target)
-        thread_ts = str(target.thread_id) if target.thread_id is not None else None
-        try:
-            resp = await client.files_upload_v2(
-                content=media.data,
-                filename=media.name,
-                title=media.name,
-                channel=channel,
-                initial_comment=media.caption or None,
-                thread_ts=thread_ts,
-            )
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} files_upload_v2 {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-        uploaded = resp.get("file")
-        file_id = uploaded.get("id") if isinstance(uploaded, dict) else None
-        return SendReceipt(message_id=str(file_id) if file_id else None)
-
-    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
-        """D74: 👀 while the turn runs, replaced by ✅ or ❌ (Slack names its emoji)."""
-        client, channel = self._where(target)
-        try:
-            if emoji != _SEEN:  # the end of the turn: the 👀 goes
-                with contextlib.suppress(SlackApiError):
-                    await client.reactions_remove(
-                        channel=channel, timestamp=message_id, name=_EMOJI[_SEEN]
-                    )
-            if emoji:
-                await client.reactions_add(
-                    channel=channel, timestamp=message_id, name=_EMOJI.get(emoji, emoji)
-                )
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} reactions {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-
-    def dm_target(self, user_id: str) -> str:
-        return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
-
-    async def send_buttons(
-        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
-    ) -> SendReceipt:
-        """The text as Block Kit with a row of buttons (D72); `text` stays the fallback."""
-        client, channel = self._where(target)
-        thread_ts = str(target.thread_id) if target.thread_id is not None else None
-        try:
-            resp = await client.chat_postMessage(
-                channel=channel, text=text, thread_ts=thread_ts, blocks=button_blocks(text, buttons)
-            )
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} chat.postMessage {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-        return SendReceipt(message_id=str(resp.get("ts")) if resp.get("ts") else None)
-
-    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
-        """A decided question: new text, its blocks (and so its buttons) gone."""
-        client, channel = self._where(target)
-        try:
-            await client.chat_update(channel=channel, ts=message_id, text=text, blocks=[])
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} chat.update {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-
-    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
-        receipt = await self.send_text(target, _preview(text))
-        return str(receipt.message_id)
-
-    async def _edit(
-        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
-    ) -> None:
-        client, channel = self._where(target)
-        try:
-            await client.chat_update(
-                channel=channel, ts=message_id, text=text if final else _preview(text)
-            )
-        except SlackApiError as exc:
-            raise map_api_error(exc, where=f"{self.name} chat.update {channel}") from exc
-        except _NETWORK_ERRORS as exc:
-            raise ChannelUnavailable(f"{self.name}: network error: {exc}") from exc
-
-    async def find_chunk(self, target: DeliveryContext, ref: ChunkRef) -> SendReceipt | None:
-        """Look for the chunk's message (its metadata) among the chat's recent messages."""
-        client = self._client
-        channel = channel_of_target(target.to or "")
-        if client is None or not channel:
-            return None
-        try:
-            if target.thread_id is not None:
-                resp = await client.conversations_replies(
-                    channel=channel, ts=str(target.thread_id), include_all_metadata=True, limit=200
-                )
-            else:
-                resp = await client.conversations_history(
-                    channel=channel, include_all_metadata=True, limit=200
-                )
-        except (SlackApiError, *_NETWORK_ERRORS) as exc:
-            log.warning("%s: looking up delivery %s failed: %s", self.name, ref.delivery_id, exc)
-            return None
-        want = _metadata(ref)
-        for message in resp.get("messages") or []:
-            meta = message.get("metadata") or {}
-            if (
-                meta.get("event_type") == want["event_type"]
-                and meta.get("event_payload") == want["event_payload"]
-            ):
-                return SendReceipt(message_id=str(message.get("ts")))
-        return None
-
-
-def _preview(md: str) -> str:
-    chunks = render_chunks(md, CHUNK_LIMIT)
-    return chunks[0] if chunks else "…"
-
-
-def _metadata(ref: ChunkRef) -> dict[str, Any]:
-    return {
-        "event_type": "crosstalk_delivery",
-        "event_payload": {"delivery": str(ref.delivery_id), "chunk": ref.index},
-    }
 
 
 def build(section: SlackConfig, runtime: object = None) -> list[ChannelAdapter]:

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from core.api.channels import (
     Attachment,
@@ -72,6 +73,8 @@ _FORBIDDEN = frozenset(
         "messages_tab_disabled",
     }
 )
+#: Failures to reach Slack at all (no API answer): the channel is unavailable for now.
+NETWORK_ERRORS = (aiohttp.ClientError, SlackClientError, OSError, TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
