@@ -3,71 +3,46 @@
 PTB's ``Application`` is driven by hand (initialize → start → our confirming long poll /
 start_webhook) instead of ``run_polling``, which would own the event loop and install signal
 handlers inside the gateway. Every update goes through one ``TypeHandler`` that normalises it
-and hands it to the router; sending happens only in :meth:`TelegramAdapter.send_text`.
+and hands it to the router (:mod:`adapters.telegram.updates`); sending happens only in
+:meth:`TelegramAdapter.send_text` and its kin (:mod:`adapters.telegram.sending`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
-from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
-from telegram import MessageEntity, ReactionTypeEmoji, Update
-from telegram.constants import ChatAction
-from telegram.error import BadRequest, InvalidToken, TelegramError
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+from telegram import Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import ApplicationBuilder, TypeHandler
 
-from adapters.base import (
-    AdapterState,
-    AdapterStatus,
-    ChannelAdapter,
-    ChunkRef,
-    InboundSink,
-    MediaItem,
-    SendReceipt,
-)
-from adapters.previews import EditablePreviews
+from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink
 from adapters.telegram import media as tg_media
-from adapters.telegram.controls import (
-    keyboard,
-    normalize_press,
-    register_menu,
-    register_owner,
-)
-from adapters.telegram.errors import delivery_error
-from adapters.telegram.normalize import CHANNEL, normalize_message
+from adapters.telegram.controls import register_menu
+from adapters.telegram.normalize import CHANNEL
 from adapters.telegram.polling import ConfirmingPoller
-from adapters.telegram.render import TelegramText, preview, render_chunks
 from adapters.telegram.request import ObservedRequest
+from adapters.telegram.sending import TEXT_LIMIT, TelegramSending, TgApp
 from adapters.telegram.spec import TelegramAccountConfig, TelegramConfig
+from adapters.telegram.updates import TelegramUpdates
 from core.api.channels import (
-    Attachment,
     Backoff,
-    Button,
     ChannelEnv,
     ChannelUnavailable,
     ConnectionSupervisor,
-    DeliveryContext,
     secret_value,
 )
-from core.api.rendering import split_markdown, split_text, utf16_units
 
 log = logging.getLogger(__name__)
 
-TEXT_LIMIT = 4096
 DEFAULT_WEBHOOK_PORT = 8443
 _ALLOWED_UPDATES = ["message", "callback_query"]  # button presses are commands (D121)
 
-_REACTIONS = {"✅": "👍", "❌": "👎"}
 
-TgApp: TypeAlias = Application[Any, Any, Any, Any, Any, Any]
-
-
-class TelegramAdapter(EditablePreviews):
+class TelegramAdapter(TelegramUpdates, TelegramSending):
     """One Telegram bot account."""
 
     channel = CHANNEL
@@ -327,256 +302,6 @@ class TelegramAdapter(EditablePreviews):
 
     def _on_poll_error(self, exc: BaseException) -> None:
         log.warning("%s: polling error: %s", self._where, _describe(exc))
-
-    # ---- inbound --------------------------------------------------------------------------
-
-    async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Webhook mode (PTB's updater); long polling calls :meth:`_route` itself."""
-        try:
-            await self._route(update)
-        except Exception:
-            log.exception("%s: routing update %s failed", self._where, update.update_id)
-
-    async def _route(self, update: Update) -> None:
-        """Hand one update to the router; raises when it could not be stored."""
-        if update.callback_query is not None:
-            await self._press(update)
-            return
-        message, edited = update.message, False
-        if (
-            message is None and update.edited_message is not None and self.config.edits_start_turn
-        ):  # edits are no turn unless configured (D16)
-            message, edited = update.edited_message, True
-        if message is None or self._sink is None:
-            return
-        inbound = normalize_message(
-            message,
-            account_id=self.account_id,
-            bot_id=self._bot_id,
-            bot_username=self._bot_username,
-        )
-        if inbound is None:
-            return
-        menu = self.command_menu
-        if menu is not None and inbound.sender_id in menu.owner_ids and self._app is not None:
-            if inbound.sender_id not in self._menu_owners:  # D74: their chat exists now
-                if await register_owner(self._app.bot, menu, inbound.sender_id):
-                    self._menu_owners.add(inbound.sender_id)
-        # D16: either identity seen before means Telegram is redelivering (unconfirmed offset)
-        key = f"msg:{message.chat_id}:{message.message_id}"
-        if edited:  # each edit is its own message
-            stamp = int(message.edit_date.timestamp()) if message.edit_date else update.update_id
-            key = f"edit:{message.chat_id}:{message.message_id}:{stamp}"
-        inbound = inbound.model_copy(update={"identities": (f"update:{update.update_id}", key)})
-        await self._sink(inbound)
-
-    async def _press(self, update: Update) -> None:
-        """A button press (D121): acknowledged on Telegram (not a message), then routed."""
-        query = update.callback_query
-        assert query is not None
-        with contextlib.suppress(TelegramError):  # the spinner stops; the press still counts
-            await query.answer()
-        inbound = normalize_press(query, account_id=self.account_id)
-        if inbound is not None and self._sink is not None:
-            await self._sink(inbound)
-
-    # ---- outbound -------------------------------------------------------------------------
-
-    async def send_buttons(
-        self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
-    ) -> SendReceipt:
-        """The text as plain text under an inline keyboard (D72)."""
-        bot, where = self._bot(target)
-        thread = target.thread_id
-        try:
-            sent = await bot.send_message(
-                chat_id=_chat_id(str(target.to or "")),
-                text=text,
-                reply_markup=keyboard(buttons),
-                message_thread_id=int(thread) if thread not in (None, "") else None,
-            )
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-        return SendReceipt(message_id=str(sent.message_id))
-
-    async def react(self, target: DeliveryContext, message_id: str, emoji: str | None) -> None:
-        """D74: Telegram's bots may use only its fixed list: ✅/❌ become 👍/👎."""
-        bot, where = self._bot(target)
-        mark = _REACTIONS.get(emoji or "", emoji)
-        try:
-            await bot.set_message_reaction(
-                chat_id=_chat_id(str(target.to or "")),
-                message_id=int(message_id),
-                reaction=[ReactionTypeEmoji(mark)] if mark else [],
-            )
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-
-    async def edit_text(self, target: DeliveryContext, message_id: str, text: str) -> None:
-        """A decided question: its text replaced, its keyboard gone (an edit without one)."""
-        await self._edit_once(target, message_id, TelegramText(text))
-
-    def chunks(self, text: str) -> list[str]:
-        return split_markdown(text, TEXT_LIMIT, measure=utf16_units)
-
-    def _bot(self, target: DeliveryContext) -> tuple[Any, str]:
-        app = self._app
-        where = f"{self._where} chat {target.to or ''}"
-        if app is None or self._state in ("stopped", "failed"):
-            raise ChannelUnavailable(
-                f"{where}: not connected ({self.status().detail or self._state})"
-            )
-        return app.bot, where
-
-    async def send_text(self, target: DeliveryContext, text: str) -> SendReceipt:
-        """Send one markdown chunk as text + entities; a rejected format goes again as plain."""
-        first: SendReceipt | None = None
-        for part in render_chunks(text) or [TelegramText(text)]:
-            try:
-                receipt = await self._send(target, part)
-            except _FormatRejected:
-                log.warning("%s: Telegram rejected the formatting; sending plain text", self._where)
-                for plain in split_text(text, TEXT_LIMIT // 2):
-                    receipt = await self._send(target, TelegramText(plain))
-            first = first or receipt
-        assert first is not None
-        return first
-
-    async def _send(self, target: DeliveryContext, part: TelegramText) -> SendReceipt:
-        bot, where = self._bot(target)
-        thread = target.thread_id
-        try:
-            sent = await bot.send_message(
-                chat_id=_chat_id(str(target.to or "")),
-                text=part.text,
-                entities=_entities(part),
-                message_thread_id=int(thread) if thread not in (None, "") else None,
-            )
-        except BadRequest as exc:
-            if part.entities and _is_format_error(exc):
-                raise _FormatRejected() from exc
-            raise delivery_error(exc, where) from exc
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-        except RuntimeError as exc:  # PTB: "This HTTPXRequest is not initialized!"
-            raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
-        return SendReceipt(message_id=str(sent.message_id))
-
-    def media_limit_for(self, media: MediaItem) -> int:
-        return tg_media.limit_for(media)
-
-    async def send_media(
-        self, target: DeliveryContext, media: MediaItem, ref: ChunkRef
-    ) -> SendReceipt:
-        """A photo, voice note, audio, video or document (D78); no idempotency key exists, so
-        an in-doubt item is resent once after a crash and logged `resent_after_crash`."""
-        bot, where = self._bot(target)
-        thread = target.thread_id
-        try:
-            sent = await tg_media.post_media(
-                bot,
-                _chat_id(str(target.to or "")),
-                int(thread) if thread not in (None, "") else None,
-                media,
-            )
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-        except RuntimeError as exc:
-            raise ChannelUnavailable(f"{where}: not connected ({exc})") from exc
-        return SendReceipt(message_id=str(sent.message_id))
-
-    async def _post_preview(self, target: DeliveryContext, text: str) -> str:
-        receipt = await self._send_or_plain(target, preview(text))
-        return str(receipt.message_id)
-
-    async def _send_or_plain(self, target: DeliveryContext, part: TelegramText) -> SendReceipt:
-        try:
-            return await self._send(target, part)
-        except _FormatRejected:
-            return await self._send(target, TelegramText(part.text))
-
-    async def _edit(
-        self, target: DeliveryContext, message_id: str, text: str, *, final: bool
-    ) -> None:
-        parts = (render_chunks(text) if final and text.strip() else []) or [preview(text)]
-        try:
-            await self._edit_once(target, message_id, parts[0])
-        except _FormatRejected:  # plain text, all of it: the rest as new messages
-            plain = split_text(text, TEXT_LIMIT // 2) if final else [text[: TEXT_LIMIT // 2]]
-            await self._edit_once(target, message_id, TelegramText(plain[0]))
-            for rest in plain[1:]:
-                await self._send(target, TelegramText(rest))
-            return
-        for extra in parts[1:]:  # a chunk that rendered longer than the limit (padded table)
-            await self._send_or_plain(target, extra)
-
-    async def _edit_once(
-        self, target: DeliveryContext, message_id: str, part: TelegramText
-    ) -> None:
-        bot, where = self._bot(target)
-        try:
-            await bot.edit_message_text(
-                chat_id=_chat_id(str(target.to or "")),
-                message_id=int(message_id),
-                text=part.text,
-                entities=_entities(part),
-            )
-        except BadRequest as exc:
-            if "not modified" in exc.message.lower():
-                return  # the preview already shows exactly this
-            if part.entities and _is_format_error(exc):
-                raise _FormatRejected() from exc
-            raise delivery_error(exc, where) from exc
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-
-    async def fetch_attachment(self, attachment: Attachment) -> bytes | None:
-        if not attachment.file_id or self._app is None:
-            return None
-        try:
-            file = await self._app.bot.get_file(attachment.file_id)
-            return bytes(await file.download_as_bytearray())
-        except TelegramError as exc:
-            raise delivery_error(exc, f"{self._where} file {attachment.name}") from exc
-
-    async def send_typing(self, target: DeliveryContext) -> None:
-        bot, where = self._bot(target)
-        thread = target.thread_id
-        try:
-            await bot.send_chat_action(
-                chat_id=_chat_id(str(target.to or "")),
-                action=ChatAction.TYPING,
-                message_thread_id=int(thread) if thread not in (None, "") else None,
-            )
-        except TelegramError as exc:
-            raise delivery_error(exc, where) from exc
-
-
-class _FormatRejected(Exception):
-    """Telegram refused the entities (a parse error); the caller resends plain text."""
-
-
-def _is_format_error(exc: BadRequest) -> bool:
-    text = exc.message.lower()
-    return "entit" in text or "parse" in text
-
-
-def _entities(part: TelegramText) -> list[MessageEntity] | None:
-    return [MessageEntity(**e) for e in part.entities] or None
-
-
-_TARGET_PREFIXES = ("telegram:", "tg:", "group:", "channel:", "user:", "dm:")
-
-
-def _chat_id(to: str) -> int | str:
-    """Numeric ids go as ints, ``@channelusername`` stays a string.
-
-    Targets resolved from session keys may still carry a kind prefix (``group:-100123``).
-    """
-    text = to.strip()
-    while text.lower().startswith(_TARGET_PREFIXES):
-        text = text.split(":", 1)[1].strip()
-    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def _describe(exc: BaseException) -> str:
