@@ -31,7 +31,7 @@ from core.store import Store, now_ms
 
 if TYPE_CHECKING:
     from core.engine.runs import RunRequest
-    from core.engine.runs.manager import DeltaSink, TurnResult
+    from core.engine.runs.contract import DeltaSink, TurnResult
     from core.features.agent.env import TurnServices
 
 __all__ = ["EchoTurns", "RecordingAdapter", "TestGateway", "test_gateway"]
@@ -191,7 +191,7 @@ class EchoTurns:
     async def run_turn(
         self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
     ) -> TurnResult:
-        from core.engine.runs.manager import TurnResult
+        from core.engine.runs.contract import TurnResult
 
         self.turns.append(request.message)
         reply = self.answer(request.message)

@@ -23,7 +23,7 @@ from core.edge.http.openai_run import Usage, failure_message, failure_response, 
 from core.edge.http.openai_session import Exchange, remember
 from core.edge.http.openai_target import SESSION_HEADER, resolve_target
 from core.edge.http.sse import ClientStream
-from core.engine.runs.manager import RunOutcome
+from core.engine.runs.contract import RunOutcome
 
 
 class ResponsesRequest(BaseModel):

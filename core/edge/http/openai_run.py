@@ -19,7 +19,7 @@ from core.edge.http.openai_errors import openai_error
 from core.edge.http.openai_session import Exchange, seed
 from core.edge.http.openai_target import Target
 from core.engine.runs import RunRequest
-from core.engine.runs.manager import RunOutcome
+from core.engine.runs.contract import RunOutcome
 from core.model.errors import SEND_BLOCKED, SendBlocked
 from core.store.inbound import Claim
 

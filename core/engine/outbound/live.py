@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.engine.runs.manager import DeltaSink, RunOutcome, RunRequest
+from core.engine.runs.contract import DeltaSink, RunOutcome, RunRequest
 from core.model.delivery_context import DeliveryContext
 from core.store import RunRecord
 

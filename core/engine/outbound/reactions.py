@@ -16,7 +16,7 @@ from core.model.delivery_context import DeliveryContext
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.engine.outbound.gate import OutboundGate
-    from core.engine.runs.manager import DeltaSink, RunOutcome, RunRequest
+    from core.engine.runs.contract import DeltaSink, RunOutcome, RunRequest
     from core.store import RunRecord
 
 log = logging.getLogger(__name__)

@@ -12,118 +12,55 @@ import contextlib
 import logging
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from core.engine.observability.logs import bind_turn
 from core.engine.observability.metrics import DISCARD, Metrics
+from core.engine.runs.contract import (
+    DeltaSink,
+    Pause,
+    PauseListener,
+    RunListener,
+    RunOutcome,
+    RunRequest,
+    Steer,
+    TurnExecutor,
+    TurnResult,
+)
+from core.engine.runs.ending import Pending, RunEnding
 from core.engine.runs.lanes import Lanes
-from core.model.approvals import AWAITING, Approval
+from core.engine.runs.rebuild import request_extras
+from core.model.approvals import AWAITING
 from core.model.errors import LimitStop, UnknownRun
-from core.model.records import RunPatch, TurnWrite
-from core.model.tool_context import ToolContext
 from core.store import FINAL_RUN_STATUSES, RunRecord, SessionEntry, Store, TranscriptMessage, now_ms
-from core.store.inbound import Claim
 from core.store.runs import MERGED, STEER_LANE
 
 if TYPE_CHECKING:
     from core.engine.runs.ordering import SessionClaims
 
+__all__ = [
+    # these live in core.engine.runs.contract; core.features.agent and
+    # tests/core/features/models still import them from here
+    "DeltaSink",
+    "Pause",
+    "QueueFor",
+    "RunManager",
+    "RunOutcome",
+    "RunRequest",
+    "Steer",
+    "TurnResult",
+]
+
 log = logging.getLogger(__name__)
 
 
-DeltaSink = Callable[[str], Awaitable[None]]
-Steer = Callable[[], Awaitable[list[str]]]
 QueueFor = Callable[[SessionEntry], tuple[str, int]]
 """A session's busy-input mode and debounce in ms (D75): `queue`, `collect`, `steer`,
 `interrupt`."""
 
 
-@dataclass(slots=True)
-class RunRequest:
-    """What to run: `message` becomes the user turn unless `input_message_id` is given."""
-
-    session_key: str
-    message: str
-    context: ToolContext
-    extra_system_prompt: str | None = None
-    deliver: bool = False
-    lane: str = "main"
-    timeout_seconds: float | None = None
-    input_message_id: int | None = None
-    message_meta: dict[str, Any] | None = None
-    input_message: TranscriptMessage | None = None
-    """The user turn as it is to be stored (e.g. with attachment parts, D3); else `message`."""
-    model: str | None = None
-    thinking: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    on_delta: DeltaSink | None = None
-    claims: tuple[Claim, ...] = ()
-    """Inbound identities stored with the message and the run (D16); a repeat raises
-    DuplicateInbound from :meth:`RunManager.submit` before anything is queued."""
-    steer: Steer | None = None
-    """Set while the turn runs under `steer` (D75): the texts that arrived since, taken into
-    the turn before its next model request."""
-
-
-@dataclass(slots=True)
-class TurnResult:
-    reply: str | None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    context_tokens: int | None = None
-    write: TurnWrite | None = None
-    """The turn's new transcript rows and session fields: committed with the run's end, in
-    one transaction (D41), before anyone waiting on the run is told."""
-    pause: Pause | None = None
-    """The turn stopped to ask people (D72, D73): the run waits, durably, for the answers."""
-
-
-@dataclass(slots=True)
-class Pause:
-    """What a paused run stores: its meta (with the partial turn) and its questions."""
-
-    meta: dict[str, Any]
-    questions: list[Approval]
-
-
-@dataclass(slots=True)
-class RunOutcome:
-    run_id: str
-    status: str
-    error: str | None = None
-    reply: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-    @property
-    def final(self) -> bool:
-        return self.status in FINAL_RUN_STATUSES
-
-
-class TurnExecutor(Protocol):
-    async def run_turn(
-        self, run: RunRecord, request: RunRequest, entry: SessionEntry, on_delta: DeltaSink | None
-    ) -> TurnResult: ...
-
-
-RunListener = Callable[[RunRecord, RunRequest, RunOutcome], Awaitable[None]]
-PauseListener = Callable[[RunRecord, RunRequest, list[Approval]], Awaitable[None]]
-
-
-@dataclass(slots=True)
-class _Pending:
-    run: RunRecord
-    request: RunRequest
-    done: asyncio.Future[RunOutcome]
-    session_was_aborted: bool = False  # its session's previous run died with the process
-    write: TurnWrite | None = None  # what the turn stores with its end (D41)
-    pause: Pause | None = None  # the questions the turn stopped for (D72)
-    followers: list[_Pending] = field(default_factory=list)  # merged into this turn (D75)
-
-
-class RunManager:
+class RunManager(RunEnding):
     def __init__(
         self,
         store: Store,
@@ -148,13 +85,13 @@ class RunManager:
         if claims is not None:
             claims.on_abort(self.abort_here)
             claims.on_interrupt(self.interrupt_here)
-        self._queues: dict[str, deque[_Pending]] = {}
+        self._queues: dict[str, deque[Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
-        self._active: dict[str, tuple[_Pending, asyncio.Task[TurnResult]]] = {}
+        self._active: dict[str, tuple[Pending, asyncio.Task[TurnResult]]] = {}
         self._abort_reasons: dict[str, str] = {}
         """Why a running turn was aborted, by run id, for its outcome (D68: a cancel says so)."""
-        self._admitting: dict[str, _Pending] = {}  # dequeued, waiting for a lane slot
-        self._pending: dict[str, _Pending] = {}
+        self._admitting: dict[str, Pending] = {}  # dequeued, waiting for a lane slot
+        self._pending: dict[str, Pending] = {}
         self._listeners: list[RunListener] = []
         self._pause_listeners: list[PauseListener] = []
         self._delta_sinks: list[Callable[[RunRecord, RunRequest], DeltaSink | None]] = []
@@ -197,7 +134,7 @@ class RunManager:
                 "traceId": request.context.trace_id,
                 "hops": request.context.hops,
                 **request.meta,
-                **_extras(request),
+                **request_extras(request),
             },
             owner=self.owner,
         )
@@ -233,7 +170,7 @@ class RunManager:
         self._enqueue(run, request)
 
     def _enqueue(self, run: RunRecord, request: RunRequest) -> None:
-        pending = _Pending(run, request, asyncio.get_running_loop().create_future())
+        pending = Pending(run, request, asyncio.get_running_loop().create_future())
         self._pending[run.id] = pending
         queue = self._queues.setdefault(request.session_key, deque())
         queue.append(pending)
@@ -296,45 +233,6 @@ class RunManager:
             or bool(self._queues.get(session_key))
         )
 
-    async def abort_session(
-        self, session_key: str, reason: str = "aborted", *, here_only: bool = False
-    ) -> int:
-        """Abort the running turn and drop the queued ones; returns how many were stopped.
-
-        In a cluster the turns other processes run for the session are stopped too (D27),
-        unless `here_only` (this process stopping)."""
-        stopped = 0
-        queue = self._queues.get(session_key)
-        while queue:
-            pending = queue.popleft()
-            await self._finish(pending, RunOutcome(pending.run.id, "aborted", reason))
-            stopped += 1
-        admitting = self._admitting.pop(session_key, None)
-        if admitting is not None and not admitting.done.done():
-            await self._finish(admitting, RunOutcome(admitting.run.id, "aborted", reason))
-            stopped += 1
-        active = self._active.get(session_key)
-        if active is not None:
-            self._abort_reasons[active[0].run.id] = reason  # the run's outcome says why
-            active[1].cancel()
-            stopped += 1
-        if self.claims is not None and not here_only:
-            stopped += await self.claims.abort_elsewhere(session_key, reason)
-        return stopped
-
-    def interrupt_here(self, session_key: str) -> None:
-        """A message for the session arrived on another process under `interrupt` (D127): the
-        turn running here stops as for a local one; what is queued stays for the next turn."""
-        active = self._active.get(session_key)
-        if active is not None:
-            active[1].cancel()
-
-    def abort_here(self, session_key: str, reason: str) -> None:
-        """Another process asked to stop this session's turns (its `/stop`, D27)."""
-        task = asyncio.ensure_future(self.abort_session(session_key, reason, here_only=True))
-        self._aborts.add(task)
-        task.add_done_callback(self._aborts.discard)
-
     async def close(self) -> None:
         self._closing = True
         if self.claims is not None:
@@ -350,19 +248,6 @@ class RunManager:
         closer = getattr(self.executor, "aclose", None)  # its model connections (D51)
         if closer is not None:
             await closer()
-
-    def _hand_over(self) -> None:
-        """A clean stop in a cluster: turns accepted but not started stay `queued` in the
-        store for a survivor (or the next start) to run (D27); only local waiters end."""
-        for key in list(self._queues):
-            queue = self._queues[key]
-            while queue:
-                pending = queue.popleft()
-                self._pending.pop(pending.run.id, None)
-                if not pending.done.done():
-                    pending.done.set_result(
-                        RunOutcome(pending.run.id, "aborted", "gateway stopping")
-                    )
 
     async def _drain(self, session_key: str) -> None:
         queue = self._queues[session_key]
@@ -395,7 +280,7 @@ class RunManager:
             if not queue:
                 self._queues.pop(session_key, None)
 
-    async def _execute(self, pending: _Pending) -> RunOutcome | None:
+    async def _execute(self, pending: Pending) -> RunOutcome | None:
         """The turn's outcome; None when the session is busy on another process (D27)."""
         run, request = pending.run, pending.request
         entry = await self.store.get_session(run.session_key)
@@ -484,7 +369,7 @@ class RunManager:
             await asyncio.sleep(left / 1000)
 
     async def _merge(
-        self, leader: _Pending, entry: SessionEntry, *, steer_only: bool = False
+        self, leader: Pending, entry: SessionEntry, *, steer_only: bool = False
     ) -> list[str]:
         """The chat messages queued behind `leader` join its turn (D75), wherever they were
         queued, with `sessions_send` steers (D114; with `steer_only`, those alone); their
@@ -502,116 +387,6 @@ class RunManager:
         for run_id in ids:
             self._pending.pop(run_id, None)
         return [m.plain_text() for _, m in merged]
-
-    async def _pause(self, pending: _Pending, outcome: RunOutcome) -> None:
-        """The run waits for people (D72): stored `awaiting_approval` with its questions; it
-        holds up nothing, and whichever process decides its last question resumes it."""
-        run, pause = pending.run, pending.pause
-        assert pause is not None
-        fence = self.owner if self.claims is not None else None
-        paused = await self.store.pause_run(run.id, pause.meta, pause.questions, fence_owner=fence)
-        if paused:
-            run.status, run.meta = AWAITING, pause.meta
-        else:
-            log.error("run %s was taken over by another process before it paused", run.id)
-            outcome = RunOutcome(run.id, "aborted", "taken over by another process")
-        if self.claims is not None:
-            await self.claims.ended(run)
-        self._pending.pop(run.id, None)
-        if not pending.done.done():
-            pending.done.set_result(outcome)
-        if not paused:
-            return
-        for listener in self._pause_listeners:
-            try:
-                await listener(run, pending.request, pause.questions)
-            except Exception:
-                log.exception("pause listener failed for %s", run.id)
-
-    async def _finish(self, pending: _Pending, outcome: RunOutcome) -> None:
-        if outcome.status == AWAITING:
-            await self._pause(pending, outcome)
-            return
-        run = pending.run
-        if outcome.error == MERGED:  # another process's turn took this message (D75)
-            self._pending.pop(run.id, None)
-            if not pending.done.done():
-                pending.done.set_result(outcome)
-            return
-        run.status, run.error, run.ended_at = outcome.status, outcome.error, now_ms()
-        fields = RunPatch(
-            status=run.status,
-            error=run.error,
-            ended_at=run.ended_at,
-            input_tokens=run.input_tokens,
-            output_tokens=run.output_tokens,
-            total_tokens=run.total_tokens,
-        )
-        write = pending.write if outcome.status == "ok" else None
-        fence = self.owner if self.claims is not None else None
-        if not await self.store.finish_run(run, write, fence_owner=fence, **fields):
-            # another process took this run over while we were presumed dead (D27): its
-            # outcome is theirs to record and deliver
-            log.error(
-                "run %s was taken over by another process; its outcome here is dropped", run.id
-            )
-            self._pending.pop(run.id, None)
-            if not pending.done.done():
-                pending.done.set_result(
-                    RunOutcome(run.id, "aborted", "taken over by another process")
-                )
-            return
-        if pending.session_was_aborted and run.status != "aborted":
-            # a later turn finished: the session's last run is no longer the aborted one
-            await self.store.clear_aborted_last_run(run.session_key)
-        if run.started_at is None and run.input_message_id is not None:
-            entry = await self.store.get_session(run.session_key)
-            if entry is not None:  # never started (aborted in the queue): still kept, in order
-                await self.store.place_message(entry, run.input_message_id)
-        self.metrics.turn_finished(run)
-        if self.claims is not None:
-            await self.claims.ended(run)
-        if not pending.done.done():
-            pending.done.set_result(outcome)
-        self._pending.pop(run.id, None)
-        for follower in pending.followers:  # merged into this turn (D75): its outcome is theirs
-            if not follower.done.done():
-                follower.done.set_result(outcome)
-        for listener in self._listeners:
-            try:
-                await listener(run, pending.request, outcome)
-            except Exception:
-                log.exception("run listener failed for %s", run.id)
-
-
-def _extras(request: RunRequest) -> dict[str, Any]:
-    """What a process that adopts this run needs beyond its row and input (D27)."""
-    extras = {
-        k: v
-        for k, v in (
-            ("extraSystemPrompt", request.extra_system_prompt),
-            ("model", request.model),
-            ("thinking", request.thinking),
-            ("timeoutSeconds", request.timeout_seconds),
-        )
-        if v is not None
-    }
-    ctx = request.context  # an adopted run keeps its requester (D60)
-    extras["role"] = ctx.role
-    if ctx.automated:  # a cron or hook turn stays one when adopted: it makes no jobs (D81)
-        extras["automated"] = True
-    extras.update(
-        {
-            k: v
-            for k, v in (
-                ("sender", ctx.sender),
-                ("personId", ctx.person_id),
-                ("group", ctx.group_id),
-            )
-            if v
-        }
-    )
-    return {"request": extras}
 
 
 def _order(run: RunRecord) -> tuple[int, int]:

@@ -1,13 +1,14 @@
 """A stored run's request, rebuilt from its row and input: for a process that adopts a dead
-process's queued turn (D27) and for the process that resumes a paused run (D72)."""
+process's queued turn (D27) and for the process that resumes a paused run (D72). What the
+manager stores of a request beyond its row (`request_extras`) is here too, beside its reader."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from core.engine.runs.manager import RunRequest
+from core.engine.runs.contract import RunRequest
 from core.model.delivery_context import DeliveryContext, normalize_delivery_context
 from core.model.roles import parse_role
 
@@ -57,4 +58,34 @@ async def rebuild_request(
     )
 
 
-__all__ = ["rebuild_request"]
+def request_extras(request: RunRequest) -> dict[str, Any]:
+    """What a process that adopts this run needs beyond its row and input (D27)."""
+    extras = {
+        k: v
+        for k, v in (
+            ("extraSystemPrompt", request.extra_system_prompt),
+            ("model", request.model),
+            ("thinking", request.thinking),
+            ("timeoutSeconds", request.timeout_seconds),
+        )
+        if v is not None
+    }
+    ctx = request.context  # an adopted run keeps its requester (D60)
+    extras["role"] = ctx.role
+    if ctx.automated:  # a cron or hook turn stays one when adopted: it makes no jobs (D81)
+        extras["automated"] = True
+    extras.update(
+        {
+            k: v
+            for k, v in (
+                ("sender", ctx.sender),
+                ("personId", ctx.person_id),
+                ("group", ctx.group_id),
+            )
+            if v
+        }
+    )
+    return {"request": extras}
+
+
+__all__ = ["rebuild_request", "request_extras"]

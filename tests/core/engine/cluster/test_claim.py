@@ -9,7 +9,7 @@ from core.engine.cluster.claim import TurnClaims
 from core.engine.cluster.events import EventBus
 from core.engine.cluster.takeover import Orphans, take_runs
 from core.engine.runs import Lanes, RunManager, RunRequest
-from core.engine.runs.manager import TurnResult
+from core.engine.runs.contract import TurnResult
 from core.model.tool_context import ToolContext
 from core.store import RunRecord, SessionEntry, Store
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.engine.runs import RunRequest
-from core.engine.runs.manager import RunOutcome
+from core.engine.runs.contract import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.mcp_server import REPO_ROOT, STDIO_COMMAND, STDIO_SERVER, serving_http
