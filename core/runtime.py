@@ -115,7 +115,7 @@ class Runtime:
             max_reply_chars=config.gateway.max_reply_chars,
             metrics=self.metrics,
         )
-        self.pairing = PairingService(self.store, self.gate)
+        self.pairing = PairingService(self.store, self.gate, spawn=self.spawn)
         self.access = Admission(config, self.pairing, metrics=self.metrics)
         self.limits = Limits(config, self.store, metrics=self.metrics)  # D64
         self.identities = Identities(config, self.store)  # D65

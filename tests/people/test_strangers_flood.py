@@ -5,6 +5,7 @@ next newcomer after the flood still gets a code."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,10 +14,13 @@ import pytest
 from sqlalchemy import func, select
 
 from core.api.testing import RecordingAdapter
+from core.model.errors import ChannelUnavailable
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from core.store.pairing_tables import PairingRequestRow
 from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import text
 from tests.pg import fresh_pg_database
 
 TG = {"botToken": "1:x", "owners": ["10"], "streaming": "off"}  # dmPolicy, groupPolicy: pairing
@@ -77,3 +81,29 @@ async def test_a_flood_of_groups_and_strangers_creates_no_session_and_stays_boun
     await tg.say("thanks", chat_id="999", sender="999")
     await tg.wait_for("", before + 1, timeout=15)  # answered by the agent
     assert await rt.store.get_session("agent:main:telegram:dm:999") is not None
+
+
+async def test_a_pairing_code_that_meets_a_fault_does_not_hold_the_next_sender(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D104: the gate retries a stranger's code after a 5xx in the background; the adapter's
+    next inbound message (the owner's) is not held behind those retries, and the code still
+    arrives once the platform recovers."""
+    tg = RecordingAdapter("telegram")
+    rt = await make_runtime({"channels": {"telegram": TG}}, adapters=[tg])
+    rt.pairing.inline_wait = 0.05
+    recovered = asyncio.Event()
+
+    async def backoff(_seconds: float) -> None:  # the retry's wait lasts until the test says
+        await recovered.wait()
+
+    rt.gate.retry.sleep = backoff
+    tg.failures = [ChannelUnavailable("HTTP 502")]
+    fake_model.script(text("hello owner"))
+    await asyncio.wait_for(tg.say("let me in", chat_id="55", sender="55"), 5)
+    assert tg.sent == []  # the code is waiting out its backoff
+    await asyncio.wait_for(tg.say("are you there?", chat_id="10", sender="10"), 5)
+    await tg.wait_for("hello owner", timeout=30)  # the owner was answered meanwhile
+    recovered.set()
+    [(where, code_text)] = await tg.wait_for("🔐", timeout=30)
+    assert where.to == "55" and CODE.search(code_text)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from core.engine.outbound.gate import Outbound
 from core.features.access.policy import group_pairing_id
@@ -32,6 +32,9 @@ REQUEST_TTL_MS = 60 * 60 * 1000
 MAX_PENDING = 50
 """Pending requests per channel account; a new one drops the oldest beyond it (D81)."""
 PREVIEW_CHARS = 200
+INLINE_WAIT = 2.0
+"""Seconds a pairing notice may hold the inbound path it was sent from (D104): a platform fault
+on one stranger's chat is retried in the background, not while everyone else waits."""
 APPROVED_TEXT = "✅ You are approved. Send your message again."
 GROUP_APPROVED_TEXT = "✅ This group is approved. Mention me again to talk."
 """What an approved group is told (D103): the people in it were not approved one by one."""
@@ -50,13 +53,35 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+Spawn = Callable[[Awaitable[Any]], "asyncio.Task[Any]"]
+
+
 class PairingService:
-    def __init__(self, store: Store, gate: OutboundGate, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self,
+        store: Store,
+        gate: OutboundGate,
+        clock: Callable[[], int] = now_ms,
+        *,
+        spawn: Spawn | None = None,
+    ) -> None:
         self.store = store
         self.gate = gate
         self.clock = clock
+        self.spawn = spawn
+        """Tracks notices still sending after :data:`INLINE_WAIT` (without it, they are awaited)."""
+        self.inline_wait = INLINE_WAIT
         self.max_pending = MAX_PENDING
         self._lock = asyncio.Lock()  # check-then-insert: one request per sender, the cap
+
+    async def _notify(self, out: Outbound) -> None:
+        """Send a pairing notice, waiting for it at most :attr:`inline_wait` (D104): adapters
+        hand inbound messages over one at a time, so a send the gate is still retrying (a 5xx,
+        a timeout) would hold every other sender's message behind this one."""
+        if self.spawn is None:
+            await self.gate.deliver(out)
+            return
+        await asyncio.wait({self.spawn(self.gate.deliver(out))}, timeout=self.inline_wait)
 
     async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
         return await self.store.is_approved(channel, account_id, user_id)
@@ -103,7 +128,7 @@ class PairingService:
             )
             if refused is not None:
                 return refused
-        await self.gate.deliver(Outbound(text(code), "notice", None, target=msg.reply_to))
+        await self._notify(Outbound(text(code), "notice", None, target=msg.reply_to))
         return "not paired: pairing code sent"
 
     async def pending(self, channel: str | None = None) -> list[PairingRequest]:
@@ -126,7 +151,7 @@ class PairingService:
                 req.code,
             )
             group = req.user_id == group_pairing_id(req.chat_id or "")
-            await self.gate.deliver(
+            await self._notify(
                 Outbound(
                     GROUP_APPROVED_TEXT if group else APPROVED_TEXT,
                     "notice",
