@@ -51,7 +51,7 @@ from core.features.tools.registry import ToolRegistry
 from core.model.by_sender import compile_rules
 from core.model.channel import CommandMenu
 from core.model.errors import LifecycleError
-from core.model.keys import KeyModel
+from core.model.key_model import KeyModel
 from core.model.send_limits import SendRateLimiter
 from core.model.send_policy import SendPolicySpec
 from core.store import Store, now_ms

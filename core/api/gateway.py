@@ -14,7 +14,7 @@ from core.features.commands.registry import CommandRegistry
 from core.features.models.resolver import ModelResolver
 from core.features.services import SessionStore
 from core.model.attachments import human_size, text_with_placeholders
-from core.model.keys import KeyModel
+from core.model.key_model import KeyModel
 from core.model.records import TranscriptMessage
 from core.model.text import clean_text
 from core.store import now_ms

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
-from core.model.keys import KeyModel, agent_id_of
+from core.model.key_model import KeyModel
+from core.model.keys import agent_id_of
 from core.model.media import MediaItem
 from core.model.records import SessionPatch
 from core.model.roles import Role

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from core.features.commands.registry import CommandRegistry
     from core.features.models.resolver import ModelResolver
     from core.features.models.warmup import ModelWarmup
-    from core.model.keys import KeyModel
+    from core.model.key_model import KeyModel
     from core.store import Store
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from core.config.channel_registry import installed_channels
 from core.model.delivery_context import REFERENCE_CHANNELS, DeliveryContext
+from core.model.key_model import KeyModel
 from core.model.keys import (
     DEFAULT_ACCOUNT_ID,
     DEFAULT_AGENT_ID,
@@ -17,7 +18,6 @@ from core.model.keys import (
     MAX_KEY_LENGTH,
     AnnounceTarget,
     InvalidSessionKey,
-    KeyModel,
     ParsedKey,
     agent_id_of,
     is_key_shaped,
