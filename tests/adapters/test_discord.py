@@ -14,6 +14,7 @@ from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, text
+from tests.fakes.model_script import STREAMED_TEXT, held_stream
 from tests.fakes.retry_clock import FakeHold
 from tests.polling import eventually, user_texts
 
@@ -295,13 +296,7 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
     sent once."""
     rt, _ = await discord_rt({"channels": {"discord": {"streaming": "edit"}}})
     hold = FakeHold(rt)
-    fake_model.script(
-        text(
-            "Hello there, a streamed answer.",
-            chunks=["Hello ", "there, ", "a streamed answer."],
-            pause_after=1,
-        )
-    )
+    fake_model.script(held_stream())
     dm = fake_discord.DM_CHANNEL_ID
     fake_discord.fail_next("createMessage", 429, retry_after=60)
     await fake_discord.user_message(dm, "stream please")
@@ -315,5 +310,5 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
     [row] = await eventually(delivered, 30)
     assert hold.slept == [30.0]  # the final reply waited, once
     assert [c.status for c in fake_discord.calls_for("createMessage")] == [429, 200]
-    assert [m["content"] for m in fake_discord.visible()] == ["Hello there, a streamed answer."]
+    assert [m["content"] for m in fake_discord.visible()] == [STREAMED_TEXT]
     assert row.attempts == 1

@@ -13,6 +13,7 @@ from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.model import FakeModelServer, text
+from tests.fakes.model_script import STREAMED_TEXT, held_stream
 from tests.fakes.retry_clock import FakeHold
 from tests.fakes.slack import FakeSlack
 from tests.polling import eventually, user_texts
@@ -293,13 +294,7 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
     is sent once."""
     rt, _ = await slack_rt({"channels": {"slack": {"streaming": "edit"}}})
     hold = FakeHold(rt)
-    fake_model.script(
-        text(
-            "Hello there, a streamed answer.",
-            chunks=["Hello ", "there, ", "a streamed answer."],
-            pause_after=1,
-        )
-    )
+    fake_model.script(held_stream())
     fake_slack.fail_next("chat.postMessage", 429, retry_after=3)
     await fake_slack.push_event(fake_slack.message_event("D0DM0009", "stream please"))
     await asyncio.wait_for(fake_model.paused.wait(), 30)
@@ -313,6 +308,6 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
     assert hold.slept == [3.0]  # the final reply waited what Slack asked, once
     posts = fake_slack.calls_for("chat.postMessage")
     assert [c.status for c in posts] == [429, 200]
-    assert posts[1].params["text"] == "Hello there, a streamed answer."
+    assert posts[1].params["text"] == STREAMED_TEXT
     assert not fake_slack.calls_for("chat.update")  # no preview was shown to edit
     assert row.attempts == 1

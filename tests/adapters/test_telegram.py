@@ -19,7 +19,7 @@ from core.runtime import Runtime
 from core.store import SessionEntry
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.model_script import text
+from tests.fakes.model_script import STREAMED_TEXT, held_stream, text
 from tests.fakes.telegram import FakeTelegram
 from tests.polling import eventually
 
@@ -365,13 +365,7 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
 
     rt.gate.retry.clock = lambda: now[0]
     rt.gate.retry.sleep = sleep
-    fake_model.script(
-        text(
-            "Hello there, a streamed answer.",
-            chunks=["Hello ", "there, ", "a streamed answer."],
-            pause_after=1,
-        )
-    )
+    fake_model.script(held_stream())
     fake_telegram.fail_next("sendMessage", 429, retry_after=3)
     fake_telegram.user_message(OWNER, "stream please")
     await asyncio.wait_for(fake_model.paused.wait(), 30)
@@ -389,6 +383,6 @@ async def test_a_429_on_the_preview_holds_the_chat_for_the_final_reply(
     [row] = await eventually(delivered, 30)
     assert slept == [3.0]  # the final reply waited what Telegram asked, once
     assert [c.status for c in fake_telegram.calls_for("sendMessage")] == [429, 200]
-    assert [m["text"] for m in fake_telegram.visible()] == ["Hello there, a streamed answer."]
+    assert [m["text"] for m in fake_telegram.visible()] == [STREAMED_TEXT]
     assert len(fake_telegram.calls_for("sendChatAction")) == typing  # none while held
     assert row.attempts == 1

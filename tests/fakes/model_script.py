@@ -161,6 +161,15 @@ def text(
     )
 
 
+STREAMED_TEXT = "Hello there, a streamed answer."
+
+
+def held_stream() -> TextReply:
+    """:data:`STREAMED_TEXT` streamed in three chunks, held after the first until ``resume()``:
+    a preview is out and the final reply is not, for as long as a test needs."""
+    return text(STREAMED_TEXT, chunks=["Hello ", "there, ", "a streamed answer."], pause_after=1)
+
+
 def tool_call(
     name: str,
     args: Mapping[str, Any] | str | None = None,
