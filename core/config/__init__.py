@@ -26,17 +26,10 @@ if TYPE_CHECKING:
     from core.config.schema import (
         AgentToAgentSessionConfig,
         CrosstalkConfig,
-        DatabaseConfig,
-        GatewayAuthConfig,
-        GatewayConfig,
         SendPolicyConfig,
         SendPolicyMatch,
         SendPolicyRule,
         SessionConfig,
-        SessionToolsConfig,
-        SubagentToolsConfig,
-        ToolsAgentToAgentConfig,
-        ToolsConfig,
     )
     from core.config.schema_agents import (
         AgentConfig,
@@ -65,6 +58,13 @@ if TYPE_CHECKING:
         ChannelsConfig,
         GroupsConfig,
     )
+    from core.config.schema_gateway import DatabaseConfig, GatewayAuthConfig, GatewayConfig
+    from core.config.schema_tools import (
+        SessionToolsConfig,
+        SubagentToolsConfig,
+        ToolsAgentToAgentConfig,
+        ToolsConfig,
+    )
 
 _WHERE: dict[str, str] = {
     "AccountConfig": "core.config.schema_channels",
@@ -77,10 +77,10 @@ _WHERE: dict[str, str] = {
     "ChannelsConfig": "core.config.schema_channels",
     "ConfigError": "core.config.loader",
     "CrosstalkConfig": "core.config.schema",
-    "DatabaseConfig": "core.config.schema",
+    "DatabaseConfig": "core.config.schema_gateway",
     "DefaultSubagentsConfig": "core.config.schema_agents",
-    "GatewayAuthConfig": "core.config.schema",
-    "GatewayConfig": "core.config.schema",
+    "GatewayAuthConfig": "core.config.schema_gateway",
+    "GatewayConfig": "core.config.schema_gateway",
     "GroupsConfig": "core.config.schema_channels",
     "ModelCost": "core.config.schema_agents",
     "ModelEntry": "core.config.schema_agents",
@@ -93,11 +93,11 @@ _WHERE: dict[str, str] = {
     "SendPolicyMatch": "core.config.schema",
     "SendPolicyRule": "core.config.schema",
     "SessionConfig": "core.config.schema",
-    "SessionToolsConfig": "core.config.schema",
-    "SubagentToolsConfig": "core.config.schema",
+    "SessionToolsConfig": "core.config.schema_tools",
+    "SubagentToolsConfig": "core.config.schema_tools",
     "ToolPolicyConfig": "core.config.schema_agents",
-    "ToolsAgentToAgentConfig": "core.config.schema",
-    "ToolsConfig": "core.config.schema",
+    "ToolsAgentToAgentConfig": "core.config.schema_tools",
+    "ToolsConfig": "core.config.schema_tools",
     "config_secrets": "core.config.loader",
     "dump_masked": "core.config.loader",
     "load_config": "core.config.loader",

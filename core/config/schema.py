@@ -1,30 +1,32 @@
 """The Crosstalk configuration tree, rooted at ``CrosstalkConfig``.
 
 One strict pydantic model tree: files use camelCase keys, Python code uses snake_case
-attributes, unknown keys are errors. Sections live in ``schema_agents`` and
-``schema_channels``; this module holds gateway, session and tools, plus the root.
+attributes, unknown keys are errors. Sections live in ``schema_agents``, ``schema_channels``,
+``schema_gateway``, ``schema_tools`` and the other ``schema_*`` modules; this module holds
+session, messages, bindings, limits and logging, plus the root.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig, ToolPolicyConfig
+from core.config.schema_agents import AgentConfig, AgentsConfig, ModelsConfig
 from core.config.schema_base import ConfigModel, normalize_agent_id
 from core.config.schema_channels import ChannelsConfig as StaticChannelsConfig
 from core.config.schema_channels import QueueConfig, with_installed_channels
 from core.config.schema_cluster import ClusterConfig
 from core.config.schema_console import ConsoleConfig
 from core.config.schema_cron import CronConfig, HooksConfig
+from core.config.schema_gateway import GatewayConfig
 from core.config.schema_mcp import McpConfig
 from core.config.schema_plugins import PluginsConfig
+from core.config.schema_tools import ToolsConfig
 from core.config.schema_voice import VoiceConfig
-from core.config.state_dir import HOME_STATE_DIR, default_state_dir
+from core.config.state_dir import HOME_STATE_DIR
 
 if TYPE_CHECKING:
     ChannelsConfig = StaticChannelsConfig
@@ -34,111 +36,17 @@ else:  # D38: installed third-party channels validate their own `channels.<name>
 __all__ = [
     "AgentToAgentSessionConfig",
     "CrosstalkConfig",
-    "DatabaseConfig",
-    "GatewayAuthConfig",
-    "GatewayConfig",
     "LoggingConfig",
-    "MetricsConfig",
     "SendPolicyConfig",
     "SendPolicyMatch",
     "SendPolicyRule",
     "SessionConfig",
-    "SessionToolsConfig",
-    "SubagentToolsConfig",
-    "ToolsAgentToAgentConfig",
-    "ToolsConfig",
 ]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STATE_DIR = HOME_STATE_DIR
 DATABASE_FILE = "crosstalk.db"
-
-
-# --- gateway -------------------------------------------------------------------------------
-
-
-class GatewayAuthConfig(ConfigModel):
-    """Bearer auth of the HTTP API and web chat (D9). Read secrets with ``secret_value()``."""
-
-    mode: Literal["token", "password"] = "token"
-    token: SecretStr | None = None
-    password: SecretStr | None = None
-
-    @model_validator(mode="after")
-    def _password_needs_value(self) -> GatewayAuthConfig:
-        if self.mode == "password" and not (self.password and self.password.get_secret_value()):
-            raise ValueError("password is required when mode is 'password'")
-        return self
-
-
-DATABASE_SCHEMES = ("sqlite", "sqlite+aiosqlite", "postgresql", "postgres", "postgresql+asyncpg")
-
-
-class DatabaseConfig(ConfigModel):
-    """``url`` ``None`` = SQLite file in the state dir; see ``CrosstalkConfig.database_url()``."""
-
-    url: str | None = None
-
-    @field_validator("url")
-    @classmethod
-    def _supported_scheme(cls, value: str | None) -> str | None:
-        """Only the drivers the store ships with; anything else would fail at start (D12)."""
-        if value is None or not value.strip():
-            return value
-        scheme = value.strip().partition("://")[0].lower()
-        if scheme not in DATABASE_SCHEMES:
-            raise ValueError(
-                f"unsupported database URL scheme {scheme[:40]!r} "
-                "(use sqlite:///PATH or postgresql://USER@HOST/DB)"
-            )
-        return value
-
-
-class MetricsConfig(ConfigModel):
-    """``gateway.metrics``: ``GET /metrics`` always needs the bearer token; ``port`` adds a
-    token-free listener on 127.0.0.1 only (for a local Prometheus agent). Off by default."""
-
-    port: int | None = Field(default=None, ge=0, le=65535)
-
-
-class GatewayConfig(ConfigModel):
-    """``gateway``: where the HTTP server listens and where state is kept."""
-
-    port: int = Field(default=18789, ge=1, le=65535)
-    bind: str = Field(default="127.0.0.1", min_length=1)
-    auth: GatewayAuthConfig = Field(default_factory=GatewayAuthConfig)
-    state_dir: str = Field(default_factory=default_state_dir)
-    """`CROSSTALK_STATE_DIR`, else this, else the nearest `.crosstalk` above the current
-    directory, else `~/.crosstalk` (D130)."""
-    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
-    max_body_bytes: int = Field(default=2_097_152, ge=1)
-    body_timeout_seconds: float = Field(default=60.0, gt=0)
-    """A request body not fully received by then is answered 408 (D12)."""
-    header_timeout_seconds: float = Field(default=20.0, gt=0, le=3600)
-    """A connection that has not sent a whole request by then (slow headers, or idle between
-    requests) is closed (D141)."""
-    max_reply_chars: int = Field(default=16_000, ge=100)
-    """A longer text leaving for a chat is cut there, with a note saying so (D142)."""
-    max_connections: int = Field(default=512, ge=1)
-    """Open HTTP connections at most; beyond, the oldest idle one is closed (D141). Keep it
-    below the process's file limit (`LimitNOFILE` in deploy/crosstalk.service)."""
-    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
-    dedup_window_days: float = Field(default=7.0, gt=0)
-    """How long inbound platform identities and Idempotency-Keys are remembered (D16)."""
-    reconcile_after_seconds: float = Field(default=10.0, ge=0)
-    """A delivery left pending by an earlier process is settled once it has been quiet this
-    long (another live gateway on the same database may still be sending it) (D16)."""
-    watchdog_seconds: float = Field(default=60.0, gt=0)
-    """A channel that has received nothing (not even an empty long poll or a pong) for this
-    long is reconnected (D16)."""
-
-    @field_validator("state_dir")
-    @classmethod
-    def _expand_home(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return os.path.expanduser(value.strip())
 
 
 # --- session -------------------------------------------------------------------------------
@@ -214,79 +122,6 @@ class SessionConfig(ConfigModel):
     def _normalise_main_key(cls, value: str) -> str:
         """R1.2: trimmed and lowercased; empty gives ``main``."""
         return value.strip().lower() or "main"
-
-
-# --- tools ---------------------------------------------------------------------------------
-
-
-class ToolsAgentToAgentConfig(ConfigModel):
-    """``tools.agentToAgent`` (R1.8): cross-agent session access, off by default."""
-
-    enabled: bool = False
-    allow: list[str] = Field(default_factory=list)
-
-
-class SubagentToolsConfig(ConfigModel):
-    """``tools.subagents``: extra restrictions on sub-agent sessions (R4.7)."""
-
-    tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
-
-
-SessionScope = Literal["self", "tree", "agent", "all"]
-
-
-class SessionVisibilityConfig(ConfigModel):
-    """``tools.sessions.visibility`` (D61): which sessions each role's session tools reach."""
-
-    owner: SessionScope = "all"
-    member: SessionScope = "tree"
-    guest: SessionScope = "self"
-
-
-class SessionToolsConfig(ConfigModel):
-    """``tools.sessions``: misuse limits of D8, and the scope of each role (D61)."""
-
-    send_rate_per_minute: int = Field(default=6, ge=0)
-    hop_budget: int = Field(default=8, ge=1)
-    visibility: SessionVisibilityConfig = Field(default_factory=SessionVisibilityConfig)
-
-
-class ApprovalsConfig(ConfigModel):
-    """``tools.approvals`` (D72): tools whose calls wait for an owner's yes."""
-
-    require: list[str] = Field(default_factory=list)
-    """Tool patterns as in D63: names, ``*`` globs, ``mcp:*``, ``mcp:<server>``."""
-    timeout_minutes: float = Field(default=60, gt=0)
-
-
-class AskUserConfig(ConfigModel):
-    """``tools.askUser`` (D73): how long a question waits for its answer."""
-
-    timeout_minutes: float = Field(default=15, gt=0)
-
-
-class BySenderRule(ConfigModel):
-    """One ``tools.bySender`` rule (D63): which tools the senders `match` names may use."""
-
-    match: str
-    allow: list[str] | None = None
-    deny: list[str] = Field(default_factory=list)
-
-
-class ToolsConfig(ConfigModel):
-    """``tools``: global tool policy and session-tool limits."""
-
-    profile: Literal["minimal", "coding", "messaging", "full"] | None = None
-    allow: list[str] | None = None
-    deny: list[str] = Field(default_factory=list)
-    agent_to_agent: ToolsAgentToAgentConfig = Field(default_factory=ToolsAgentToAgentConfig)
-    subagents: SubagentToolsConfig = Field(default_factory=SubagentToolsConfig)
-    sessions: SessionToolsConfig = Field(default_factory=SessionToolsConfig)
-    by_sender: list[BySenderRule] | None = None
-    """D63: rules by sender after the agent's policy; None: the defaults (members and guests
-    get no cron or MCP tools, guests no sessions_spawn or sessions_send)."""
-    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
-    ask_user: AskUserConfig = Field(default_factory=AskUserConfig)
 
 
 # --- messages ------------------------------------------------------------------------------
