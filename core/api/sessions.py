@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from core.config import primary_model
 from core.config.schema_cron import CronJobConfig
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.engine.runs import RunRequest
 from core.engine.runs.reset import reset_session
 from core.features.agent.compaction import compact_now

@@ -7,7 +7,7 @@ from __future__ import annotations
 from email.message import EmailMessage
 
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.store import DeliveryRecord
 from tests.adapters.test_email import OWNER, bot_mail, deliver, mail_from, start, text_of

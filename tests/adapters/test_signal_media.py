@@ -9,7 +9,7 @@ from typing import Any
 
 from adapters.signal.adapter import SignalAdapter
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
 from tests.adapters.test_signal import ANN, GROUP

@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestServer
 from adapters.whatsapp.adapter import WhatsAppAdapter
 from adapters.whatsapp.spec import WhatsAppAccountConfig
 from core.edge.http.server import build_app
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.errors import ChannelUnavailable, TargetForbidden
 from core.model.inbound import InboundMessage
 from core.model.records import SessionQuery

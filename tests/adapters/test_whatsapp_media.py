@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.records import SessionQuery
 from tests.adapters.test_whatsapp import ANN, DAY, Clock, gateway, started_runtime
 from tests.conftest import RuntimeFactory

@@ -13,7 +13,7 @@ from core.edge.http.appkeys import RUNTIME, SECRET
 from core.edge.http.auth import is_authorized, unauthorized
 from core.edge.http.edge import error_response
 from core.edge.http.http_tools import authorized_model
-from core.engine.outbound.gate import Outcome
+from core.engine.outbound.delivery import Outcome
 from core.features.tools.rows import RowBuilder
 from core.model.text import clean_text
 from core.store import SessionEntry, StoreError

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 
 if TYPE_CHECKING:
-    from core.engine.outbound.gate import DeliveryKind, DeliveryResult, OutboundGate
+    from core.engine.outbound.delivery import DeliveryKind, DeliveryResult
+    from core.engine.outbound.gate import OutboundGate
     from core.model.delivery_context import DeliveryContext
 
 ReplyKind = Literal["reply", "cron", "hook"]

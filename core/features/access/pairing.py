@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.features.access.policy import group_pairing_id
 from core.model.delivery_context import DeliveryContext
 from core.model.inbound import InboundMessage

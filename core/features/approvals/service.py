@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.engine.outbound.gate import DeliveryResult, Outbound
+from core.engine.outbound.delivery import DeliveryResult, Outbound
 from core.engine.runs.rebuild import rebuild_request
 from core.model.approvals import (
     Approval,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.config.schema_cron import DeliverTarget
-from core.engine.outbound.gate import DeliveryResult
+from core.engine.outbound.delivery import DeliveryResult
 from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
 from core.model.delivery_context import DeliveryContext, normalize_delivery_context

@@ -16,7 +16,7 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
 from core.features.access.limits import person_key

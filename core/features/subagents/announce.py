@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.engine.outbound.gate import DeliveryResult, Outbound
+from core.engine.outbound.delivery import DeliveryResult, Outbound
 from core.engine.runs import RunRequest
 from core.features.subagents.prompts import ANNOUNCE_SKIP, ANNOUNCE_USER_MESSAGE, announce_prompt
 from core.features.subagents.yielded import resume_with_announce

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.base import ChunkRef
-from core.engine.outbound.gate import Outbound, send_media_chunk
+from core.engine.outbound.delivery import Outbound
+from core.engine.outbound.gate import send_media_chunk
 from core.model.delivery_context import DeliveryContext
 from core.model.media import MediaItem, too_big_text
 from core.store import DeliveryRecord, now_ms

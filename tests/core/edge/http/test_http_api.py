@@ -97,7 +97,7 @@ async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime
     assert (await resp.json())["entry"]["label"] == "home"
 
     await rt.store.update_session("agent:main:main", send_policy="deny")
-    from core.engine.outbound.gate import Outbound
+    from core.engine.outbound.delivery import Outbound
 
     await rt.gate.deliver(Outbound("hidden", "notice", "agent:main:main"))
     resp = await c.get("/api/deliveries?session=main&outcome=suppressed_by_policy", headers=AUTH)

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from core.api.testing import RecordingAdapter
 from core.edge.http.http_metrics import loopback_port
 from core.edge.http.server import build_app
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.engine.runs import RunRequest
 from core.runtime import Runtime
 from tests.conftest import Client, RuntimeFactory

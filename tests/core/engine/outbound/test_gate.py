@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.api.testing import RecordingAdapter
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import RateLimited, TargetForbidden
 from core.runtime import Runtime

@@ -7,7 +7,7 @@ clock: nothing here waits for wall time to pass.
 from __future__ import annotations
 
 from core.api.testing import RecordingAdapter
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.engine.outbound.live import LiveFeedback
 from core.engine.runs import RunOutcome, RunRequest
 from core.model.delivery_context import DeliveryContext

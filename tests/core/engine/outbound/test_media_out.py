@@ -4,7 +4,8 @@ a text naming the file where the platform cannot take it (D150), settled after a
 from __future__ import annotations
 
 from core.api.testing import RecordingAdapter
-from core.engine.outbound.gate import Outbound, send_media_chunk
+from core.engine.outbound.delivery import Outbound
+from core.engine.outbound.gate import send_media_chunk
 from core.engine.outbound.recovery import DeliveryDuties, reconcile_delivery
 from core.model.channel import ChunkRef
 from core.model.delivery_context import DeliveryContext

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.api.testing import RecordingAdapter
-from core.engine.outbound.gate import Outbound
+from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited
 from core.runtime import Runtime

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.api.testing import RecordingAdapter
-from core.engine.outbound.gate import DeliveryKind, Outbound
+from core.engine.outbound.delivery import DeliveryKind, Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.media import MediaItem
 from core.runtime import Runtime
