@@ -6,31 +6,24 @@ discord.py has no per-client endpoint setting: it reads two *process-global* cla
 they are restored). The gateway speaks the real protocol: HELLO, heartbeats in any order,
 IDENTIFY (bad token closes 4004), READY, GUILD_CREATE and MESSAGE_CREATE, zlib-stream compressed
 when asked, and it enforces the intents the client sent (MESSAGE_CONTENT blanking included), which
-is what catches a missing ``intents.message_content = True``.
+is what catches a missing ``intents.message_content = True``. The gateway is in
+:mod:`tests.fakes.discord_gateway`, REST in :mod:`tests.fakes.discord_rest`, commands and
+interactions in :mod:`tests.fakes.discord_interactions`.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import time
-import zlib
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-from tests.fakes.base import Call, EmulatorServer, Failure, json_response
+from tests.fakes.base import Call, EmulatorServer
+from tests.fakes.discord_gateway import DiscordGateway, GatewayConn
 from tests.fakes.discord_interactions import DiscordInteractions
-
-GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
-_ERRORS = {
-    401: (0, "401: Unauthorized"),
-    403: (50013, "Missing Permissions"),
-    404: (10003, "Unknown Channel"),
-    400: (50035, "Invalid Form Body"),
-}
+from tests.fakes.discord_rest import DiscordRest
 
 
 def patch_discord_library(monkeypatch: Any, api_base: str, gateway_url: str) -> None:
@@ -54,18 +47,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-@dataclass
-class _Conn:
-    """One gateway connection: its compressor, sequence number and identify state."""
-
-    ws: web.WebSocketResponse
-    zlib_ctx: Any = None
-    seq: int = 0
-    intents: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class FakeDiscord(DiscordInteractions, EmulatorServer):
+class FakeDiscord(DiscordInteractions, DiscordGateway, DiscordRest, EmulatorServer):
     """Discord REST + gateway fake with one guild (text channel + thread) by default."""
 
     GUILD_ID, CHANNEL_ID, THREAD_ID, DM_CHANNEL_ID = 1000000001, 1000000002, 1000000003, 2000000001
@@ -88,7 +70,7 @@ class FakeDiscord(DiscordInteractions, EmulatorServer):
         #: What users see: the bot's messages by id with their latest content (edits applied).
         self.shown: dict[str, dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}  # CDN path → bytes of files users uploaded
-        self.connections: list[_Conn] = []
+        self.connections: list[GatewayConn] = []
         #: messages created with a nonce, and the createMessage calls that were answered with
         #: an earlier message because their nonce was enforced and known (as Discord does)
         self.nonces: dict[str, dict[str, Any]] = {}
@@ -249,95 +231,6 @@ class FakeDiscord(DiscordInteractions, EmulatorServer):
                 return gid
         return None
 
-    # -- gateway ----------------------------------------------------------------------------
-
-    async def _send(self, conn: _Conn, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload)
-        if conn.zlib_ctx is not None:
-            ctx = conn.zlib_ctx
-            await conn.ws.send_bytes(ctx.compress(data.encode()) + ctx.flush(zlib.Z_SYNC_FLUSH))
-        else:  # uncompressed or zstd-stream: discord.py only decompresses binary frames
-            await conn.ws.send_str(data)
-
-    async def _dispatch(self, conn: _Conn, event: str, data: dict[str, Any]) -> None:
-        conn.seq += 1
-        await self._send(conn, {"op": 0, "t": event, "s": conn.seq, "d": data})
-
-    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
-        ws = await self._open_ws(request)
-        conn = _Conn(
-            ws, zlib.compressobj() if request.query.get("compress") == "zlib-stream" else None
-        )
-        self.record(Call("CONNECT", dict(request.query), None, request.path_qs, "GET", None))
-        await self._send(conn, {"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
-        try:
-            async for msg in ws:
-                if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
-                    break
-                await self._on_op(conn, json.loads(msg.data))
-        finally:
-            self._forget_ws(ws)
-            if conn in self.connections:
-                self.connections.remove(conn)
-        return ws
-
-    async def _on_op(self, conn: _Conn, payload: dict[str, Any]) -> None:
-        op: int = payload.get("op", -1)
-        d = payload.get("d")
-        names = {
-            1: "HEARTBEAT",
-            2: "IDENTIFY",
-            3: "PRESENCE_UPDATE",
-            6: "RESUME",
-            8: "REQUEST_GUILD_MEMBERS",
-        }
-        params: dict[str, Any] = d if isinstance(d, dict) else {"d": d}
-        token = params.get("token")
-        self.record(Call(names.get(op, f"OP{op}"), params, token, "/", "WS", None))
-        if op == 1:
-            await self._send(conn, {"op": 11})
-        elif op in (2, 6) and token != self.token:
-            await conn.ws.close(code=4004, message=b"Authentication failed.")
-        elif op == 2:
-            conn.intents = int(params.get("intents", 0))
-            ready = {
-                "v": 10,
-                "user": self.bot_user,
-                "session_id": "fake-session",
-                "guilds": [{"id": str(g), "unavailable": True} for g in self.guilds],
-                "resume_gateway_url": self.gateway_url,
-                "private_channels": [],
-                "relationships": [],
-                "application": {"id": str(self.application_id), "flags": 0},
-            }
-            if "shard" in params:
-                ready["shard"] = params["shard"]
-            self.connections.append(conn)
-            await self._dispatch(conn, "READY", ready)
-            for guild in self.guilds.values():
-                await self._dispatch(conn, "GUILD_CREATE", guild)
-        elif op == 6:
-            conn.intents = conn.intents or 0
-            self.connections.append(conn)
-            await self._dispatch(conn, "RESUMED", {})
-        elif op == 8 and isinstance(d, dict):
-            await self._dispatch(
-                conn,
-                "GUILD_MEMBERS_CHUNK",
-                {
-                    "guild_id": d.get("guild_id"),
-                    "members": [],
-                    "chunk_index": 0,
-                    "chunk_count": 1,
-                    "nonce": d.get("nonce"),
-                },
-            )
-
-    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send a raw DISPATCH event to every identified connection."""
-        for conn in list(self.connections):
-            await self._dispatch(conn, event, data)
-
     def _author(self, author_id: int, bot: bool, username: str) -> dict[str, Any]:
         return {
             "id": str(author_id),
@@ -458,210 +351,6 @@ class FakeDiscord(DiscordInteractions, EmulatorServer):
             return web.Response(status=404)
         return web.Response(body=data, content_type="application/octet-stream")
 
-    async def _deliver(self, msg: dict[str, Any]) -> None:
-        """MESSAGE_CREATE with intent filtering: GUILD_/DIRECT_MESSAGES gate delivery, and
-        without MESSAGE_CONTENT the content is blanked (not for DMs, mentions, own messages)."""
-        is_dm = "guild_id" not in msg
-        own = msg["author"]["id"] == str(self.bot_id)
-        exempt = is_dm or own or any(m["id"] == str(self.bot_id) for m in msg["mentions"])
-        for conn in list(self.connections):
-            intents = conn.intents or 0
-            if not intents & (DIRECT_MESSAGES if is_dm else GUILD_MESSAGES):
-                continue
-            data = msg
-            if not exempt and not intents & MESSAGE_CONTENT:
-                data = {**msg, "content": "", "embeds": [], "attachments": [], "components": []}
-            await self._dispatch(conn, "MESSAGE_CREATE", data)
-
     def visible(self) -> list[dict[str, Any]]:
         """The bot's messages as users see them now (edits applied), oldest first."""
         return [self.shown[k] for k in sorted(self.shown, key=int)]
-
-    # -- REST -------------------------------------------------------------------------------
-
-    def _rest(self, name: str) -> Any:
-        async def handler(request: web.Request) -> web.Response:
-            return await self._handle(name, request)
-
-        return handler
-
-    def _error(self, status: int, failure: Failure | None = None) -> web.Response:
-        code, message = _ERRORS.get(status, (0, f"{status}: Error"))
-        body: dict[str, Any] = {"message": message, "code": code}
-        headers: dict[str, str] = {}
-        if status == 429:
-            retry = failure.retry_after if failure and failure.retry_after is not None else 1.0
-            body = {"message": "You are being rate limited.", "retry_after": retry, "global": False}
-            # discord.py treats a 429 without "Via" as a Cloudflare ban (plain HTTPException).
-            headers = {
-                "Retry-After": str(max(1, int(retry))),
-                "X-RateLimit-Scope": "user",
-                "Via": "1.1 google",
-            }
-        if failure is not None:
-            body.update(failure.body or {})
-            headers.update(failure.headers)
-        return json_response(body, status, headers)
-
-    async def _handle(self, name: str, request: web.Request) -> web.Response:
-        params: dict[str, Any] = dict(request.match_info)
-        params.pop("tail", None)
-        if request.can_read_body:
-            if request.content_type == "application/json":
-                params.update(await request.json())
-            else:
-                form = await request.post()
-                if "payload_json" in form:
-                    params.update(json.loads(str(form["payload_json"])))
-                files = [v for k, v in form.items() if k.startswith("files[")]
-                params["files"] = [
-                    {"filename": f.filename, "data": f.file.read(), "content_type": f.content_type}
-                    for f in files
-                    if isinstance(f, web.FileField)
-                ]
-        auth = request.headers.get("Authorization", "")
-        token = auth.removeprefix("Bot ")
-        call = self.record(Call(name, params, token, request.path, request.method))
-        if token != self.token:
-            call.status = 401
-            return self._error(401)
-        if await self._stall(name):  # stall_next: no effect, no answer while the fake runs
-            call.status = 504
-            return self._error(504)
-        failure = self._take_failure(name)
-        if failure is not None:
-            call.status = failure.status
-            return self._error(failure.status, failure)
-        if name == "getCurrentUser":
-            return json_response(self.bot_user)
-        if name == "getApplication":
-            return json_response(
-                {
-                    "id": str(self.application_id),
-                    "name": self.bot_name,
-                    "description": "",
-                    "icon": None,
-                    "bot_public": True,
-                    "bot_require_code_grant": False,
-                    "owner": self._author(1, False, "owner"),
-                    "verify_key": "0" * 64,
-                    "flags": 0,
-                    "team": None,
-                    "summary": "",
-                    "bot": self.bot_user,
-                }
-            )
-        if name in ("getGateway", "getGatewayBot"):
-            return json_response(
-                {
-                    "url": self.gateway_url,
-                    "shards": 1,
-                    "session_start_limit": {
-                        "total": 1000,
-                        "remaining": 999,
-                        "reset_after": 0,
-                        "max_concurrency": 1,
-                    },
-                }
-            )
-        if name in (
-            "deleteMessage",
-            "triggerTyping",
-            "createReaction",
-            "deleteOwnReaction",
-        ):
-            return web.Response(status=204)
-        if name == "unknown":
-            call.status = 404
-            return json_response({"message": "404: Not Found", "code": 0}, 404)
-        channel_id = int(params["channel_id"])
-        nonce = params.get("nonce")
-        if name == "createMessage" and nonce is not None:
-            if len(str(nonce)) > 25:
-                call.status = 400
-                return json_response(
-                    {
-                        "message": "Invalid Form Body",
-                        "code": 50035,
-                        "errors": {
-                            "nonce": {
-                                "_errors": [
-                                    {
-                                        "code": "BASE_TYPE_MAX_LENGTH",
-                                        "message": "Must be 25 or fewer in length.",
-                                    }
-                                ]
-                            }
-                        },
-                    },
-                    400,
-                )
-            if params.get("enforce_nonce") and str(nonce) in self.nonces:
-                self.nonce_replays.append(call)  # no new message: the first one comes back
-                return json_response(self.nonces[str(nonce)])
-        if not params.get("content") and not params.get("embeds") and not params.get("files"):
-            call.status = 400
-            return json_response({"message": "Cannot send an empty message", "code": 50006}, 400)
-        msg = self.message_payload(
-            channel_id,
-            params.get("content", ""),
-            guild_id=self._guild_of(channel_id),
-            author=self.bot_user,
-            reference=params.get("message_reference"),
-        )
-        msg["author"] = {**self.bot_user, "public_flags": 0}
-        if name == "editMessage":
-            if str(params["message_id"]) not in self.shown:
-                call.status = 404
-                return json_response({"message": "Unknown Message", "code": 10008}, 404)
-            msg["id"], msg["edited_timestamp"] = params["message_id"], _now()
-            self.shown[str(msg["id"])]["content"] = msg["content"]
-            self.shown[str(msg["id"])]["edits"] += 1
-            if "components" in params:
-                self.shown[str(msg["id"])]["components"] = params["components"]
-        else:
-            self.shown[str(msg["id"])] = {
-                "channel_id": channel_id,
-                "content": msg["content"],
-                "edits": 0,
-                "components": params.get("components") or [],
-            }
-            for n, f in enumerate(params.get("files") or []):  # uploads (D78)
-                where = f"{self.base_url}/attachments/{channel_id}/{msg['id']}"
-                msg["attachments"].append(
-                    {
-                        "id": f"{msg['id']}{n}",
-                        "filename": f["filename"],
-                        "size": len(f["data"]),
-                        "url": f"{where}/{f['filename']}",
-                        "proxy_url": f"{where}/{f['filename']}",
-                        "content_type": f["content_type"],
-                    }
-                )
-                self.uploads.append({"channel_id": channel_id, **f})
-            if nonce is not None:
-                msg["nonce"] = str(nonce)
-                self.nonces[str(nonce)] = msg
-            if self.echo_own_messages:
-                await self._deliver(msg)
-        await self._hold("upload" if params.get("files") else name)  # hold_next("upload")
-        return json_response(msg)
-
-    def created_messages(self) -> list[Call]:
-        """createMessage calls that created a message (not refused, not a nonce replay)."""
-        return [
-            c
-            for c in self.calls_for("createMessage")
-            if c.status == 200 and not any(c is r for r in self.nonce_replays)
-        ]
-
-    async def message_update(self, original: dict[str, Any], content: str) -> dict[str, Any]:
-        """Inject MESSAGE_UPDATE: a user edited ``original`` (as returned by user_message)."""
-        edited = {**original, "content": content, "edited_timestamp": _now()}
-        for conn in list(self.connections):
-            await self._dispatch(conn, "MESSAGE_UPDATE", edited)
-        return edited
-
-    async def redeliver(self, msg: dict[str, Any]) -> None:
-        """Send a MESSAGE_CREATE again, as Discord replays events after a RESUME."""
-        await self._deliver(msg)
