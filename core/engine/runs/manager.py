@@ -19,12 +19,10 @@ from core.engine.observability.logs import bind_turn
 from core.engine.observability.metrics import DISCARD, Metrics
 from core.engine.runs.contract import (
     DeltaSink,
-    Pause,
     PauseListener,
     RunListener,
     RunOutcome,
     RunRequest,
-    Steer,
     TurnExecutor,
     TurnResult,
 )
@@ -38,19 +36,6 @@ from core.store.runs import MERGED, STEER_LANE
 
 if TYPE_CHECKING:
     from core.engine.runs.ordering import SessionClaims
-
-__all__ = [
-    # these live in core.engine.runs.contract; core.features.agent and
-    # tests/core/features/models still import them from here
-    "DeltaSink",
-    "Pause",
-    "QueueFor",
-    "RunManager",
-    "RunOutcome",
-    "RunRequest",
-    "Steer",
-    "TurnResult",
-]
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from core.features.agent.pause import mcp_server_of, requires_approval
 from core.model.text import clean_text
 
 if TYPE_CHECKING:
-    from core.engine.runs.manager import DeltaSink
+    from core.engine.runs.contract import DeltaSink
     from core.features.agent.env import TurnEnv
 
 YIELDED_MARK = "(yielded)"

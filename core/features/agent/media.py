@@ -16,7 +16,7 @@ from core.model.attachments import Attachment
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
-    from core.engine.runs.manager import RunRequest
+    from core.engine.runs.contract import RunRequest
     from core.features.agent.env import TurnEnv
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from core.engine.runs.manager import Pause
+from core.engine.runs.contract import Pause
 from core.model.approvals import Approval, matches_tool, new_id
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
-    from core.engine.runs.manager import RunRequest
+    from core.engine.runs.contract import RunRequest
     from core.store import RunRecord
 
 DENIED = {"status": "denied"}

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.engine.runs.manager import DeltaSink, RunRequest, Steer, TurnResult
+from core.engine.runs.contract import DeltaSink, RunRequest, Steer, TurnResult
 from core.features.access.limits import person_key
 from core.features.agent.compaction import TurnContext, summary_instructions, turn_context
 from core.features.agent.hooks import (

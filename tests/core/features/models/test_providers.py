@@ -11,7 +11,7 @@ import pytest
 
 from core.api.testing import RecordingAdapter
 from core.engine.runs import RunRequest
-from core.engine.runs.manager import RunOutcome
+from core.engine.runs.contract import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
