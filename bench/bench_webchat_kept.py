@@ -1,5 +1,7 @@
 """What the web chat reads of the delivery log (D136): the cron and webhook replies it was sent,
-read each time a tab opens, and a chunk's origin, read for each chunk sent to the web chat.
+read each time a tab opens (also just after `/new`, when none is newer than the reset and the
+older ones of the chat are read and left out), and a chunk's origin, read for each chunk sent to
+the web chat.
 
 The log holds `--deliveries` rows (default 100,000): one in 100 a cron reply to the web chat,
 a third of the rest replies to the web chat, the others Telegram replies.
@@ -51,16 +53,20 @@ async def measure(n: int, url: str | None, iterations: int) -> None:
         table = DeliveryRow.__table__  # type: ignore[attr-defined]
         data = rows(n)
         await store.write(lambda c: c.execute(insert(table), data))
-        kept, origin = [], []
+        kept, reset, origin = [], [], []
         for _ in range(iterations):
             t = time.perf_counter()
             await store.kept_for("webchat", "owner", ("cron", "hook"))
             kept.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
+            await store.kept_for("webchat", "owner", ("cron", "hook"), since=n)
+            reset.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
             await store.delivery_origin(n - 1)
             origin.append((time.perf_counter() - t) * 1000)
         where = "postgresql" if url else "sqlite"
         print(summary(f"{where}: kept replies at tab open ({n:,} deliveries)", kept))
+        print(summary(f"{where}: kept replies just after /new (none newer)", reset))
         print(summary(f"{where}: a chunk's origin", origin))
     finally:
         await store.close()

@@ -198,10 +198,12 @@ class WebchatAdapter(ChannelAdapter):
 
     async def _history(self, peer: str) -> list[dict[str, Any]]:
         """The main session's rows, and the cron and webhook replies this chat was sent
-        (kept while no tab was open, D136), in time order."""
-        kept = await kept_rows(self.rt.store, self.channel, peer)
+        (kept while no tab was open, D136) since the session's last reset (`/new`, D137), in time
+        order."""
         key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
         entry = await self.rt.store.get_session(key)
+        since = (entry.reset_at or 0) if entry is not None else 0
+        kept = await kept_rows(self.rt.store, self.channel, peer, since)
         if entry is None:
             return kept
         msgs = await self.rt.store.history(entry.session_id, limit=200)

@@ -25,11 +25,14 @@ async def kept_label(store: SessionStore, ref: ChunkRef | None) -> str | None:
     return origin.label() if origin is not None and origin.kind in KEPT_KINDS else None
 
 
-async def kept_rows(store: SessionStore, channel: str, peer: str) -> list[dict[str, Any]]:
+async def kept_rows(
+    store: SessionStore, channel: str, peer: str, since: int = 0
+) -> list[dict[str, Any]]:
     """History rows (as `history_rows` makes them) of the cron and webhook replies this chat
-    was sent, labelled."""
+    was sent at `since` (ms) or later, labelled: a session's reset leaves earlier ones behind
+    (D137)."""
     rows = []
-    for rec, origin in await store.kept_for(channel, peer, KEPT_KINDS):
+    for rec, origin in await store.kept_for(channel, peer, KEPT_KINDS, since=since):
         rows.append(
             {"role": "assistant", "text": rec.text, "ts": rec.created_at, "label": origin.label()}
         )

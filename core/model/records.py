@@ -37,6 +37,8 @@ class SessionEntry:
     last_to: str | None = None
     last_account_id: str | None = None
     last_thread_id: str | None = None
+    reset_at: int | None = None
+    """When `/new` (or a reset over HTTP) last gave the key a new transcript; None: never."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +74,7 @@ class SessionPatch(TypedDict, total=False):
     last_to: str | None
     last_account_id: str | None
     last_thread_id: str | None
+    reset_at: int | None
 
 
 NOTICE = "notice"

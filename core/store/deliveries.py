@@ -11,7 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Integer, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Integer,
+    and_,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from core.model.records import DeliveryOrigin, DeliveryRecord, RunRecord
 from core.store.database import Database, now_ms
@@ -298,18 +309,20 @@ class DeliveriesStore(Database):
         return _origin(row[0], row[1], row[2]) if row is not None else None
 
     async def kept_for(
-        self, channel: str, to: str, kinds: Sequence[str], limit: int = 50
+        self, channel: str, to: str, kinds: Sequence[str], limit: int = 50, since: int = 0
     ) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
-        """The newest `limit` deliveries of `kinds` that reached (or were kept for) one chat,
-        oldest first, each with its origin: what the web chat shows besides its transcript
-        (cron and webhook replies live in their own sessions, D136)."""
+        """The newest `limit` deliveries of `kinds` that reached (or were kept for) one chat
+        at `since` (ms) or later, oldest first, each with its origin: what the web chat shows
+        besides its transcript (cron and webhook replies live in their own sessions, D136;
+        `since` is the session's reset, so `/new` leaves the earlier ones behind, D137)."""
 
         def op(c: Connection) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
             found = [  # one index range per kind, read backwards: no sort (D136)
                 r
                 for kind in kinds
                 for r in c.execute(
-                    _KEPT, {"channel": channel, "to": to, "kind": kind, "limit": limit}
+                    _KEPT,
+                    {"channel": channel, "to": to, "kind": kind, "limit": limit, "since": since},
                 ).mappings()
             ]
             found = sorted(found, key=lambda r: int(r["id"]), reverse=True)[:limit]
@@ -338,6 +351,7 @@ _KEPT = (
             D.c.to == bindparam("to"),
             D.c.kind == bindparam("kind"),
             D.c.outcome.in_(("delivered", "resent_after_crash")),
+            D.c.created_at >= bindparam("since", type_=BigInteger),
         )
     )
     .order_by(D.c.id.desc())

@@ -51,6 +51,9 @@ class SessionRow(SQLModel, table=True):
     last_to: str | None = Field(default=None, max_length=512)
     last_account_id: str | None = Field(default=None, max_length=128)
     last_thread_id: str | None = Field(default=None, max_length=128)
+    reset_at: int | None = Field(default=None, sa_column=Column(BigInteger))
+    """When the transcript was last replaced (`/new`): what a chat was sent before belongs to
+    the old one (the web chat's kept replies, D137)."""
 
 
 class MessageRow(SQLModel, table=True):

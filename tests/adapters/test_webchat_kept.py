@@ -17,6 +17,7 @@ from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
+from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -49,11 +50,20 @@ EXTRA = {
 Gateway = tuple[aiohttp.ClientSession, TestServer, Runtime]
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    if request.param == "sqlite":
+        yield {}
+    else:
+        async with fresh_pg_database() as url:
+            yield {"gateway": {"database": {"url": url}}}
+
+
 @pytest.fixture
 async def gateway(
-    make_config: ConfigFactory, fake_model: FakeModelServer
+    make_config: ConfigFactory, fake_model: FakeModelServer, db: dict[str, Any]
 ) -> AsyncIterator[Gateway]:
-    rt = Runtime(make_config(EXTRA))
+    rt = Runtime(make_config(EXTRA | db))
     rt.cron.run_loop = False
     adapter = WebchatAdapter.for_gateway(rt.pages)
     await rt.start(adapters=[adapter], probe_models=False)
@@ -76,6 +86,20 @@ async def _fired(http: aiohttp.ClientSession, server: TestServer, job: str) -> d
         return dict(got) if got.get("lastStatus") else None
 
     return await eventually(detail, what=f"{job} fired")
+
+
+async def _history(http: aiohttp.ClientSession, server: TestServer) -> list[tuple[str, str]]:
+    """What a page that opens now shows: (text, label) of each row of its history frame (a
+    reply sent while the page opens may come as a live frame before it)."""
+    async with http.ws_connect(server.make_url("/ws?token=test-token")) as ws:
+        while (history := json.loads((await ws.receive(timeout=5)).data))["type"] != "history":
+            pass
+        return [(m["text"], m.get("label") or "") for m in history["messages"]]
+
+
+async def _shown(http: aiohttp.ClientSession, server: TestServer) -> list[tuple[str, str]] | None:
+    """What a page that opens now shows, or None when it shows nothing (to poll with)."""
+    return await _history(http, server) or None
 
 
 async def test_a_cron_reply_with_no_tab_open_is_kept_and_shown_labelled(
@@ -109,12 +133,11 @@ async def test_a_webhook_reply_to_an_open_tab_names_its_hook(gateway: Gateway) -
             "text": "echo: CI green",
             "label": "🪝 webhook ci",
         }
-    # and a page that opens later shows it among the conversation, labelled the same
-    async with http.ws_connect(server.make_url("/ws?token=test-token")) as ws:
-        history = json.loads((await ws.receive(timeout=5)).data)
-        assert [(m["text"], m.get("label")) for m in history["messages"]] == [
-            ("echo: CI green", "🪝 webhook ci")
-        ]
+    # and a page that opens later shows it among the conversation, labelled the same (once
+    # the delivery log holds it: it is written after the frame went out)
+    assert await eventually(lambda: _shown(http, server), what="the kept webhook reply") == [
+        ("echo: CI green", "🪝 webhook ci")
+    ]
 
 
 async def test_last_status_is_error_when_the_reply_was_not_delivered(gateway: Gateway) -> None:
@@ -122,3 +145,23 @@ async def test_last_status_is_error_when_the_reply_was_not_delivered(gateway: Ga
     job = await _fired(http, server, "lost")
     assert job["lastStatus"] == "error" and job["runs"][0]["delivery"] == "failed"
     assert job["lastError"] == "reply not delivered: channel not connected: testchat"
+
+
+async def test_after_new_a_reload_shows_only_what_the_new_session_was_sent(
+    gateway: Gateway,
+) -> None:
+    """A cron reply kept before `/new` belonged to the session `/new` ended; one after it shows."""
+    http, server, _ = gateway
+    await _fired(http, server, "morning")
+    assert await _history(http, server) == [("echo: morning summary", "⏰ cron job morning")]
+    async with http.ws_connect(server.make_url("/ws?token=test-token")) as ws:
+        assert json.loads((await ws.receive(timeout=5)).data)["type"] == "history"
+        await ws.send_json({"type": "message", "text": "/new"})
+        reply = json.loads((await ws.receive(timeout=10)).data)
+        assert reply["text"].startswith("⚙️ New session started"), reply
+    assert await _history(http, server) == []
+    resp = await http.post(server.make_url("/api/cron/morning/run"), headers=AUTH)
+    assert resp.status == 202
+    assert await eventually(lambda: _shown(http, server), what="the cron reply after /new") == [
+        ("echo: morning summary", "⏰ cron job morning")
+    ]

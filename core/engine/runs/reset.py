@@ -1,7 +1,8 @@
 """A session reset (`/new` in a chat, `POST /api/sessions/{key}/reset` over HTTP): one code path.
 
 The session keeps its key, route, label and send policy; its turns are stopped (on every
-process, D27), and it gets a new transcript (a new session id) with its counters cleared.
+process, D27), and it gets a new transcript (a new session id) with its counters cleared and
+the time of the reset (`reset_at`: the web chat's kept replies from before it are not shown, D137).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Protocol, Unpack
 
 from core.engine.runs.manager import RunManager
 from core.model.records import SessionEntry, SessionPatch
+from core.store import now_ms
 
 
 class SessionUpdates(Protocol):
@@ -35,4 +37,5 @@ async def reset_session(
         context_tokens=None,
         cost_usd=None,
         aborted_last_run=None,
+        reset_at=now_ms(),
     )

@@ -119,7 +119,8 @@ async def test_a_chunk_reported_failed_later_fails_its_delivery(store: Store) ->
 
 async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store) -> None:
     """D136: the cron and webhook replies one chat was sent, oldest first, the newest `limit`,
-    each naming its job (the run's `meta.cronJob`) or hook (`meta.hook`)."""
+    each naming its job (the run's `meta.cronJob`) or hook (`meta.hook`); `since` (the session's
+    reset) leaves earlier ones out."""
     ids = []
     for i, (kind, meta, channel, outcome) in enumerate(
         [
@@ -140,7 +141,7 @@ async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store
                     kind=kind,
                     outcome=outcome,
                     text=f"text {i}",
-                    created_at=now_ms(),
+                    created_at=1_000 + i,
                     session_key=run.session_key,
                     channel=channel,
                     to="owner",
@@ -156,6 +157,9 @@ async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store
     ]
     newest = await store.kept_for("webchat", "owner", ("cron", "hook"), limit=2)
     assert [r.text for r, _ in newest] == ["text 2", "text 5"]
+    since_reset = await store.kept_for("webchat", "owner", ("cron", "hook"), since=1_002)
+    assert [r.text for r, _ in since_reset] == ["text 2", "text 5"]
+    assert await store.kept_for("webchat", "owner", ("cron", "hook"), since=1_006) == []
     origin = await store.delivery_origin(ids[2])
     assert origin is not None and (origin.kind, origin.source) == ("hook", "ci")
     assert await store.delivery_origin(10**9) is None
