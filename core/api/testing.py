@@ -135,14 +135,14 @@ class RecordingAdapter(ChannelAdapter):
         return [t for _, t in self.sent if t.startswith(prefix)]
 
     async def wait_for(
-        self, prefix: str = "", count: int = 1, timeout: float = 10.0
+        self, prefix: str = "", count: int = 1, timeout: float = 15.0
     ) -> list[tuple[DeliveryContext, str]]:
         """Wait (with a deadline) until `count` sent texts start with `prefix`."""
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: len(self.texts(prefix)) >= count)
         return [(c, t) for c, t in self.sent if t.startswith(prefix)]
 
-    async def wait_sent(self, count: int, timeout: float = 5.0) -> list[str]:
+    async def wait_sent(self, count: int, timeout: float = 15.0) -> list[str]:
         await self.wait_for("", count, timeout)
         return self.texts()
 
