@@ -5,7 +5,7 @@ cluster receives, D36). Replies are HTML (``org.matrix.custom.html``) with the m
 plain ``body``; live previews are one message edited with ``m.replace``; typing notifications
 while a run is active. Each chunk is sent with a transaction id derived from its delivery and
 index, so a resend after a crash is the same event: the homeserver de-duplicates it (D16,
-reconcile "nonce").
+reconcile "nonce"). Invites are judged in :mod:`adapters.matrix.invites`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from nio import (
 from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import LocalProtocolError
 
+from adapters.matrix.invites import MatrixInvites
 from adapters.matrix.media import UPLOAD_LIMIT, upload
 from adapters.matrix.normalize import CHANNEL, Me
 from adapters.matrix.send import (
@@ -57,7 +58,6 @@ from core.api.channels import (
     ChunkRef,
     ConnectionSupervisor,
     DeliveryContext,
-    InboundMessage,
     InboundSink,
     MediaItem,
     SendReceipt,
@@ -71,7 +71,7 @@ TYPING_MS = 8_000
 _OWN_KEEP = 512
 
 
-class MatrixAdapter(EditablePreviews):
+class MatrixAdapter(MatrixInvites, EditablePreviews):
     """One Matrix account."""
 
     channel = CHANNEL
@@ -244,61 +244,6 @@ class MatrixAdapter(EditablePreviews):
         if isinstance(exc, SyncFailed) and exc.status_code == "M_UNKNOWN_TOKEN":
             return "access token rejected by the homeserver"
         return None
-
-    # ---- D11 for invites ----------------------------------------------------------------------
-
-    async def _accept_invite(self, room_id: str, inviter: str, direct: bool) -> bool:
-        """D11 for an invite (D174). Where people are let in and judged message by message
-        (DMs under ``pairing``/``open``, groups unless ``allowlist``/``disabled``), the bot
-        joins. Otherwise the invite is put to the gateway's admission as the inviter's first
-        message would be: an owner, an allow-listed or approved person, an allowed group is
-        joined; anyone else is declined, and the refusal is counted and logged like any."""
-        cfg = self.config
-        policy = cfg.dm_policy if direct else cfg.group_policy
-        if policy not in ("allowlist", "disabled"):
-            return True
-        probe = InboundMessage(
-            channel=CHANNEL,
-            account_id=self.account_id,
-            chat_type="direct" if direct else "group",
-            chat_id=inviter if direct else room_id,
-            sender_id=inviter,
-            text="(an invitation to a room)",
-            mentioned=True,
-            reply_to=DeliveryContext(channel=CHANNEL, to=room_id, account_id=self.account_id),
-        )
-        if self.admission is not None:
-            return await self.admission(probe)
-        if policy == "disabled":  # no gateway to ask (a bare adapter): the static rules
-            return False
-        if direct:
-            known = {*cfg.owners, *cfg.allow_from}
-            return "*" in known or inviter in known
-        return "*" in cfg.groups.allow or room_id in cfg.groups.allow
-
-    async def _mark_direct(self, room_id: str, peer: str) -> None:
-        """Remember a DM in the account's ``m.direct`` (server side: it outlives restarts)."""
-        self._direct[room_id] = peer
-        client = self._client
-        if client is None:
-            return
-        mapping: dict[str, list[str]] = {}
-        for room, user in self._direct.items():
-            mapping.setdefault(user, []).append(room)
-        path = f"/_matrix/client/v3/user/{client.user_id}/account_data/m.direct"
-        try:
-            resp = await client.send(
-                "PUT",
-                path,
-                json.dumps(mapping),
-                headers={
-                    "Authorization": f"Bearer {client.access_token}",
-                    "Content-Type": "application/json",
-                },
-            )
-            resp.release()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("%s: could not record %s as direct (%s)", self._where, room_id, exc)
 
     # ---- outbound ---------------------------------------------------------------------------
 
