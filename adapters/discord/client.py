@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import discord
 import discord.gateway
@@ -12,9 +12,6 @@ import discord.http
 import yarl
 
 from core.api.channels import ChannelUnavailable
-
-if TYPE_CHECKING:
-    from adapters.discord.adapter import DiscordAdapter
 
 _API_VERSION_RE = re.compile(r"/api/v\d+$")
 
@@ -47,10 +44,24 @@ def _set_global(owner: type, name: str, value: object) -> None:
     _applied[key] = value
 
 
+class ClientEvents(Protocol):
+    """What the client forwards its events to (the adapter; named here, not imported, so the
+    adapter's modules import this one and not the other way round)."""
+
+    def _on_connected(self, client: AdapterClient) -> None: ...
+    def _on_disconnected(self, client: AdapterClient) -> None: ...
+    def _on_receive(self, client: AdapterClient) -> None: ...
+    async def _on_message(self, client: AdapterClient, message: discord.Message) -> None: ...
+    async def _on_edit(self, client: AdapterClient, message: discord.Message) -> None: ...
+    async def _on_interaction(
+        self, client: AdapterClient, interaction: discord.Interaction
+    ) -> None: ...
+
+
 class AdapterClient(discord.Client):
     """discord.Client that forwards its events to the adapter."""
 
-    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+    def __init__(self, adapter: ClientEvents, **options: Any) -> None:
         super().__init__(**options)
         self._adapter = adapter
 
