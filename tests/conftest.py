@@ -99,6 +99,17 @@ async def make_runtime(make_config: ConfigFactory) -> AsyncIterator[RuntimeFacto
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    """The config that puts a runtime's store on the backend under test: real SQLite, or a fresh
+    real PostgreSQL database (merge it into the config given to `make_runtime`)."""
+    if request.param == "sqlite":
+        yield {}
+    else:
+        async with fresh_pg_database() as url:
+            yield {"gateway": {"database": {"url": url}}}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     """An opened, migrated store on real SQLite and on a fresh real PostgreSQL database."""
     if request.param == "sqlite":

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+Spawn = Callable[[Awaitable[Any]], "asyncio.Task[Any]"]
+"""What :meth:`BackgroundTasks.spawn` is, for a collaborator that only starts jobs."""
 
 
 class BackgroundTasks:

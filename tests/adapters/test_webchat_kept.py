@@ -17,7 +17,6 @@ from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
-from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -48,15 +47,6 @@ EXTRA = {
 }
 
 Gateway = tuple[aiohttp.ClientSession, TestServer, Runtime]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    if request.param == "sqlite":
-        yield {}
-    else:
-        async with fresh_pg_database() as url:
-            yield {"gateway": {"database": {"url": url}}}
 
 
 @pytest.fixture

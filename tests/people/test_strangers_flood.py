@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
 
 from core.api.testing import RecordingAdapter
@@ -21,20 +19,10 @@ from core.store.pairing_tables import PairingRequestRow
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
-from tests.pg import fresh_pg_database
 
 TG = {"botToken": "1:x", "owners": ["10"], "streaming": "off"}  # dmPolicy, groupPolicy: pairing
 GROUPS, STRANGERS = 120, 60
 CODE = re.compile(r"[A-HJ-NP-Z2-9]{8}")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    if request.param == "sqlite":
-        yield {}
-    else:
-        async with fresh_pg_database() as url:
-            yield {"gateway": {"database": {"url": url}}}
 
 
 async def _requests(rt: Runtime) -> int:

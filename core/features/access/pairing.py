@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from core.engine.background import Spawn
 from core.engine.outbound.delivery import Outbound
 from core.features.access.policy import group_pairing_id
 from core.model.delivery_context import DeliveryContext
@@ -51,9 +52,6 @@ def group_pairing_text(code: str) -> str:
 
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-Spawn = Callable[[Awaitable[Any]], "asyncio.Task[Any]"]
 
 
 class PairingService:
@@ -150,7 +148,7 @@ class PairingService:
                 req.user_id,
                 req.code,
             )
-            group = req.user_id == group_pairing_id(req.chat_id or "")
+            group = req.user_id == group_pairing_id(req.chat_id)
             await self._notify(
                 Outbound(
                     GROUP_APPROVED_TEXT if group else APPROVED_TEXT,

@@ -53,7 +53,8 @@ class Deps:
     env: TurnEnv
     context: ToolContext
     steer: Steer | None = None
-    """`steer` mode (D75): messages that arrived meanwhile, before each model request."""
+    """What arrived meanwhile (`steer` mode, D75; `sessions_send` steers, D114), taken with each
+    tool result into the next model request (D147)."""
     stop: TurnStop = field(default_factory=TurnStop)
     """Set by a tool call that yields the turn (`sessions_yield`, D69): the turn's model
     wrapper answers any further request itself (D147)."""

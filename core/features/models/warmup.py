@@ -9,16 +9,14 @@ half-initialised modules).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from core.engine.background import Spawn
 from core.features.models.resolver import warm_up_imports
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.features.models.resolver import ModelResolver
-
-Spawn = Callable[[Awaitable[object]], "asyncio.Task[object]"]
 
 
 class ModelWarmup:

@@ -5,7 +5,6 @@ SQLite and PostgreSQL: the chat's sessions are looked up in the store."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,6 @@ from core.model.delivery_context import DeliveryContext
 from core.model.media import MediaItem
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
-from tests.pg import fresh_pg_database
 
 GROUP = "agent:main:testchat:group:g1"
 TOPIC = "agent:main:testchat:group:g2:topic:7"
@@ -32,16 +30,6 @@ KINDS: tuple[DeliveryKind, ...] = (
     "approval",
 )
 PNG = MediaItem(b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png", "chart.png")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    """The config that puts the runtime's store on the backend under test."""
-    if request.param == "sqlite":
-        yield {}
-    else:
-        async with fresh_pg_database() as url:
-            yield {"gateway": {"database": {"url": url}}}
 
 
 async def _runtime(

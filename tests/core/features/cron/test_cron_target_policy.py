@@ -5,26 +5,13 @@ PostgreSQL: the muted chat is found in the store."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from core.config.schema_cron import CronJobConfig
 from tests.core.features.cron.helpers import ClockedRuntime
 from tests.fakes.clock import ManualClock
-from tests.pg import fresh_pg_database
 
 GROUP = "agent:main:testchat:group:room-1"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def db(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    if request.param == "sqlite":
-        yield {}
-    else:
-        async with fresh_pg_database() as url:
-            yield {"gateway": {"database": {"url": url}}}
 
 
 async def test_a_cron_job_into_a_muted_group_is_suppressed(
