@@ -1,7 +1,8 @@
 """The OpenAPI paths of the routes the owner console added (D181–D183).
 
-`core.edge.http.openapi` merges them and gives every client error the one error body (as it does
-for the cron and hook routes), so this module needs nothing from it.
+The shapes come from `core.edge.http.openapi_shapes` like every other path builder's; only the
+error texts are the console's own (its routes also take the console sign-in, D79).
+`core.edge.http.openapi` merges these paths and adds the edge's 400/401/408 where missing.
 """
 
 from __future__ import annotations
@@ -10,31 +11,24 @@ from typing import Any
 
 from core.edge.http.http_sessions import KIND_LIST, KINDS, MAX_LIMIT, MAX_TEXT, NAME_LIST
 from core.edge.http.http_usage import MAX_DAYS, USAGE_SCHEMA
+from core.edge.http.openapi_shapes import AUTH, errors, json_content
 
-_AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 _NAMES = {
     "type": "string",
     "pattern": NAME_LIST,
     "description": "comma-separated lowercase names (blank = all)",
 }
 _OBJECT = {"type": "object"}
-
-
-def json_content(schema: dict[str, Any], desc: str) -> dict[str, Any]:
-    return {"description": desc, "content": {"application/json": {"schema": schema}}}
-
-
-_ERRORS = {
-    400: "invalid query or body",
-    401: "missing or wrong bearer token (or console sign-in)",
-    404: "not found",
-    408: "the request body did not arrive in time",
+_TEXTS = {
+    "e400": "invalid query or body",
+    "e401": "missing or wrong bearer token (or console sign-in)",
+    "e408": "the request body did not arrive in time",
 }
 
 
-def errors(*codes: int, **texts: str) -> dict[str, Any]:
-    """Error responses by code; `core.edge.http.openapi` adds their body."""
-    return {str(c): {"description": texts.get(f"e{c}", _ERRORS[c])} for c in codes}
+def _errors(*codes: int, **texts: str) -> dict[str, Any]:
+    """`openapi_shapes.errors` with the console's texts; `texts` override them."""
+    return errors(*codes, **{**_TEXTS, **texts})
 
 
 def _ok(properties: dict[str, Any], desc: str) -> dict[str, Any]:
@@ -62,7 +56,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
             "get": {
                 "summary": "Sessions, newest first, filtered before the limit; each row as "
                 "sessions_list's with sessionKey, agentId and effectiveSendPolicy",
-                "security": _AUTH,
+                "security": AUTH,
                 "parameters": [
                     {
                         "name": "kind",
@@ -89,7 +83,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                         {"count": {"type": "integer"}, "sessions": {"type": "array", "items": row}},
                         "sessions",
                     ),
-                    **errors(400, 401, 408),
+                    **_errors(400, 401, 408),
                 },
             }
         },
@@ -97,11 +91,11 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
             "post": {
                 "summary": "Reset a session as /new does: its turns stop, a new transcript starts; "
                 "key, route, label and send policy stay",
-                "security": _AUTH,
+                "security": AUTH,
                 "parameters": [key],
                 "responses": {
                     "200": _ok({"key": {"type": "string"}, "entry": row}, "reset entry"),
-                    **errors(400, 401, 404, 408, e404="unknown session"),
+                    **_errors(400, 401, 404, 408, e404="unknown session"),
                 },
             }
         },
@@ -109,7 +103,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
             "get": {
                 "summary": "Cost and turns over the last `days` UTC days, by day, agent, channel, "
                 "session (top 50) and model",
-                "security": _AUTH,
+                "security": AUTH,
                 "parameters": [
                     {
                         "name": "days",
@@ -117,14 +111,14 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                         "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS},
                     }
                 ],
-                "responses": {"200": json_content(USAGE_SCHEMA, "usage"), **errors(400, 401, 408)},
+                "responses": {"200": json_content(USAGE_SCHEMA, "usage"), **_errors(400, 401, 408)},
             }
         },
         "/api/overview": {
             "get": {
                 "summary": "Channels (as /healthz), live processes (as /api/cluster), turns queued "
                 "and running, failed deliveries in the last 24 h",
-                "security": _AUTH,
+                "security": AUTH,
                 "responses": {
                     "200": _ok(
                         {
@@ -145,7 +139,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                         },
                         "overview",
                     ),
-                    **errors(401, 408),
+                    **_errors(401, 408),
                 },
             }
         },
@@ -153,17 +147,17 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
             "get": {
                 "summary": "The effective configuration, secrets masked (as `crosstalk config "
                 "check`)",
-                "security": _AUTH,
-                "responses": {"200": _ok({"config": _OBJECT}, "config"), **errors(401, 408)},
+                "security": AUTH,
+                "responses": {"200": _ok({"config": _OBJECT}, "config"), **_errors(401, 408)},
             }
         },
         "/api/hooks": {
             "get": {
                 "summary": "Webhook mappings (hooks.mappings), tokens masked",
-                "security": _AUTH,
+                "security": AUTH,
                 "responses": {
                     "200": _ok({"hooks": {"type": "array", "items": _OBJECT}}, "hooks"),
-                    **errors(401, 408),
+                    **_errors(401, 408),
                 },
             }
         },
@@ -173,13 +167,13 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                 "{topics: [sessions|deliveries|pairing|cron]} when those lists change "
                 "(on any process); `signed-out` when a console sign-in ends. The stream "
                 "stays open.",
-                "security": _AUTH,
+                "security": AUTH,
                 "responses": {
                     "200": {
                         "description": "event stream",
                         "content": {"text/event-stream": {"schema": {"type": "string"}}},
                     },
-                    **errors(401),
+                    **_errors(401),
                 },
             }
         },
