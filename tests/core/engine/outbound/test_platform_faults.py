@@ -4,14 +4,13 @@ asked; an enormous reply is cut with a note instead of becoming dozens of messag
 
 from __future__ import annotations
 
-import pytest
-
 from core.api.testing import RecordingAdapter
 from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
+from tests.fakes.retry_clock import FakeHold
 
 KEY = "agent:main:testchat:group:g1"
 CHAT = DeliveryContext(channel="testchat", to="g1", account_id="default")
@@ -27,63 +26,34 @@ async def _runtime(make_runtime: RuntimeFactory) -> tuple[Runtime, RecordingAdap
     return rt, adapter
 
 
-class FakeTime:
-    """The retry step's clock and sleep: waits are recorded, never slept."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 3))
-        self.now += seconds
-
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime()
-
-
-def _use(rt: Runtime, t: FakeTime) -> None:
-    rt.gate.retry.clock = t.clock
-    rt.gate.retry.sleep = t.sleep
-
-
-async def test_a_fault_that_passes_is_retried_with_backoff(
-    make_runtime: RuntimeFactory, fake_time: FakeTime
-) -> None:
+async def test_a_fault_that_passes_is_retried_with_backoff(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
-    _use(rt, fake_time)
+    hold = FakeHold(rt)
     adapter.failures = [ChannelUnavailable("HTTP 502"), ChannelUnavailable("HTTP 503")]
     result = await rt.gate.deliver(Outbound("hi", "reply", KEY))
     assert result.delivered and result.attempts == 3
-    assert fake_time.slept == [1.0, 2.0]
+    assert hold.slept == [1.0, 2.0]
     assert [t for _, t in adapter.sent] == ["hi"]
 
 
-async def test_a_fault_that_stays_is_a_visible_failure(
-    make_runtime: RuntimeFactory, fake_time: FakeTime
-) -> None:
+async def test_a_fault_that_stays_is_a_visible_failure(make_runtime: RuntimeFactory) -> None:
     rt, adapter = await _runtime(make_runtime)
-    _use(rt, fake_time)
+    hold = FakeHold(rt)
     adapter.failures = [ChannelUnavailable("HTTP 500") for _ in range(10)]
     result = await rt.gate.deliver(Outbound("hi", "cron", KEY))
     assert result.outcome == "failed" and result.attempts == 4
     assert result.reason == "ChannelUnavailable: HTTP 500 (after 4 attempts)"
-    assert fake_time.slept == [1.0, 2.0, 4.0]
+    assert hold.slept == [1.0, 2.0, 4.0]
     [row] = await rt.store.list_deliveries(outcome="failed")
     assert row.reason == result.reason and row.attempts == 4
     assert adapter.sent == []
 
 
 async def test_a_rate_limit_on_a_preview_holds_the_chat_for_every_send(
-    make_runtime: RuntimeFactory, fake_time: FakeTime
+    make_runtime: RuntimeFactory,
 ) -> None:
     rt, adapter = await _runtime(make_runtime)
-    _use(rt, fake_time)
+    hold = FakeHold(rt)
 
     async def limited(target: DeliveryContext, run_id: str, text: str) -> None:
         raise RateLimited("Too Many Requests: retry after 5", 5.0)
@@ -94,11 +64,11 @@ async def test_a_rate_limit_on_a_preview_holds_the_chat_for_every_send(
     assert not await rt.gate.typing(KEY, CHAT)  # nothing more while held
     assert adapter.typing == []
     result = await rt.gate.deliver(Outbound("final", "reply", KEY, target=CHAT))
-    assert result.delivered and fake_time.slept == [5.0]  # waited what Telegram asked
-    fake_time.slept.clear()
+    assert result.delivered and hold.slept == [5.0]  # waited what Telegram asked
+    hold.slept.clear()
     adapter.failures = [RateLimited("slow down", 1.0)]
     assert (await rt.gate.deliver(Outbound("again", "reply", KEY, target=CHAT))).delivered
-    assert fake_time.slept == [1.0]
+    assert hold.slept == [1.0]
 
 
 async def test_an_enormous_reply_is_cut_with_a_note(make_runtime: RuntimeFactory) -> None:
