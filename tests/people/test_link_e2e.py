@@ -15,13 +15,9 @@ import pytest
 
 from core.features.access.limits import windows
 from core.runtime import Runtime
-from tests.adapters.conformance.drivers import (
-    STRANGER,
-    DiscordDriver,
-    Driver,
-    TelegramDriver,
-    User,
-)
+from tests.adapters.conformance.driver_discord import DiscordDriver
+from tests.adapters.conformance.driver_telegram import TelegramDriver
+from tests.adapters.conformance.drivers import STRANGER, Driver, User
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer

@@ -1,4 +1,5 @@
-"""Platform drivers for the adapter conformance suite: one small class per channel.
+"""Platform drivers for the adapter conformance suite: one small class per channel, each in its
+own module beside this one; here the interface they share and ``make_driver``.
 
 A driver plays the *people* of one platform: it injects their messages into the platform's
 loopback fake (for the web chat: a real websocket client on the real gateway app) and reads
@@ -24,26 +25,15 @@ Every driver has the same interface, so each conformance test is written once:
 from __future__ import annotations
 
 import abc
-import asyncio
-import json
 import mimetypes
-import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
-
-import aiohttp
-from aiohttp import WSMsgType
-from aiohttp.test_utils import TestServer
 
 from adapters.base import ChannelAdapter
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.base import EmulatorServer
-from tests.fakes.discord import FakeDiscord
-from tests.fakes.slack import FakeSlack
-from tests.fakes.telegram import FakeTelegram
 from tests.polling import eventually
 
 User = Literal["owner", "stranger", "stranger2", "stranger3", "stranger4"]
@@ -292,577 +282,15 @@ class FakeDriver(Driver):
         return self.replies()
 
 
-class TelegramDriver(FakeDriver):
-    """python-telegram-bot long polling against :class:`FakeTelegram`."""
-
-    platform = "telegram"
-    GROUP, FORUM, TOPIC = -100123, -100777, 7
-    USERS: ClassVar[dict[User, tuple[int, str]]] = {
-        OWNER: (42, "alice"),
-        STRANGER: (7, "mallory"),
-        "stranger2": (8, "eve"),
-        "stranger3": (9, "trent"),
-        "stranger4": (10, "peggy"),
-    }
-
-    def __init__(self, fake: FakeTelegram) -> None:
-        super().__init__()
-        self.fake = self.tg = fake
-        self.owner_id = str(self.USERS[OWNER][0])
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "channels": {
-                "telegram": {
-                    "botToken": self.tg.token,
-                    "apiBaseUrl": self.tg.base_url,
-                    "owners": [self.owner_id],
-                }
-            }
-        }
-
-    def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.telegram.adapter import TelegramAdapter, build
-
-        section = rt.config.channels.telegram
-        assert section is not None
-        adapters = build(section, rt)
-        for adapter in adapters:
-            assert isinstance(adapter, TelegramAdapter)
-            adapter.poll_timeout = 1  # the fake releases held polls on stop anyway
-            adapter.retry_initial = 0.05
-        return adapters
-
-    def user_id(self, user: User) -> str:
-        return str(self.USERS[user][0])
-
-    @property
-    def group_id(self) -> str:
-        return str(self.GROUP)
-
-    def _mention(self, text: str) -> str:
-        return f"@{self.tg.bot_username} {text}"
-
-    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
-        uid, name = self.USERS[user]
-        self.last = self.tg.user_message(uid, text, username=name)
-        return Reply(text, str(uid))
-
-    async def redeliver_last(self) -> None:
-        self.tg.redeliver(self.last)
-
-    async def edit_last(self, text: str) -> None:
-        self.tg.edit_message(self.last, text)
-
-    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
-        uid, name = self.USERS[user]
-        said = self._mention(text) if mentioned else text
-        self.tg.user_message(
-            self.GROUP, said, chat_type="supergroup", user_id=uid, username=name, title="Team"
-        )
-        return Reply(said, str(self.GROUP))
-
-    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
-        uid, name = self.USERS[user]
-        said = self._mention(text)
-        self.tg.user_message(
-            self.FORUM,
-            said,
-            chat_type="supergroup",
-            user_id=uid,
-            username=name,
-            thread_id=self.TOPIC,
-            is_topic=True,
-            title="Forum",
-        )
-        return Reply(said, str(self.FORUM), str(self.TOPIC))
-
-    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
-        update = self.tg.user_message(self.USERS[OWNER][0], text, push=False)
-        update["message"]["from"] = (
-            {"id": 555, "is_bot": True, "first_name": "Other", "username": "other_bot"}
-            if other_bot
-            else self.tg.bot_user
-        )
-        self.tg.push_update(update)
-
-    def fail_next_send(self, kind: SendFailure) -> None:
-        if kind == "rate_limit":  # Telegram only ever asks for whole seconds
-            self.tg.fail_next("sendMessage", 429, retry_after=1)
-        elif kind == "server_error":
-            self.tg.fail_next("sendMessage", 503)
-        else:
-            self.tg.fail_next("sendMessage", 403)
-
-    def replies(self) -> list[Reply]:
-        """The bot's messages as users see them (a streamed preview shows its final edit)."""
-        return [
-            Reply(
-                str(m["text"]),
-                str(m["chat_id"]),
-                None if m["thread_id"] is None else str(m["thread_id"]),
-            )
-            for m in self.tg.visible()
-        ]
-
-    def address(self, reply: Reply) -> str:
-        return reply.chat
-
-    media_out = True
-
-    async def sent_media(self) -> list[SentMedia]:
-        return [(str(m["method"])[4:].lower(), bytes(m["data"])) for m in self.tg.media]
-
-    TYPING, EDIT = "sendChatAction", "editMessageText"
-
-    def features(self, index: int) -> set[Feature]:
-        shown = self.tg.visible()[index]
-        units = str(shown["text"]).encode("utf-16-le")
-        out: set[Feature] = set()
-        for e in shown["entities"]:
-            piece = units[2 * e["offset"] : 2 * (e["offset"] + e["length"])].decode("utf-16-le")
-            kind = {"text_link": "link"}.get(e["type"], e["type"])
-            out.add((kind, piece.strip(), e["url"]) if kind == "link" else (kind, piece.strip()))
-        return out
-
-
-class DiscordDriver(FakeDriver):
-    """discord.py (gateway websocket + REST) against :class:`FakeDiscord`."""
-
-    platform = "discord"
-    USERS: ClassVar[dict[User, tuple[int, str, int]]] = {
-        OWNER: (800000000001, "alice", FakeDiscord.DM_CHANNEL_ID),
-        STRANGER: (800000000002, "bob", FakeDiscord.DM_CHANNEL_ID + 1),
-        "stranger2": (800000000003, "carol", FakeDiscord.DM_CHANNEL_ID + 2),
-        "stranger3": (800000000004, "dave", FakeDiscord.DM_CHANNEL_ID + 3),
-        "stranger4": (800000000005, "erin", FakeDiscord.DM_CHANNEL_ID + 4),
-    }
-    OTHER_BOT = 700000000001
-
-    def __init__(self, fake: FakeDiscord) -> None:
-        super().__init__()
-        self.fake = self.dc = fake
-        self.owner_id = str(self.USERS[OWNER][0])
-
-    def config(self) -> dict[str, Any]:
-        # the fake_discord fixture points discord.py's global endpoints at the fake
-        return {"channels": {"discord": {"token": self.dc.token, "owners": [self.owner_id]}}}
-
-    def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.discord.adapter import build
-
-        section = rt.config.channels.discord
-        assert section is not None
-        return build(section, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0)
-
-    def user_id(self, user: User) -> str:
-        return str(self.USERS[user][0])
-
-    @property
-    def group_id(self) -> str:
-        return str(self.dc.CHANNEL_ID)
-
-    def _place(self, channel_id: int | str) -> tuple[str, str | None]:
-        """Threads are channels on Discord: report them as (parent channel, thread)."""
-        for guild in self.dc.guilds.values():
-            for thread in guild["threads"]:
-                if thread["id"] == str(channel_id):
-                    return str(thread["parent_id"]), str(channel_id)
-        return str(channel_id), None
-
-    async def _post(
-        self, channel_id: int, text: str, user: User, *, mentioned: bool = False
-    ) -> Reply:
-        uid, name, _ = self.USERS[user]
-        payload = await self.dc.user_message(
-            channel_id, text, author_id=uid, username=name, mentions_bot=mentioned
-        )
-        self.last = payload
-        return Reply(str(payload["content"]), *self._place(channel_id))
-
-    async def redeliver_last(self) -> None:
-        await self.dc.wait_until(lambda: bool(self.dc.connections))  # after a restart
-        await self.dc.redeliver(self.last)
-
-    async def edit_last(self, text: str) -> None:
-        await self.dc.message_update(self.last, text)
-
-    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
-        return await self._post(self.USERS[user][2], text, user)
-
-    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
-        return await self._post(self.dc.CHANNEL_ID, text, user, mentioned=mentioned)
-
-    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
-        return await self._post(self.dc.THREAD_ID, text, user, mentioned=True)
-
-    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
-        dm = self.USERS[OWNER][2]
-        if other_bot:
-            await self.dc.user_message(
-                dm, text, author_id=self.OTHER_BOT, username="otherbot", bot_author=True
-            )
-        else:  # (the fake also echoes every real reply back, as Discord does)
-            await self.dc.dispatch(
-                "MESSAGE_CREATE",
-                self.dc.message_payload(dm, text, guild_id=None, author=self.dc.bot_user),
-            )
-
-    def fail_next_send(self, kind: SendFailure) -> None:
-        if kind == "rate_limit":
-            # discord.py itself waits out short 429s (five tries) before giving up; the gate's
-            # retry is the one after that
-            self.dc.fail_next("createMessage", 429, retry_after=0.01, times=5)
-        elif kind == "server_error":
-            self.dc.fail_next("createMessage", 503)
-        else:
-            self.dc.fail_next("createMessage", 403)
-
-    def replies(self) -> list[Reply]:
-        return [Reply(str(m["content"]), *self._place(m["channel_id"])) for m in self.dc.visible()]
-
-    media_out = True
-
-    async def sent_media(self) -> list[SentMedia]:
-        """Discord shows an upload by its file name's type (images inline, audio a player)."""
-        kinds = {"image": "image", "audio": "audio"}
-        out: list[SentMedia] = []
-        for upload in self.dc.uploads:
-            mime = mimetypes.guess_type(str(upload["filename"]))[0] or ""
-            out.append((kinds.get(mime.split("/")[0], "file"), bytes(upload["data"])))
-        return out
-
-    def address(self, reply: Reply) -> str:
-        return f"channel:{reply.chat}"
-
-    TYPING, EDIT = "triggerTyping", "editMessage"
-
-    def features(self, index: int) -> set[Feature]:
-        return markdown_features(self.replies()[index].text)
-
-
-class SlackDriver(FakeDriver):
-    """slack-bolt in Socket Mode against :class:`FakeSlack`."""
-
-    platform = "slack"
-    GROUP, THREAD_CHANNEL, THREAD_TS = "C0CHAN001", "C0CHAN002", "1700000000.000100"
-    USERS: ClassVar[dict[User, tuple[str, str]]] = {
-        OWNER: ("U0OWNER01", "D0DMOWNER"),
-        STRANGER: ("U0USER001", "D0DMUSER"),
-        "stranger2": ("U0USER002", "D0DMUSER2"),
-        "stranger3": ("U0USER003", "D0DMUSER3"),
-        "stranger4": ("U0USER004", "D0DMUSER4"),
-    }
-
-    def __init__(self, fake: FakeSlack) -> None:
-        super().__init__()
-        self.fake = self.sl = fake
-        self.owner_id = self.USERS[OWNER][0]
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "channels": {
-                "slack": {
-                    "botToken": self.sl.bot_token,
-                    "appToken": self.sl.app_token,
-                    "apiBaseUrl": self.sl.base_url,
-                    "owners": [self.owner_id],
-                }
-            }
-        }
-
-    def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.slack.adapter import build
-
-        section = rt.config.channels.slack
-        assert section is not None
-        return build(section, rt)
-
-    def user_id(self, user: User) -> str:
-        return self.USERS[user][0]
-
-    @property
-    def group_id(self) -> str:
-        return self.GROUP
-
-    async def _mention(
-        self, channel: str, text: str, user: User, thread_ts: str | None = None
-    ) -> str:
-        """A channel mention arrives twice, as ``message`` and ``app_mention`` (same ts)."""
-        said, ts = f"<@{self.sl.bot_user_id}> {text}", self.sl.next_ts()
-        uid = self.USERS[user][0]
-        await self.sl.push_event(
-            self.sl.message_event(
-                channel, said, channel_type="channel", user=uid, ts=ts, thread_ts=thread_ts
-            )
-        )
-        await self.sl.push_event(
-            self.sl.app_mention(channel, said, user=uid, ts=ts, thread_ts=thread_ts)
-        )
-        return said
-
-    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
-        uid, dm = self.USERS[user]
-        self.last = self.sl.event_callback(self.sl.message_event(dm, text, user=uid))
-        await self.sl.push_event(self.last)
-        return Reply(text, dm)
-
-    async def redeliver_last(self) -> None:
-        """The same envelope payload (same ``event_id``), as a retry (``retry_attempt`` 1)."""
-        await self.sl.push_event(self.last, retry_attempt=1)
-
-    async def edit_last(self, text: str) -> None:
-        original = self.last["event"]
-        changed = self.sl.message_event(
-            original["channel"], "", user=original["user"], subtype="message_changed"
-        )
-        del changed["user"], changed["text"]
-        changed["message"] = {
-            **original,
-            "text": text,
-            "edited": {"user": original["user"], "ts": self.sl.next_ts()},
-        }
-        changed["previous_message"] = original
-        await self.sl.push_event(changed)
-
-    async def group(self, text: str, *, mentioned: bool, user: User = OWNER) -> Reply:
-        if mentioned:
-            return Reply(await self._mention(self.GROUP, text, user), self.GROUP)
-        await self.sl.push_event(
-            self.sl.message_event(
-                self.GROUP, text, channel_type="channel", user=self.USERS[user][0]
-            )
-        )
-        return Reply(text, self.GROUP)
-
-    async def thread(self, text: str, *, user: User = OWNER) -> Reply:
-        said = await self._mention(self.THREAD_CHANNEL, text, user, self.THREAD_TS)
-        return Reply(said, self.THREAD_CHANNEL, self.THREAD_TS)
-
-    async def own_message(self, text: str, *, other_bot: bool = False) -> None:
-        user, bot = (
-            ("U0OTHERBOT", "B0OTHER") if other_bot else (self.sl.bot_user_id, self.sl.bot_id)
-        )
-        await self.sl.push_event(
-            self.sl.message_event(self.USERS[OWNER][1], text, user=user, bot_id=bot)
-        )
-
-    def fail_next_send(self, kind: SendFailure) -> None:
-        if kind == "rate_limit":  # HTTP 429 with Retry-After: 0
-            self.sl.fail_next("chat.postMessage", 429, retry_after=0.01)
-        elif kind == "server_error":
-            self.sl.fail_next("chat.postMessage", 503)
-        else:  # Slack answers API errors with HTTP 200 and ok: false
-            self.sl.fail_next("chat.postMessage", 200, {"error": "not_in_channel"})
-
-    def replies(self) -> list[Reply]:
-        # `posted` holds only accepted messages (an injected ok:false is HTTP 200 as well);
-        # the text as people read it: Slack shows its three escapes as the characters
-        return [
-            Reply(slack_shown(str(m["text"])), str(m["channel"]), m.get("thread_ts"))
-            for m in self.sl.posted
-        ]
-
-    media_out = True
-
-    async def sent_media(self) -> list[SentMedia]:
-        """Slack shows a shared file by its type (images inline, audio a player)."""
-        kinds = {"image": "image", "audio": "audio"}
-        out: list[SentMedia] = []
-        for upload in self.sl.uploads:
-            mime = mimetypes.guess_type(str(upload["filename"]))[0] or ""
-            out.append((kinds.get(mime.split("/")[0], "file"), bytes(upload["data"])))
-        return out
-
-    def address(self, reply: Reply) -> str:
-        return f"channel:{reply.chat}"
-
-    EDIT = "chat.update"
-    unsupported: ClassVar[dict[str, str]] = {
-        "typing": "Slack has no typing indicator for bots outside assistant threads"
-    }
-
-    def features(self, index: int) -> set[Feature]:
-        raw = str(self.sl.posted[index]["text"])
-        out: set[Feature] = set()
-        for m in re.finditer(r"```\n(.*?)```", raw, re.S):
-            out.add(("pre", slack_shown(m.group(1)).strip()))
-        prose = re.sub(r"```\n.*?```", "", raw, flags=re.S)
-        for m in re.finditer(r"`([^`\n]+)`", prose):
-            out.add(("code", slack_shown(m.group(1))))
-        prose = re.sub(r"`[^`\n]+`", "", prose)
-        for m in re.finditer(r"<(https?://[^|>]+)\|([^>]+)>", prose):
-            out.add(("link", slack_shown(m.group(2)), slack_shown(m.group(1))))
-        for kind, mark in (("bold", "*"), ("italic", "_"), ("strikethrough", "~")):
-            for m in re.finditer(
-                rf"(?<!\w){re.escape(mark)}([^{mark}\n]+){re.escape(mark)}"
-                rf"(?!\w)",
-                prose,
-            ):
-                out.add((kind, slack_shown(m.group(1))))
-        return out
-
-
-def markdown_features(md: str) -> set[Feature]:
-    """What a markdown renderer with HTML shown as text (Discord, the web chat) displays."""
-    from markdown_it import MarkdownIt
-
-    out: set[Feature] = set()
-    tokens = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").parse(md)
-    for n, tok in enumerate(tokens):
-        if tok.type == "heading_open":  # shown big and bold
-            out.add(("bold", tokens[n + 1].content.strip()))
-        if tok.type == "fence":
-            out.add(
-                ("pre", tok.content.strip(), tok.info) if tok.info else ("pre", tok.content.strip())
-            )
-        for i, child in enumerate(tok.children or []):
-            if child.type == "code_inline":
-                out.add(("code", child.content))
-            elif child.type in ("strong_open", "em_open", "s_open", "link_open"):
-                kind = {
-                    "strong_open": "bold",
-                    "em_open": "italic",
-                    "s_open": "strikethrough",
-                    "link_open": "link",
-                }[child.type]
-                children = tok.children or []
-                text = children[i + 1].content if i + 1 < len(children) else ""
-                out.add(
-                    (kind, text, str(child.attrs.get("href", "")))
-                    if kind == "link"
-                    else (kind, text)
-                )
+def shown_by_name(uploads: list[dict[str, Any]]) -> list[SentMedia]:
+    """Uploads as a platform that shows a file by its name's type shows them (Discord, Slack):
+    images inline, audio a player, anything else a file."""
+    kinds = {"image": "image", "audio": "audio"}
+    out: list[SentMedia] = []
+    for upload in uploads:
+        mime = mimetypes.guess_type(str(upload["filename"]))[0] or ""
+        out.append((kinds.get(mime.split("/")[0], "file"), bytes(upload["data"])))
     return out
-
-
-def slack_shown(mrkdwn: str) -> str:
-    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-class WebchatDriver(Driver):
-    """The built-in web chat: the real gateway app on a test server, a websocket client."""
-
-    platform = "webchat"
-    TOKEN = "test-token"  # make_config's gateway.auth.token
-    unsupported: ClassVar[dict[str, str]] = {
-        "group": "the web chat has no groups (only the owner's main session)",
-        "mention": "the web chat has no groups, so nothing to mention the bot in",
-        "thread": "the web chat has no threads",
-        "self": "the web chat's socket only carries the user's messages; no bot authors",
-        "strangers": "the web chat's only user is the owner (whoever holds the gateway token)",
-        "rate_limit": "the web chat pushes to its own websocket; no platform API to limit it",
-        "forbidden": "the web chat pushes to its own websocket; nothing can refuse a send",
-        "server_error": "the web chat pushes to its own websocket; no platform API to fail",
-        "preview": "the web chat streams deltas over its socket (tests/adapters/webchat)",
-        "typing": "the web chat shows its own progress from the delta frames",
-        "edit": "the web chat has no message edits",
-    }
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.owner_id = "owner"  # the default ?chat= peer
-        self._server: TestServer | None = None
-        self._http: aiohttp.ClientSession | None = None
-        self._ws: aiohttp.ClientWebSocketResponse | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._replies: list[Reply] = []
-        self._media: list[dict[str, Any]] = []  # "media" frames
-        self._changed = asyncio.Event()
-
-    def config(self) -> dict[str, Any]:
-        return {}  # the web chat is on by default; its owners default to ["*"]
-
-    media_out = True
-
-    async def sent_media(self) -> list[SentMedia]:
-        """Each item the page was told to show, fetched as the page fetches it (D78)."""
-        assert self._http is not None and self._server is not None
-        out: list[SentMedia] = []
-        for item in self._media:
-            url = self._server.make_url(f"/webchat/media/{item['id']}")
-            auth = {"Authorization": f"Bearer {self.TOKEN}"}
-            async with self._http.get(url, headers=auth) as resp:
-                assert resp.status == 200, resp.status
-                out.append((str(item["kind"]), await resp.read()))
-        return out
-
-    def build(self, rt: Runtime) -> list[ChannelAdapter]:
-        from adapters.webchat.adapter import WebchatAdapter
-
-        return [WebchatAdapter.for_gateway(rt.pages)]
-
-    async def connected(self, rt: Runtime) -> None:
-        from core.edge.http.server import build_app
-
-        self._server = TestServer(build_app(rt, self.TOKEN, self.adapters))
-        await self._server.start_server()
-        self._http = aiohttp.ClientSession()
-        self._ws = await self._http.ws_connect(self._server.make_url(f"/ws?token={self.TOKEN}"))
-        first = json.loads((await self._ws.receive(timeout=5)).data)
-        assert first["type"] == "history", first
-        self._reader = asyncio.create_task(self._read(self._ws))
-
-    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        async for msg in ws:
-            if msg.type != WSMsgType.TEXT:
-                continue
-            frame = json.loads(msg.data)
-            if frame.get("type") == "message":  # "delta" frames are streaming previews
-                self._replies.append(Reply(str(frame["text"]), self.owner_id))
-                self._changed.set()
-            elif frame.get("type") == "media":
-                self._media.append(dict(frame["media"]))
-
-    async def stop(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-        if self._ws is not None:
-            await self._ws.close()
-        if self._http is not None:
-            await self._http.close()
-        await super().stop()
-        if self._server is not None:
-            await self._server.close()
-
-    async def dm(self, text: str, *, user: User = OWNER) -> Reply:
-        if user != OWNER:
-            raise Unsupported(self.unsupported["strangers"])
-        assert self._ws is not None, "driver not started"
-        self.last = {"type": "message", "text": text, "clientId": str(uuid.uuid4())}
-        await self._ws.send_str(json.dumps(self.last))  # the page sends a clientId too
-        return Reply(text, self.owner_id)
-
-    async def redeliver_last(self) -> None:
-        """The page sends the same frame again (e.g. after reconnecting)."""
-        assert self._ws is not None, "driver not started"
-        await self._ws.send_str(json.dumps(self.last))
-
-    def replies(self) -> list[Reply]:
-        return list(self._replies)
-
-    async def wait_replies(self, count: int, timeout: float = 5.0) -> list[Reply]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while len(self._replies) < count:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise AssertionError(
-                    f"webchat: expected {count} replies within {timeout}s, got {self.replies()}"
-                )
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
-        return self.replies()
-
-    def address(self, reply: Reply) -> str:
-        return reply.chat
-
-    def features(self, index: int) -> set[Feature]:
-        return markdown_features(self._replies[index].text)  # rendered by the page's marked
 
 
 PLATFORMS = ("telegram", "discord", "slack", "webchat", "whatsapp", "signal", "matrix", "email")
@@ -883,15 +311,26 @@ def make_driver(platform: str, fake: EmulatorServer | None, tmp: Path | None = N
         assert isinstance(fake, MailServer)
         return EmailDriver(fake)
     if platform == "telegram":
+        from tests.adapters.conformance.driver_telegram import TelegramDriver
+        from tests.fakes.telegram import FakeTelegram
+
         assert isinstance(fake, FakeTelegram)
         return TelegramDriver(fake)
     if platform == "discord":
+        from tests.adapters.conformance.driver_discord import DiscordDriver
+        from tests.fakes.discord import FakeDiscord
+
         assert isinstance(fake, FakeDiscord)
         return DiscordDriver(fake)
     if platform == "slack":
+        from tests.adapters.conformance.driver_slack import SlackDriver
+        from tests.fakes.slack import FakeSlack
+
         assert isinstance(fake, FakeSlack)
         return SlackDriver(fake)
     if platform == "webchat":
+        from tests.adapters.conformance.driver_webchat import WebchatDriver
+
         return WebchatDriver()
     if platform == "whatsapp":
         from tests.adapters.conformance.drivers_whatsapp import WhatsAppDriver
