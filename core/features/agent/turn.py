@@ -87,10 +87,12 @@ class PydanticAITurnExecutor:
         if agent is None:
             from pydantic_ai import Agent, DeferredToolRequests
 
+            from core.features.agent.listed_tools import ListedOnce
+
             agent = Agent(
                 deps_type=Deps,
                 output_type=[str, DeferredToolRequests],  # a paused turn ends with requests
-                tools=[self._tool(n) for n in names],
+                toolsets=[ListedOnce([self._tool(n) for n in names])],  # D148
             )
             if len(self._agents) >= MAX_AGENTS:
                 self._agents.pop(next(iter(self._agents)))
