@@ -52,6 +52,12 @@ class SubagentRecord:
     announced_at: int | None = None
     role: str | None = None
     """The requester's role (D60); the announce step runs with it (None: guest)."""
+    sender: str | None = None
+    """The requester's sender, person, group and automated flag (D63, D64, D81): the
+    announce step runs with them too, as the child's other runs do (D149)."""
+    person_id: str | None = None
+    group_id: str | None = None
+    automated: bool | None = None
 
     @property
     def origin(self) -> DeliveryContext | None:

@@ -178,6 +178,12 @@ class SubagentRunRow(SQLModel, table=True):
     announced_at: int | None = Field(default=None, sa_column=Column(BigInteger))
     role: str | None = Field(default=None, max_length=8)
     """The requester's role (D60): the child's runs, announce included, carry it."""
+    sender: str | None = Field(default=None, max_length=512)
+    """The requester's sender, person, group and automated flag: the announce step runs with
+    them like the child's other runs (D149)."""
+    person_id: str | None = Field(default=None, max_length=64)
+    group_id: str | None = Field(default=None, max_length=512)
+    automated: bool | None = None
 
 
 from core.store.cron_tables import CronJobRow  # noqa: E402,F401  (registers the table)

@@ -194,6 +194,10 @@ async def sessions_spawn(
             trace_id=ctx.trace_id,
             hops=ctx.hops + 1,
             role=ctx.role,
+            sender=ctx.sender,
+            person_id=ctx.person_id,
+            group_id=ctx.group_id,
+            automated=ctx.automated,
             archive_at=archive_at(
                 created, env.config.agents.defaults.subagents.archive_after_minutes
             ),

@@ -13,8 +13,10 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
+from core.features.subagents.prompts import ANNOUNCE_USER_MESSAGE
 from core.runtime import Runtime
 from core.store import Store
+from core.store.subagents import SubagentRecord
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call
@@ -240,19 +242,38 @@ async def test_a_sub_agent_spends_its_requesters_budget(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
     """A member's sub-agent carries the member's sender (D60), so its model requests are
-    checked and counted against the member's cost limit: it cannot spend past it (D64)."""
+    checked and counted against the member's cost limit: it cannot spend past it (D64).
+
+    The member's first request ($0.15) reaches the $0.10 limit, so the order of what follows
+    is free: the parent's tool loop stops at its next request, and the child, started by that
+    first request's tool call, is refused before it asks the model (with the owner's budget it
+    would have asked), and so is its announce step, which runs as the requester too (D149; it
+    ran without the member's sender before, on the agent's budget). A limit one request could
+    not reach would race the child's check against the parent's second request, whose price is
+    counted only once it is answered."""
     prices = {"models": [{"id": "fake-model", "cost": {"input": 10_000, "output": 10_000}}]}
     rt, tg, _ = await _start(
         make_runtime,
-        {"models": {"providers": {"fake": prices}}, "limits": {"member": {"costUsdPerDay": 0.25}}},
-    )  # $0.15 a request: the member's two requests reach $0.30
+        {"models": {"providers": {"fake": prices}}, "limits": {"member": {"costUsdPerDay": 0.1}}},
+    )
     fake_model.script(tool_call("sessions_spawn", {"task": "work"}), text("spawned"), text("no"))
-    assert await say(tg, "20", "spawn one") == ["spawned"]
+    [refusal] = await say(tg, "20", "spawn one")
+    assert refusal.startswith("⏳ Limit reached: cost per day")
     [rec] = await rt.store.list_subagent_runs(requester_key="agent:main:telegram:dm:20")
+    assert (rec.sender, rec.role) == ("telegram:20", "member")
 
-    async def ended() -> str | None:
-        run = await rt.store.get_run(rec.run_id)
-        return run.status if run is not None and run.status not in ("queued", "running") else None
+    async def announced() -> SubagentRecord | None:
+        got = await rt.store.get_subagent_run(rec.run_id)
+        return got if got is not None and got.announced_at is not None else None
 
-    assert await eventually(ended, 20, "the child's run to end") == "limited"
-    assert len(fake_model.requests) == 2  # the child never asked the model
+    done = await eventually(announced, 20, "the child's announce to end")
+    run = await rt.store.get_run(rec.run_id)
+    assert run is not None and run.status == "limited"
+    child = await rt.store.get_session(rec.child_key)
+    assert child is not None
+    asked = [m for m in await rt.store.history(child.session_id) if m.role == "user"]
+    assert [m.plain_text() for m in asked] == ["work", ANNOUNCE_USER_MESSAGE]
+    step = await rt.store.get_run(asked[1].run_id or "")
+    assert step is not None and step.status == "limited"  # refused as the member
+    assert done.announced_at is not None
+    assert len(fake_model.requests) == 1  # neither the parent's loop nor the child asked again

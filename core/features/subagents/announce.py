@@ -192,6 +192,10 @@ async def _announce_step(
         trace_id=rec.trace_id or uuid.uuid4().hex,
         hops=rec.hops,
         role=parse_role(rec.role),  # the requester's, never higher (D60)
+        sender=rec.sender,  # its limits and rules, as for the child's other runs (D149)
+        person_id=rec.person_id,
+        group_id=rec.group_id,
+        automated=bool(rec.automated),
     )
     prompt = announce_prompt(
         task=rec.task, label=rec.label, status=status_word(rec.outcome), error=rec.error
