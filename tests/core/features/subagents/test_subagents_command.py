@@ -122,6 +122,10 @@ async def test_list_info_log_stop_send(
         return msgs[-1].plain_text() == "answer to what did you find?"
 
     await until(answered, what="reply of the sub-agent to /subagents send")
+    [asked] = [m for m in await transcript(rt, first["childSessionKey"]) if m.role == "user"][-1:]
+    sent_run = await rt.store.get_run(asked.run_id or "")
+    assert sent_run is not None  # the run carries who sent it, for limits and rules (D149)
+    assert (sent_run.meta or {})["request"]["sender"] == f"{adapter.channel}:owner-1"
     # no second announce for a message sent with /subagents send
     assert len([d for d in await rt.store.list_deliveries() if d.kind == "announce"]) == 1
     gate.set()
