@@ -14,7 +14,7 @@ import yaml
 from aiohttp.test_utils import TestServer
 
 from core.edge.http.server import build_app
-from tests.adapters.conformance.drivers_whatsapp import registry_build
+from tests.adapters.conformance.driver_whatsapp import registry_build
 from tests.conftest import RuntimeFactory
 from tests.fakes.signal import FakeSignal
 from tests.fakes.whatsapp import FakeWhatsApp

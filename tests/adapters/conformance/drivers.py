@@ -1,5 +1,5 @@
 """Platform drivers for the adapter conformance suite: one small class per channel, each in its
-own module beside this one; here the interface they share and ``make_driver``.
+own module (``driver_<platform>.py``); here the interface they share and ``make_driver``.
 
 A driver plays the *people* of one platform: it injects their messages into the platform's
 loopback fake (for the web chat: a real websocket client on the real gateway app) and reads
@@ -333,13 +333,13 @@ def make_driver(platform: str, fake: EmulatorServer | None, tmp: Path | None = N
 
         return WebchatDriver()
     if platform == "whatsapp":
-        from tests.adapters.conformance.drivers_whatsapp import WhatsAppDriver
+        from tests.adapters.conformance.driver_whatsapp import WhatsAppDriver
         from tests.fakes.whatsapp import FakeWhatsApp
 
         assert isinstance(fake, FakeWhatsApp)
         return WhatsAppDriver(fake)
     if platform == "signal":
-        from tests.adapters.conformance.drivers_signal import SignalDriver
+        from tests.adapters.conformance.driver_signal import SignalDriver
         from tests.fakes.signal import FakeSignal
 
         assert isinstance(fake, FakeSignal)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from adapters.base import ChannelAdapter
 from core.runtime import Runtime
+from tests.adapters.conformance.driver_whatsapp import registry_build
 from tests.adapters.conformance.drivers import (
     OWNER,
     STRANGER,
@@ -18,7 +19,6 @@ from tests.adapters.conformance.drivers import (
     SentMedia,
     User,
 )
-from tests.adapters.conformance.drivers_whatsapp import registry_build
 from tests.fakes.signal import FakeSignal
 
 _KIND = {"BOLD": "bold", "ITALIC": "italic", "STRIKETHROUGH": "strikethrough"}
