@@ -31,6 +31,10 @@ class CronJobRecord:
     enabled: bool = True
     owner_session: str | None = None
     creator: str | None = None
+    creator_role: str | None = None
+    """The creator's role, person and group when the job was made: its turns run as them (D176)."""
+    creator_person: str | None = None
+    creator_group: str | None = None
     next_run_at: int | None = None
     running_since: int | None = None
     last_run_at: int | None = None
@@ -47,6 +51,9 @@ class CronJobPatch(TypedDict, total=False):
     source: str
     owner_session: str | None
     creator: str | None
+    creator_role: str | None
+    creator_person: str | None
+    creator_group: str | None
     updated_at: int
     enabled: bool
     next_run_at: int | None

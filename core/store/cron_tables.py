@@ -28,6 +28,10 @@ class CronJobRow(SQLModel, table=True):
     owner_session: str | None = Field(default=None, max_length=512)
     creator: str | None = Field(default=None, max_length=512)
     """`<channel>:<user id>` of the person whose message made an agent's job (D81)."""
+    creator_role: str | None = Field(default=None, max_length=8)
+    """That person's role, person and group then: the job's turns run as them (D176)."""
+    creator_person: str | None = Field(default=None, max_length=64)
+    creator_group: str | None = Field(default=None, max_length=512)
     created_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     updated_at: int = Field(sa_column=Column(BigInteger, nullable=False))
     next_run_at: int | None = Field(default=None, sa_column=Column(BigInteger))

@@ -95,9 +95,7 @@ async def _add(env: ToolEnv, ctx: ToolContext, args: CronArgs) -> CronJobResult:
     if err is not None:
         raise ToolError(err)
     try:
-        rec = await env.cron.add(
-            spec, source="agent", owner_session=ctx.session_key, creator=ctx.sender
-        )
+        rec = await env.cron.add(spec, source="agent", owner_session=ctx.session_key, creator=ctx)
     except CronError as exc:
         raise ToolError(str(exc)) from exc
     return CronJobResult(job=env.cron.wire(rec))

@@ -29,6 +29,7 @@ from core.store.cron import CronJobRecord
 
 if TYPE_CHECKING:
     from core.features.services import Services
+    from core.model.tool_context import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +200,10 @@ class CronService:
         *,
         source: Source,
         owner_session: str | None = None,
-        creator: str | None = None,
+        creator: ToolContext | None = None,
     ) -> CronJobRecord:
+        """`creator`: the turn of an agent that makes a job from someone's message; the job keeps
+        who that was (D81) and its turns run as them (D176)."""
         now = self.clock.now()
         sched = schedule_of(spec)
         if sched.at is not None and sched.at <= now:
@@ -210,7 +213,9 @@ class CronService:
         except ValueError as exc:
             raise CronError(str(exc)) from exc
         rec = self._record(spec, source, owner_session, now)
-        rec.creator = creator
+        if creator is not None and creator.sender is not None:
+            rec.creator, rec.creator_role = creator.sender, creator.role
+            rec.creator_person, rec.creator_group = creator.person_id, creator.group_id
         if not await self.store.insert_job(rec):
             raise CronConflict(f"cron job already exists: {spec.id}")
         self._wake.set()
@@ -289,7 +294,13 @@ class CronService:
         key = self.session_key(rec)
         try:
             run = await start_turn(
-                self.services, key, spec.message, target, lane="cron", meta={"cronJob": rec.id}
+                self.services,
+                key,
+                spec.message,
+                target,
+                lane="cron",
+                meta={"cronJob": rec.id},
+                as_creator=rec,
             )
         except Exception as exc:
             log.warning("cron job %s could not start: %s", rec.id, exc)

@@ -18,7 +18,9 @@ from core.engine.outbound.delivery import DeliveryResult
 from core.engine.outbound.run_end import deliver_run_end
 from core.engine.runs import RunOutcome, RunRequest
 from core.model.delivery_context import DeliveryContext, normalize_delivery_context
+from core.model.roles import parse_role
 from core.store import RunRecord
+from core.store.cron import CronJobRecord
 
 if TYPE_CHECKING:
     from core.features.services import Services
@@ -50,8 +52,11 @@ async def start_turn(
     *,
     lane: str,
     meta: dict[str, Any],
+    as_creator: CronJobRecord | None = None,
 ) -> RunRecord:
-    """Create (or reuse) the session, point its route at `target`, queue the turn."""
+    """Create (or reuse) the session, point its route at `target`, queue the turn: as the
+    person whose message made the job, when an agent made it (D176), else as the owner's
+    configuration (D60)."""
     await rt.ensure_session(key)
     if target is not None:
         await rt.store.update_session(
@@ -64,6 +69,14 @@ async def start_turn(
     entry = await rt.store.get_session(key)
     assert entry is not None
     ctx = replace(rt.context_for(entry, origin=target), automated=True)  # D81
+    if as_creator is not None and as_creator.creator is not None:
+        ctx = replace(
+            ctx,
+            role=parse_role(as_creator.creator_role),  # never higher than theirs; unknown: guest
+            sender=as_creator.creator,
+            person_id=as_creator.creator_person,
+            group_id=as_creator.creator_group,
+        )
     return await rt.runs.submit(
         RunRequest(
             session_key=key,

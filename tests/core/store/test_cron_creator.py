@@ -1,5 +1,6 @@
 """The cron store's D81 parts on SQLite and PostgreSQL: agents' jobs counted in all, and a
-creator's jobs disabled at once (the creator column added by migration h25a)."""
+creator's jobs disabled at once (the creator column added by migration h25a; its role and
+person by h27c, D176)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def _job(job_id: str, source: str, creator: str | None) -> CronJobRecord:
         created_at=1,
         updated_at=1,
         creator=creator,
+        creator_role="member" if creator else None,  # D176: the job's turns run as them
+        creator_person="p-1" if creator else None,
         next_run_at=10,
     )
 
@@ -34,4 +37,9 @@ async def test_agent_jobs_are_counted_and_a_creators_jobs_disabled(store: Store)
     jobs = {j.id: j for j in await store.list_jobs()}
     assert [jobs[i].enabled for i in "abcd"] == [False, False, True, True]
     assert jobs["a"].last_error == "revoked" and jobs["a"].creator == "telegram:guest"
+    assert (jobs["c"].creator_role, jobs["c"].creator_person, jobs["d"].creator_role) == (
+        "member",
+        "p-1",
+        None,
+    )
     assert [j.id for j in await store.claim_due(100)] == ["c", "d"]

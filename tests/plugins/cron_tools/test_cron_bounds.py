@@ -147,6 +147,43 @@ async def test_a_job_stops_when_its_creator_is_revoked(
     assert len(tg.sent) == before
 
 
+async def test_a_members_job_runs_as_that_member(
+    clocked_runtime: ClockedRuntime, fake_model: FakeModelServer
+) -> None:
+    """A job an agent made from a member's message runs its turns as that member (D176): its
+    `sessions_list` sees the member's scope, not the owner's DM (it ran as the owner before,
+    so a paired friend's job could read every session), and its run carries their sender for
+    D63 rules and D64 limits."""
+    rt, tg = await clocked_runtime(CONFIG, channel="telegram")
+    await tg.say("my bank PIN is 9999", chat_id=OWNER, sender=OWNER)
+    await tg.say("hello", chat_id="guest", sender="guest")
+    code = tg.texts()[-1].rsplit(" ", 1)[1]
+    await tg.say(f"/pair approve {code}", chat_id=OWNER, sender=OWNER)
+    fake_model.script(
+        text("hi owner"),
+        tool_call("cron", {"action": "add", "id": "peek", "every": "1h", "message": "list"}),
+        text("Scheduled."),
+        tool_call("sessions_list", {}),
+        text("done"),
+    )
+    await tg.wait_for("hi owner")
+    await tg.say("list the sessions hourly", chat_id="guest", sender="guest")
+    await tg.wait_for("Scheduled.")
+    run, task = await rt.cron.run_now("peek")
+    await asyncio.wait_for(task, 30)
+    listed = json.loads(tool_results(fake_model.requests[-1])[0]["content"])
+    keys = [s["key"] for s in listed["sessions"]]
+    assert keys and not any(OWNER in k for k in keys), keys
+    stored = await rt.store.get_run(run.id)
+    assert stored is not None
+    extras = (stored.meta or {})["request"]
+    assert (extras["role"], extras["sender"], extras["automated"]) == (
+        "member",
+        "telegram:guest",
+        True,
+    )
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
