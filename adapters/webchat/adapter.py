@@ -29,6 +29,7 @@ from adapters.webchat.kept import kept_label, kept_rows
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
+from adapters.webchat.tabs import Step, StepHook, Tab
 from adapters.webchat.uploads import (
     MEDIA_PREFIX,
     UploadRefused,
@@ -84,8 +85,10 @@ class WebchatAdapter(ChannelAdapter):
         self.config = config
         self.account_id = account_id
         self._sink: InboundSink | None = None
-        self._sockets: dict[str, set[web.WebSocketResponse]] = {}
+        self._tabs: dict[str, set[Tab]] = {}
         self._relay = ClusterRelay(self, self.rt.bus)  # D28: turns run elsewhere
+        self.step_hook: StepHook | None = None
+        """Told each step of a tab's opening and of a reply's send (D190); tests hold one."""
 
     @classmethod
     def for_gateway(cls, pages: WebchatEnv) -> WebchatAdapter:
@@ -103,13 +106,13 @@ class WebchatAdapter(ChannelAdapter):
 
     async def stop(self) -> None:
         await self._relay.stop()
-        for sockets in list(self._sockets.values()):
-            for ws in list(sockets):
-                await ws.close()
-        self._sockets.clear()
+        for tabs in list(self._tabs.values()):
+            for tab in list(tabs):
+                await tab.ws.close()
+        self._tabs.clear()
 
     def status(self) -> AdapterStatus:
-        clients = sum(len(s) for s in self._sockets.values())
+        clients = sum(len(s) for s in self._tabs.values())
         return AdapterStatus(
             self.channel,
             self.account_id,
@@ -126,18 +129,18 @@ class WebchatAdapter(ChannelAdapter):
         if label is None:
             self._need_a_tab(target)
         frame = {"type": "message", "role": "assistant", "text": text}
-        await self._broadcast(target.to or "", frame | ({"label": label} if label else {}))
+        await self._reply(target.to or "", frame | _kept(label, ref))
         return SendReceipt()
 
     def _need_a_tab(self, target: DeliveryContext) -> None:
-        if not self._sockets.get(target.to or "") and not self._relay.shared:
+        if not self._tabs.get(target.to or "") and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
     ) -> SendReceipt:
         """A message with buttons (D72); a click comes back as a `press` frame (D121)."""
-        if not self._sockets.get(target.to or "") and not self._relay.shared:
+        if not self._tabs.get(target.to or "") and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
         message_id = uuid.uuid4().hex[:12]
         frame = {
@@ -164,7 +167,7 @@ class WebchatAdapter(ChannelAdapter):
         if label is None:
             self._need_a_tab(target)
         frame = {"type": "media", "role": "assistant", "media": media_frame(media)}
-        await self._broadcast(target.to or "", frame | ({"label": label} if label else {}))
+        await self._reply(target.to or "", frame | _kept(label, ref))
         return SendReceipt(message_id=media.id)
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
@@ -172,9 +175,9 @@ class WebchatAdapter(ChannelAdapter):
 
     async def send_final(self, target: DeliveryContext, run_id: str, text: str) -> SendReceipt:
         """The reply of run `run_id`: the page puts it in that run's bubble, wherever it is."""
-        if not self._sockets.get(target.to or "") and not self._relay.shared:
+        if not self._tabs.get(target.to or "") and not self._relay.shared:
             raise ChannelUnavailable(f"no web chat client connected for {target.to}")
-        await self._broadcast(
+        await self._reply(
             target.to or "", {"type": "message", "role": "assistant", "runId": run_id, "text": text}
         )
         return SendReceipt()
@@ -182,16 +185,26 @@ class WebchatAdapter(ChannelAdapter):
     async def end_preview(self, target: DeliveryContext, run_id: str, status: str) -> None:
         await self._broadcast(target.to or "", {"type": "ended", "runId": run_id, "status": status})
 
+    async def _reply(self, peer: str, payload: dict[str, Any]) -> None:
+        """A reply's frame, between the steps a test may hold (D190)."""
+        await self._step(peer, "sending")
+        await self._broadcast(peer, payload)
+        await self._step(peer, "sent")
+
     async def _broadcast(self, peer: str, payload: dict[str, Any]) -> None:
         await self.send_local(peer, payload)
         await self._relay.publish(peer, payload)
 
     async def send_local(self, peer: str, payload: dict[str, Any]) -> None:
-        """To the sockets of `peer` connected to this process."""
+        """To the sockets of `peer` connected to this process (a tab still opening gets it
+        after its history, or not at all when the history shows it, D190)."""
         data = json.dumps(payload, ensure_ascii=False)
-        for ws in list(self._sockets.get(peer, ())):
-            if not ws.closed:
-                await ws.send_str(data)
+        for tab in list(self._tabs.get(peer, ())):
+            await tab.send(payload, data)
+
+    async def _step(self, peer: str, step: Step) -> None:
+        if self.step_hook is not None:
+            await self.step_hook(peer, step)
 
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(body=PAGE.read_bytes(), content_type="text/html", charset="utf-8")
@@ -224,17 +237,19 @@ class WebchatAdapter(ChannelAdapter):
         biggest = max(media.max_image_bytes, media.max_upload_bytes)
         ws = web.WebSocketResponse(heartbeat=30, max_msg_size=biggest * 3 // 2 + 1_000_000)
         await ws.prepare(request)
-        self._sockets.setdefault(peer, set()).add(ws)
+        tab = Tab(ws)
+        self._tabs.setdefault(peer, set()).add(tab)  # live frames from now on, held (D190)
         try:
-            await ws.send_str(
-                json.dumps({"type": "history", "messages": await self._history(peer)})
-            )
+            await self._step(peer, "registered")
+            messages = await self._history(peer)
+            await self._step(peer, "read")
+            await tab.open(messages)
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue
                 await self._on_frame(ws, peer, msg.data)
         finally:
-            self._sockets.get(peer, set()).discard(ws)
+            self._tabs.get(peer, set()).discard(tab)
         return ws
 
     async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
@@ -314,6 +329,14 @@ class WebchatAdapter(ChannelAdapter):
                         json.dumps({"type": "stored", "text": text, "reason": str(reason)})
                     )
                 return
+
+
+def _kept(label: str | None, ref: ChunkRef | None) -> dict[str, Any]:
+    """A cron or webhook reply's frame fields: its label (D136) and its delivery, which the
+    history of a tab opening meanwhile may already show (D190)."""
+    if label is None or ref is None:
+        return {}
+    return {"label": label, "deliveryId": ref.delivery_id}
 
 
 def _identities(peer: str, data: str) -> tuple[str, ...]:

@@ -34,6 +34,12 @@ async def kept_rows(
     rows = []
     for rec, origin in await store.kept_for(channel, peer, KEPT_KINDS, since=since):
         rows.append(
-            {"role": "assistant", "text": rec.text, "ts": rec.created_at, "label": origin.label()}
+            {
+                "role": "assistant",
+                "text": rec.text,
+                "ts": rec.created_at,
+                "label": origin.label(),
+                "deliveryId": rec.id,  # its live frames carry it too (D190)
+            }
         )
     return rows

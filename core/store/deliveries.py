@@ -311,10 +311,11 @@ class DeliveriesStore(Database):
     async def kept_for(
         self, channel: str, to: str, kinds: Sequence[str], limit: int = 50, since: int = 0
     ) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
-        """The newest `limit` deliveries of `kinds` that reached (or were kept for) one chat
-        at `since` (ms) or later, oldest first, each with its origin: what the web chat shows
-        besides its transcript (cron and webhook replies live in their own sessions, D136;
-        `since` is the session's reset, so `/new` leaves the earlier ones behind, D137)."""
+        """The newest `limit` deliveries of `kinds` that reached (or were kept for, or are
+        being sent to) one chat at `since` (ms) or later, oldest first, each with its origin:
+        what the web chat shows besides its transcript (cron and webhook replies live in their
+        own sessions, D136; `since` is the session's reset, so `/new` leaves the earlier ones
+        behind, D137; a delivery counts from its opening, D190)."""
 
         def op(c: Connection) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
             found = [  # one index range per kind, read backwards: no sort (D136)
@@ -342,6 +343,10 @@ _ORIGIN = (
 )
 """A delivery's origin; built once (D42), read for each web-chat chunk (D136)."""
 
+KEPT_OUTCOMES = ("pending", "delivered", "resent_after_crash")
+"""A kept delivery counts from its opening, before its first send (D190): a page's history read
+either shows it or comes before its every frame. A failed one is not shown."""
+
 _KEPT = (
     select(D, R.c.meta.label("run_meta"))
     .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
@@ -350,7 +355,7 @@ _KEPT = (
             D.c.channel == bindparam("channel"),
             D.c.to == bindparam("to"),
             D.c.kind == bindparam("kind"),
-            D.c.outcome.in_(("delivered", "resent_after_crash")),
+            D.c.outcome.in_(KEPT_OUTCOMES),
             D.c.created_at >= bindparam("since", type_=BigInteger),
         )
     )

@@ -163,3 +163,29 @@ async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store
     origin = await store.delivery_origin(ids[2])
     assert origin is not None and (origin.kind, origin.source) == ("hook", "ci")
     assert await store.delivery_origin(10**9) is None
+
+
+async def test_a_kept_delivery_counts_from_its_opening_until_it_fails(store: Store) -> None:
+    """D190: a web chat page's history shows a cron reply from the moment its row is opened
+    (before its first send), so a page opening meanwhile never misses it; a failed one is not
+    shown."""
+    run = _run("agent:main:cron:morning")
+    run.meta = {"cronJob": "morning"}
+    await store.create_run(run)
+    rec = DeliveryRecord(
+        kind="cron",
+        outcome="pending",
+        text="good morning",
+        created_at=now_ms(),
+        session_key=run.session_key,
+        channel="webchat",
+        to="owner",
+        run_id=run.id,
+    )
+    delivery = await store.open_delivery(rec, ["good morning"])
+    kept = await store.kept_for("webchat", "owner", ("cron",))
+    assert [(r.id, r.text, o.label()) for r, o in kept] == [
+        (delivery, "good morning", "⏰ cron job morning")
+    ]
+    await store.finish_delivery(delivery, "failed", "gone", 1)
+    assert await store.kept_for("webchat", "owner", ("cron",)) == []

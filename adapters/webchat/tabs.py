@@ -1,0 +1,60 @@
+"""An open page's socket, from the moment it opens (D190).
+
+A page that opens (or reloads, or a second tab) while a reply is being sent must show that reply
+once: in its history or as a live frame after it, never both and never neither. So its socket
+takes live frames from before its history is read, and holds them until the history frame has
+gone out; then it sends the held ones, and any later one, unless the history already shows it. A
+cron or webhook reply (D136) is shown by its delivery id, which its frames and its history row
+carry; the delivery is in the history from the moment its row is opened, before its first send
+(D16), so a history read either shows it or comes before its every frame. An agent's reply is
+its run's (`runId`): the page fills that run's bubble, whichever way the reply comes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from aiohttp import web
+
+Step = Literal["registered", "read", "sending", "sent"]
+"""Where a tab's opening, or a reply, stands (D190): the tab's socket takes live frames (held
+until its history is sent) / its history was read; a reply's frame is about to go to the sockets
+(its delivery is open) / went to them (its delivery's outcome is written after)."""
+StepHook = Callable[[str, Step], Awaitable[None]]
+"""Called with the chat and each step as it is passed; tests hold a step to pin an interleaving."""
+
+
+class Tab:
+    """One page's socket: frames held until its history is sent, then live (D190)."""
+
+    __slots__ = ("_held", "_shown", "ws")
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws = ws
+        self._held: list[tuple[dict[str, Any], str]] | None = []
+        """Frames that came before the history went out; None once it has."""
+        self._shown: frozenset[int] = frozenset()
+        """The deliveries its history shows: their frames are never sent to this page."""
+
+    def _shows(self, frame: dict[str, Any]) -> bool:
+        return frame.get("deliveryId") in self._shown
+
+    async def send(self, frame: dict[str, Any], data: str) -> None:
+        """`frame` (serialised as `data`) to the page: now, later, or not at all (it is shown)."""
+        if self._held is not None:
+            self._held.append((frame, data))
+        elif not self._shows(frame) and not self.ws.closed:
+            await self.ws.send_str(data)
+
+    async def open(self, messages: list[dict[str, Any]]) -> None:
+        """Send the history frame, then the frames held meanwhile that it does not show."""
+        self._shown = frozenset(int(m["deliveryId"]) for m in messages if "deliveryId" in m)
+        await self.ws.send_str(json.dumps({"type": "history", "messages": messages}))
+        held = self._held if self._held is not None else []
+        while held:  # a frame that comes while these go out joins the end of the list
+            frame, data = held.pop(0)
+            if not self._shows(frame) and not self.ws.closed:
+                await self.ws.send_str(data)
+        self._held = None  # no await since the list was seen empty: nothing is left behind

@@ -1,0 +1,250 @@
+"""A reply sent while a page opens is shown once (D190): in the history frame, which is always the
+first frame, or as a live frame after it; never both, never neither.
+
+Each test pins one interleaving of a tab's opening (its socket registered, its history read, its
+history sent) and a reply's send (its frame broadcast, its delivery's outcome written) by holding
+a step of the adapter's step hook, on SQLite and on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from adapters.webchat.adapter import WebchatAdapter
+from adapters.webchat.tabs import Step
+from core.edge.http.server import build_app
+from core.runtime import Runtime
+from tests.conftest import ConfigFactory
+from tests.fakes.model import FakeModelServer
+from tests.polling import eventually
+
+AUTH = {"Authorization": "Bearer test-token"}
+WS = "/ws?token=test-token"
+CRON_REPLY = "echo: morning summary"
+EXTRA = {
+    "cron": {
+        "jobs": [
+            {
+                "id": "morning",
+                "every": "1h",
+                "message": "morning summary",
+                "deliver": {"channel": "webchat", "to": "owner"},
+            }
+        ]
+    }
+}
+
+
+@dataclass
+class Held:
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait(self) -> None:
+        await asyncio.wait_for(self.reached.wait(), 15)
+
+
+class Steps:
+    """The adapter's step hook (D190): holds the n-th pass of a step until the test releases it."""
+
+    def __init__(self) -> None:
+        self.passed: Counter[Step] = Counter()
+        self.holds: dict[tuple[Step, int], Held] = {}
+
+    def hold(self, step: Step, nth: int = 1) -> Held:
+        return self.holds.setdefault((step, nth), Held())
+
+    async def __call__(self, peer: str, step: Step) -> None:
+        self.passed[step] += 1
+        held = self.holds.get((step, self.passed[step]))
+        if held is not None:
+            held.reached.set()
+            await held.released.wait()
+
+
+@dataclass
+class Gateway:
+    http: aiohttp.ClientSession
+    server: TestServer
+    steps: Steps
+
+    def ws(self) -> Any:
+        return self.http.ws_connect(self.server.make_url(WS))
+
+    async def fire(self) -> None:
+        resp = await self.http.post(self.server.make_url("/api/cron/morning/run"), headers=AUTH)
+        assert resp.status == 202, await resp.text()
+
+    async def fired(self) -> None:
+        """The cron job's turn ended and its delivery's outcome is written."""
+
+        async def done() -> bool:
+            url = self.server.make_url("/api/cron/morning")
+            got = await (await self.http.get(url, headers=AUTH)).json()
+            return bool(got.get("lastStatus") == "ok")
+
+        await eventually(done, what="the cron job's delivery")
+
+
+@pytest.fixture
+async def gateway(
+    make_config: ConfigFactory, fake_model: FakeModelServer, db: dict[str, Any]
+) -> AsyncIterator[Gateway]:
+    rt = Runtime(make_config(EXTRA | db))
+    rt.cron.run_loop = False
+    adapter = WebchatAdapter.for_gateway(rt.pages)
+    adapter.step_hook = steps = Steps()
+    await rt.start(adapters=[adapter], probe_models=False)
+    server = TestServer(build_app(rt, "test-token", [adapter]))
+    await server.start_server()
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield Gateway(http, server, steps)
+    finally:
+        for held in steps.holds.values():
+            held.released.set()
+        await server.close()
+        await rt.stop()
+
+
+async def page_view(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
+    """What the page gets: the history frame first (asserted), then every frame sent to it up to
+    now (a refused frame's answer marks the end: anything sent before it came before it)."""
+    first = json.loads((await ws.receive(timeout=10)).data)
+    assert first["type"] == "history", f"a {first['type']} frame came before the history"
+    await ws.send_json({"type": "message", "text": 5})
+    frames = [first]
+    while (frame := json.loads((await ws.receive(timeout=10)).data))["type"] != "error":
+        frames.append(frame)
+    return frames
+
+
+async def page_view_after(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
+    """The frames after a history frame already read, up to now."""
+    await ws.send_json({"type": "message", "text": 5})
+    frames = []
+    while (frame := json.loads((await ws.receive(timeout=10)).data))["type"] != "error":
+        frames.append(frame)
+    return frames
+
+
+def times_shown(frames: list[dict[str, Any]], text: str) -> int:
+    """How many times the page shows `text`: history rows and message frames (a run's frames
+    fill that run's one bubble: counted once)."""
+    rows = [m for m in frames[0]["messages"] if m["role"] == "assistant" and m["text"] == text]
+    live = [f for f in frames[1:] if f["type"] == "message" and f["text"] == text]
+    runs = {m.get("runId") for m in rows + live if m.get("runId")}
+    return len([m for m in rows + live if not m.get("runId")]) + len(runs)
+
+
+async def test_a_reply_sent_before_the_tab_opened_and_logged_after_its_read_is_in_its_history(
+    gateway: Gateway,
+) -> None:
+    """The kept reply went out to no tab; the history read comes before its outcome is written."""
+    sent = gateway.steps.hold("sent")
+    await gateway.fire()
+    await sent.wait()  # broadcast to nobody; its delivery is still `pending`
+    async with gateway.ws() as ws:
+        history = json.loads((await ws.receive(timeout=10)).data)
+        assert history["type"] == "history"
+        assert [m["text"] for m in history["messages"]] == [CRON_REPLY]
+        sent.released.set()
+        await gateway.fired()
+        assert times_shown([history, *(await page_view_after(ws))], CRON_REPLY) == 1
+
+
+async def test_a_reply_sent_and_logged_before_the_history_read_comes_once(
+    gateway: Gateway,
+) -> None:
+    """The tab takes live frames, then the whole delivery happens, then its history is read: the
+    history shows the reply and its live frame is dropped."""
+    registered = gateway.steps.hold("registered")
+    async with gateway.ws() as ws:
+        await registered.wait()
+        await gateway.fire()
+        await gateway.fired()
+        registered.released.set()
+        frames = await page_view(ws)
+        assert times_shown(frames, CRON_REPLY) == 1
+        assert [m["text"] for m in frames[0]["messages"]] == [CRON_REPLY]
+
+
+async def test_a_reply_sent_before_the_history_read_and_logged_after_it_comes_once(
+    gateway: Gateway,
+) -> None:
+    """The frame reaches the opening tab, the history is read while the delivery is `pending`."""
+    registered = gateway.steps.hold("registered")
+    sent = gateway.steps.hold("sent")
+    read = gateway.steps.hold("read")
+    async with gateway.ws() as ws:
+        await registered.wait()
+        await gateway.fire()
+        await sent.wait()  # the frame went to the opening tab
+        registered.released.set()
+        await read.wait()  # the history was read while the delivery was `pending`
+        sent.released.set()
+        await gateway.fired()
+        read.released.set()
+        frames = await page_view(ws)
+        assert times_shown(frames, CRON_REPLY) == 1
+
+
+async def test_a_reply_sent_after_the_history_read_comes_after_the_history(
+    gateway: Gateway,
+) -> None:
+    """The history is read without the reply; the reply goes out before the history frame."""
+    read = gateway.steps.hold("read")
+    async with gateway.ws() as ws:
+        await read.wait()
+        await gateway.fire()
+        await gateway.fired()
+        read.released.set()
+        frames = await page_view(ws)
+        assert frames[0]["messages"] == []
+        assert times_shown(frames, CRON_REPLY) == 1
+        assert frames[1]["label"] == "⏰ cron job morning"
+
+
+async def test_an_agent_reply_sent_while_a_second_tab_opens_comes_after_its_history(
+    gateway: Gateway,
+) -> None:
+    """Ordinary replies (the transcript's): the second tab's history is read before the turn, its
+    reply is sent before the history frame goes out."""
+    second_read = gateway.steps.hold("read", 2)
+    async with gateway.ws() as first:
+        assert json.loads((await first.receive(timeout=10)).data)["type"] == "history"
+        second = await gateway.http.ws_connect(gateway.server.make_url(WS))
+        await second_read.wait()
+        sent = gateway.steps.hold("sent")
+        await first.send_json({"type": "message", "text": "hello"})
+        await sent.wait()  # the reply went to both tabs' sockets
+        sent.released.set()
+        second_read.released.set()
+        frames = await page_view(second)
+        await second.close()
+        assert times_shown(frames, "echo: hello") == 1
+
+
+async def test_a_reply_the_history_shows_is_not_sent_to_the_tab_again_later(
+    gateway: Gateway,
+) -> None:
+    """The delivery is open (so the history shows it) but its frame goes out after the tab opened:
+    the frame is dropped, as a frame relayed late from another process is (D28)."""
+    sending = gateway.steps.hold("sending")
+    await gateway.fire()
+    await sending.wait()
+    async with gateway.ws() as ws:
+        history = json.loads((await ws.receive(timeout=10)).data)
+        assert [m["text"] for m in history["messages"]] == [CRON_REPLY]
+        sending.released.set()
+        await gateway.fired()
+        assert times_shown([history, *(await page_view_after(ws))], CRON_REPLY) == 1

@@ -1,0 +1,79 @@
+"""The page reloaded while its turn streams (D190), in headless Chromium against the real gateway:
+the reply that follows fills a bubble of its own, and the user's message stays as it was."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestServer
+
+from adapters.webchat.adapter import WebchatAdapter
+from core.edge.http.server import build_app
+from core.runtime import Runtime
+from tests.browser import Browser, chromium_path
+from tests.conftest import ConfigFactory
+from tests.fakes.model import FakeModelServer
+from tests.fakes.model_script import text
+
+pytestmark = pytest.mark.browser
+MSGS = "[...document.querySelectorAll('#log .msg')]"
+CONNECTED = "document.getElementById('status').textContent.startsWith('connected')"
+
+
+@pytest.fixture(autouse=True)
+def _need_chromium() -> None:
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (installed by .ci/run)")
+        pytest.skip("chromium not installed")
+
+
+@pytest.fixture
+async def page_url(make_config: ConfigFactory) -> AsyncIterator[str]:
+    rt = Runtime(make_config())
+    adapter = WebchatAdapter.for_gateway(rt.pages)
+    await rt.start(adapters=[adapter], probe_models=False)
+    server = TestServer(build_app(rt, "test-token", [adapter]))
+    await server.start_server()
+    try:
+        yield str(server.make_url("/"))
+    finally:
+        await server.close()
+        await rt.stop()
+
+
+async def bubbles(browser: Browser) -> list[tuple[str, str]]:
+    value: list[dict[str, Any]] = await browser.evaluate(
+        MSGS + ".map(e => ({role: e.dataset.role, text: e.dataset.text}))"
+    )
+    return [(b["role"], b["text"]) for b in value]
+
+
+async def test_a_reply_streamed_after_a_reload_keeps_the_users_message(
+    tmp_path: Path, fake_model: FakeModelServer, page_url: str
+) -> None:
+    async with Browser(tmp_path / "profile") as browser:
+        await browser.goto(f"{page_url}?token=test-token")
+        await browser.wait_for(CONNECTED)
+        fake_model.script(text("first part, then the rest", pause_after=2))
+        await browser.evaluate(
+            "(() => { document.getElementById('text').value = 'stream something';"
+            " document.getElementById('send').click(); })()"
+        )
+        await browser.wait_for(f"{MSGS}.some(e => e.classList.contains('pending'))")
+        await browser.goto(page_url)  # reloaded mid-turn: the history has the message, no reply
+        await browser.wait_for(CONNECTED)
+        assert await bubbles(browser) == [("user", "stream something")]
+        fake_model.resume()
+        await browser.wait_for(
+            f"{MSGS}.some(e => e.dataset.text === 'first part, then the rest')"
+            f" && !{MSGS}.some(e => e.classList.contains('pending'))"
+        )
+        assert await bubbles(browser) == [
+            ("user", "stream something"),
+            ("assistant", "first part, then the rest"),
+        ]
