@@ -8,11 +8,9 @@ a step of the adapter's step hook, on SQLite and on PostgreSQL.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -20,55 +18,12 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from adapters.webchat.adapter import WebchatAdapter
-from adapters.webchat.tabs import Step
 from core.edge.http.server import build_app
 from core.runtime import Runtime
+from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
 from tests.polling import eventually
-
-AUTH = {"Authorization": "Bearer test-token"}
-WS = "/ws?token=test-token"
-CRON_REPLY = "echo: morning summary"
-EXTRA = {
-    "cron": {
-        "jobs": [
-            {
-                "id": "morning",
-                "every": "1h",
-                "message": "morning summary",
-                "deliver": {"channel": "webchat", "to": "owner"},
-            }
-        ]
-    }
-}
-
-
-@dataclass
-class Held:
-    reached: asyncio.Event = field(default_factory=asyncio.Event)
-    released: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def wait(self) -> None:
-        await asyncio.wait_for(self.reached.wait(), 15)
-
-
-class Steps:
-    """The adapter's step hook (D190): holds the n-th pass of a step until the test releases it."""
-
-    def __init__(self) -> None:
-        self.passed: Counter[Step] = Counter()
-        self.holds: dict[tuple[Step, int], Held] = {}
-
-    def hold(self, step: Step, nth: int = 1) -> Held:
-        return self.holds.setdefault((step, nth), Held())
-
-    async def __call__(self, peer: str, step: Step) -> None:
-        self.passed[step] += 1
-        held = self.holds.get((step, self.passed[step]))
-        if held is not None:
-            held.reached.set()
-            await held.released.wait()
 
 
 @dataclass

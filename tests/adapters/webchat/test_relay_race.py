@@ -1,0 +1,90 @@
+"""A reply relayed from another gateway process (D28) after a page's history showed it is dropped
+(D190): two runtimes on one PostgreSQL database, the cron job on A, the page on B."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from adapters.webchat.adapter import WebchatAdapter
+from core.edge.http.server import build_app
+from core.runtime import Runtime
+from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps
+from tests.conftest import ConfigFactory
+from tests.fakes.model import FakeModelServer
+from tests.pg import fresh_pg_database
+from tests.polling import eventually
+
+pytestmark = pytest.mark.postgres
+
+
+@dataclass
+class Process:
+    server: TestServer
+    steps: Steps
+
+
+@pytest.fixture
+async def two(
+    make_config: ConfigFactory, fake_model: FakeModelServer, tmp_path: Path
+) -> AsyncIterator[tuple[aiohttp.ClientSession, Process, Process]]:
+    async with fresh_pg_database() as url:
+        runtimes: list[Runtime] = []
+        processes: list[Process] = []
+        try:
+            for name in ("a", "b"):
+                gateway = {"stateDir": str(tmp_path / name), "database": {"url": url}}
+                rt = Runtime(make_config(EXTRA | {"gateway": gateway}))
+                rt.cron.run_loop = False
+                adapter = WebchatAdapter.for_gateway(rt.pages)
+                adapter.step_hook = steps = Steps()
+                await rt.start(adapters=[adapter], probe_models=False)
+                runtimes.append(rt)
+                server = TestServer(build_app(rt, "test-token", [adapter]))
+                await server.start_server()
+                processes.append(Process(server, steps))
+            async with aiohttp.ClientSession() as http:
+                yield http, processes[0], processes[1]
+        finally:
+            for p in processes:
+                for held in p.steps.holds.values():
+                    held.released.set()
+                await p.server.close()
+            for rt in runtimes:
+                await rt.stop()
+
+
+async def _fire(http: aiohttp.ClientSession, p: Process) -> None:
+    resp = await http.post(p.server.make_url("/api/cron/morning/run"), headers=AUTH)
+    assert resp.status == 202, await resp.text()
+
+
+async def _runs(http: aiohttp.ClientSession, p: Process) -> int:
+    got = await (await http.get(p.server.make_url("/api/cron/morning"), headers=AUTH)).json()
+    return len([r for r in got.get("runs") or [] if r.get("delivery") == "delivered"])
+
+
+async def test_a_frame_relayed_after_the_history_showed_it_is_dropped(
+    two: tuple[aiohttp.ClientSession, Process, Process],
+) -> None:
+    http, a, b = two
+    sending = a.steps.hold("sending")
+    await _fire(http, a)
+    await sending.wait()  # A's delivery is open; its frame has gone nowhere yet
+    async with http.ws_connect(b.server.make_url(WS)) as ws:
+        history = json.loads((await ws.receive(timeout=10)).data)
+        assert history["type"] == "history"
+        [shown] = history["messages"]
+        assert shown["text"] == CRON_REPLY
+        sending.released.set()  # A sends it: to its own tabs, and on the bus to B's
+        await eventually(lambda: _runs(http, a), what="the first reply delivered")
+        await _fire(http, a)  # a second reply: relayed to B after the first, in order (D28)
+        frame = json.loads((await ws.receive(timeout=10)).data)
+        assert frame["type"] == "message" and frame["text"] == CRON_REPLY
+        assert frame["deliveryId"] != shown["deliveryId"], "the history's reply came again"
