@@ -15,7 +15,8 @@ from core.engine.runs.contract import RunOutcome
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.fakes.providers import Call, FakeProviders, system_text, tool_output
+from tests.fakes.providers import Call, FakeProviders
+from tests.fakes.providers_requests import system_text, tool_output
 
 
 @pytest.fixture
