@@ -25,7 +25,7 @@ from adapters.base import (
     SendReceipt,
 )
 from adapters.webchat.history import history_rows
-from adapters.webchat.kept import kept_label, kept_rows
+from adapters.webchat.kept import chunk_fields, kept_rows
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
@@ -125,11 +125,11 @@ class WebchatAdapter(ChannelAdapter):
     ) -> SendReceipt:
         """A message to the page; a cron job's or webhook's carries its label and is kept
         (shown when a tab opens) when none is open (D136)."""
-        label = await kept_label(self.rt.store, ref)
-        if label is None:
+        fields = await chunk_fields(self.rt.store, ref)
+        if "label" not in fields:
             self._need_a_tab(target)
         frame = {"type": "message", "role": "assistant", "text": text}
-        await self._reply(target.to or "", frame | _kept(label, ref))
+        await self._reply(target.to or "", frame | fields)
         return SendReceipt()
 
     def _need_a_tab(self, target: DeliveryContext) -> None:
@@ -163,11 +163,11 @@ class WebchatAdapter(ChannelAdapter):
     ) -> SendReceipt:
         """The page shows the item (an image, an audio player, a file link) and fetches its
         bytes from `/webchat/media/<id>` with the token (D78)."""
-        label = await kept_label(self.rt.store, ref)
-        if label is None:
+        fields = await chunk_fields(self.rt.store, ref)
+        if "label" not in fields:
             self._need_a_tab(target)
         frame = {"type": "media", "role": "assistant", "media": media_frame(media)}
-        await self._reply(target.to or "", frame | _kept(label, ref))
+        await self._reply(target.to or "", frame | fields)
         return SendReceipt(message_id=media.id)
 
     async def send_preview(self, target: DeliveryContext, run_id: str, text: str) -> None:
@@ -329,14 +329,6 @@ class WebchatAdapter(ChannelAdapter):
                         json.dumps({"type": "stored", "text": text, "reason": str(reason)})
                     )
                 return
-
-
-def _kept(label: str | None, ref: ChunkRef | None) -> dict[str, Any]:
-    """A cron or webhook reply's frame fields: its label (D136) and its delivery, which the
-    history of a tab opening meanwhile may already show (D190)."""
-    if label is None or ref is None:
-        return {}
-    return {"label": label, "deliveryId": ref.delivery_id}
 
 
 def _identities(peer: str, data: str) -> tuple[str, ...]:

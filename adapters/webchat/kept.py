@@ -17,12 +17,21 @@ from core.api.gateway import SessionStore
 KEPT_KINDS = ("cron", "hook")
 
 
-async def kept_label(store: SessionStore, ref: ChunkRef | None) -> str | None:
-    """The label of a chunk of a cron or webhook delivery; None for any other chunk."""
+async def chunk_fields(store: SessionStore, ref: ChunkRef | None) -> dict[str, Any]:
+    """What a chunk's frame says of its delivery: a cron or webhook reply's `label` and
+    `deliveryId` (D136), a failed turn's notice its turn (`endOf`), so a page whose history
+    already shows that reply or that turn's outcome never gets the frame (D190); {} otherwise."""
     if ref is None:
-        return None
+        return {}
     origin = await store.delivery_origin(ref.delivery_id)
-    return origin.label() if origin is not None and origin.kind in KEPT_KINDS else None
+    if origin is None:
+        return {}
+    label = origin.label() if origin.kind in KEPT_KINDS else None
+    if label is not None:
+        return {"label": label, "deliveryId": ref.delivery_id}
+    if origin.kind == "notice" and origin.run_id:
+        return {"endOf": origin.run_id}
+    return {}
 
 
 async def kept_rows(

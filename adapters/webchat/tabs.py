@@ -29,7 +29,7 @@ StepHook = Callable[[str, Step], Awaitable[None]]
 class Tab:
     """One page's socket: frames held until its history is sent, then live (D190)."""
 
-    __slots__ = ("_held", "_shown", "ws")
+    __slots__ = ("_ended", "_held", "_shown", "ws")
 
     def __init__(self, ws: web.WebSocketResponse) -> None:
         self.ws = ws
@@ -37,9 +37,15 @@ class Tab:
         """Frames that came before the history went out; None once it has."""
         self._shown: frozenset[int] = frozenset()
         """The deliveries its history shows: their frames are never sent to this page."""
+        self._ended: frozenset[str] = frozenset()
+        """The turns whose outcome (failed, stopped) its history shows: their `ended` frame and
+        their notice (`endOf`) are never sent to this page either."""
 
     def _shows(self, frame: dict[str, Any]) -> bool:
-        return frame.get("deliveryId") in self._shown
+        if frame.get("deliveryId") in self._shown:
+            return True
+        run = frame.get("endOf") or (frame.get("runId") if frame.get("type") == "ended" else None)
+        return run is not None and run in self._ended
 
     async def send(self, frame: dict[str, Any], data: str) -> None:
         """`frame` (serialised as `data`) to the page: now, later, or not at all (it is shown)."""
@@ -51,6 +57,9 @@ class Tab:
     async def open(self, messages: list[dict[str, Any]]) -> None:
         """Send the history frame, then the frames held meanwhile that it does not show."""
         self._shown = frozenset(int(m["deliveryId"]) for m in messages if "deliveryId" in m)
+        self._ended = frozenset(
+            str(m["runId"]) for m in messages if "outcome" in m and "runId" in m
+        )
         await self.ws.send_str(json.dumps({"type": "history", "messages": messages}))
         held = self._held if self._held is not None else []
         while held:  # a frame that comes while these go out joins the end of the list

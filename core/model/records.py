@@ -209,6 +209,8 @@ class DeliveryOrigin:
     kind: str
     session_key: str | None = None
     source: str | None = None
+    run_id: str | None = None
+    """The run it speaks for: a failed turn's notice names its turn (D190)."""
 
     def label(self) -> str | None:
         """How the web chat names a cron job's or a webhook's message; None for the others."""

@@ -306,7 +306,7 @@ class DeliveriesStore(Database):
     async def delivery_origin(self, delivery_id: int) -> DeliveryOrigin | None:
         """What sent delivery `delivery_id`: kind, session and job or hook (D136)."""
         row = await self.read(lambda c: c.execute(_ORIGIN, {"id": delivery_id}).first())
-        return _origin(row[0], row[1], row[2]) if row is not None else None
+        return _origin(row[0], row[1], row[2], row[3]) if row is not None else None
 
     async def kept_for(
         self, channel: str, to: str, kinds: Sequence[str], limit: int = 50, since: int = 0
@@ -337,7 +337,7 @@ class DeliveriesStore(Database):
 
 
 _ORIGIN = (
-    select(D.c.kind, D.c.session_key, R.c.meta)
+    select(D.c.kind, D.c.session_key, R.c.meta, D.c.run_id)
     .select_from(D.outerjoin(R, R.c.id == D.c.run_id))
     .where(D.c.id == bindparam("id"))
 )
@@ -365,8 +365,10 @@ _KEPT = (
 """The newest deliveries of one kind to one chat, by `ix_deliveries_chat` (D136)."""
 
 
-def _origin(kind: str, session_key: str | None, meta: Any) -> DeliveryOrigin:
+def _origin(
+    kind: str, session_key: str | None, meta: Any, run_id: str | None = None
+) -> DeliveryOrigin:
     """The job (`meta.cronJob`) or hook (`meta.hook`) of a cron or webhook turn's run."""
     meta = meta if isinstance(meta, dict) else {}
     source = meta.get("cronJob") if kind == "cron" else meta.get("hook") if kind == "hook" else None
-    return DeliveryOrigin(kind, session_key, str(source) if source else None)
+    return DeliveryOrigin(kind, session_key, str(source) if source else None, run_id)

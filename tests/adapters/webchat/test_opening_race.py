@@ -22,7 +22,7 @@ from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps
 from tests.conftest import ConfigFactory
-from tests.fakes.model import FakeModelServer
+from tests.fakes.model import FakeModelServer, error
 from tests.polling import eventually
 
 
@@ -203,3 +203,28 @@ async def test_a_reply_the_history_shows_is_not_sent_to_the_tab_again_later(
         sending.released.set()
         await gateway.fired()
         assert times_shown([history, *(await page_view_after(ws))], CRON_REPLY) == 1
+
+
+async def test_a_failed_turns_notice_is_not_sent_to_a_tab_whose_history_shows_its_outcome(
+    gateway: Gateway, fake_model: FakeModelServer
+) -> None:
+    """The turn failed; a second tab opens before its notice goes out: the history shows the
+    turn's outcome, and the notice frame (which names its turn, `endOf`) is dropped."""
+    async with gateway.ws() as first:
+        assert json.loads((await first.receive(timeout=10)).data)["type"] == "history"
+        sending = gateway.steps.hold("sending")
+        fake_model.script(error(400, "the model refused"))
+        await first.send_json({"type": "message", "text": "hello"})
+        await sending.wait()  # the turn ended; its notice's delivery is open
+        async with gateway.ws() as second:
+            history = json.loads((await second.receive(timeout=10)).data)
+            [(said, outcome)] = [(m["text"], m.get("outcome")) for m in history["messages"]]
+            assert said == "hello" and outcome["kind"] == "error"
+            sending.released.set()
+            while (frame := json.loads((await first.receive(timeout=10)).data))["type"] != (
+                "message"
+            ):
+                pass
+            assert frame["text"] == outcome["text"]  # the first tab got the notice
+            later = await page_view_after(second)
+            assert [f for f in later if f.get("text") == outcome["text"]] == []

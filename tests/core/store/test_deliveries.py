@@ -187,5 +187,7 @@ async def test_a_kept_delivery_counts_from_its_opening_until_it_fails(store: Sto
     assert [(r.id, r.text, o.label()) for r, o in kept] == [
         (delivery, "good morning", "⏰ cron job morning")
     ]
+    origin = await store.delivery_origin(delivery)
+    assert origin is not None and origin.run_id == run.id  # a notice names its turn so
     await store.finish_delivery(delivery, "failed", "gone", 1)
     assert await store.kept_for("webchat", "owner", ("cron",)) == []
