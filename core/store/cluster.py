@@ -25,12 +25,10 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.model.records import RunRecord, SessionEntry, TranscriptMessage
 from core.store.cluster_tables import ClusterLeaseRow, ClusterProcessRow, ClusterSendEventRow
-from core.store.database import insert_ignore, now_ms
+from core.store.database import insert_ignore, now_ms, upsert_insert
 from core.store.runs import RunsStore
 from core.store.sessions import session_by_key
 from core.store.tables import MessageRow, RunRow, SessionRow
@@ -190,8 +188,7 @@ class ClusterStore(RunsStore):
         values = {"name": name, "holder": holder, "acquired_at": now, "expires_at": now + valid_ms}
 
         def op(c: Connection) -> bool:
-            ins: Any = pg_insert(L) if c.dialect.name == "postgresql" else sqlite_insert(L)
-            ins = ins.values(**values)
+            ins = upsert_insert(c, L).values(**values)
             stmt = ins.on_conflict_do_update(
                 index_elements=["name"],
                 set_={

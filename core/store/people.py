@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, and_, delete, select, tuple_
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from core.store.database import Database
+from core.store.database import Database, upsert_insert
 from core.store.people_tables import IdentityLinkRow, LimitCounterRow, LinkCodeRow
 
 C: Any = LimitCounterRow.__table__  # type: ignore[attr-defined]
@@ -53,8 +51,7 @@ class LinkCode:
 
 
 def _add(c: Connection, subject: str, window: str, kind: str, amount: float) -> float:
-    ins = (pg_insert if c.dialect.name == "postgresql" else sqlite_insert)(C)
-    stmt = ins.values(subject=subject, window=window, kind=kind, value=amount)
+    stmt = upsert_insert(c, C).values(subject=subject, window=window, kind=kind, value=amount)
     stmt = stmt.on_conflict_do_update(
         index_elements=["subject", "window", "kind"], set_={"value": C.c.value + amount}
     )
