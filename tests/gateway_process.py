@@ -38,10 +38,20 @@ class GatewayProcess:
     """`async with GatewayProcess(config) as gw:` — started, healthy, then stopped by SIGTERM."""
 
     def __init__(
-        self, config: Path, port: int | None = None, env: dict[str, str] | None = None
+        self,
+        config: Path,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        *,
+        prefix: list[str] | None = None,
+        ready_within: float = 30,
     ) -> None:
+        """`prefix`: a command the gateway runs under (valgrind, for bench/); `ready_within`:
+        seconds until its `Web chat:` line."""
         self.config = config
         self.extra_env = env or {}
+        self.prefix = prefix or []
+        self.ready_within = ready_within
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = "e2e-token"
@@ -57,6 +67,7 @@ class GatewayProcess:
             **self.extra_env,
         }
         self.proc = await asyncio.create_subprocess_exec(
+            *self.prefix,
             sys.executable,
             "-m",
             "core.edge.cli.main",
@@ -67,7 +78,7 @@ class GatewayProcess:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
-        await asyncio.wait_for(self._wait_ready(), 30)
+        await asyncio.wait_for(self._wait_ready(), self.ready_within)
         return self
 
     async def _wait_ready(self) -> None:
