@@ -15,9 +15,9 @@ import pytest
 from adapters.telegram.adapter import TelegramAdapter, build
 from core.model.records import SessionQuery
 from core.runtime import Runtime
-from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
-from tests.adapters.test_telegram import telegram_config
+from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.slack.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
+from tests.adapters.telegram.test_telegram import telegram_config
 from tests.conftest import RuntimeFactory, deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer

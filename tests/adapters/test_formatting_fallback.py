@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.test_telegram import Start, start_tg  # noqa: F401  (fixture)
+from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.telegram.test_telegram import Start, start_tg  # noqa: F401  (fixture)
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text

@@ -1,5 +1,5 @@
 """The offline voice round trip on each platform fake with media (D78; Telegram, Discord,
-Slack, the web chat, WhatsApp, Signal, Matrix in tests/adapters/test_matrix_media.py; email,
+Slack, the web chat, WhatsApp, Signal, Matrix in tests/adapters/matrix/test_matrix_media.py; email,
 which has no voice notes, with an audio attachment): Debian's espeak-ng speaks a
 sentence (with a little noise, as a microphone would), ffmpeg encodes it as OGG/Opus, it arrives
 as the platform's voice message, the local engine (pocketsphinx) transcribes it, the fake model
@@ -23,16 +23,16 @@ from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.api.channels import ChannelEnv
 from core.edge.http.server import build_app
 from core.runtime import Runtime
+from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
+from tests.adapters.email.test_email import bot_mail as email_bot_mail
+from tests.adapters.email.test_email import deliver as email_deliver
+from tests.adapters.email.test_email import mail_from as email_from
+from tests.adapters.email.test_email import section as email_section
+from tests.adapters.email.test_email import text_of as email_text
+from tests.adapters.signal.test_signal_media import signal_runtime
+from tests.adapters.slack.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
-from tests.adapters.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.test_email import bot_mail as email_bot_mail
-from tests.adapters.test_email import deliver as email_deliver
-from tests.adapters.test_email import mail_from as email_from
-from tests.adapters.test_email import section as email_section
-from tests.adapters.test_email import text_of as email_text
-from tests.adapters.test_signal_media import signal_runtime
-from tests.adapters.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
-from tests.adapters.test_whatsapp import gateway as whatsapp_gateway
+from tests.adapters.whatsapp.test_whatsapp import gateway as whatsapp_gateway
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.mailserver import MailServer

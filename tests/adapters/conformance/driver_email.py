@@ -5,7 +5,7 @@ answers the previous one, as a mail client's "reply" does) and read what the bot
 what the server accepted. A redelivery is the same mail appearing in the bot's inbox twice
 (an IMAP APPEND of the same bytes, as a duplicate delivery looks). The suite's pairing tests
 need ``dmPolicy: pairing``, set here; email's own default (``allowlist``, strangers refused
-without a reply) has its own tests in ``tests/adapters/test_email.py``.
+without a reply) has its own tests in ``tests/adapters/email/test_email.py``.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class SignalDriver(FakeDriver):
     unsupported: ClassVar[dict[str, str]] = {
         "thread": "Signal has no threads (a reply quotes a message in the same chat)",
         "self": "Signal has no bot accounts; the account's own messages come only as sync "
-        "messages (ignored, tests/adapters/test_signal.py)",
+        "messages (ignored, tests/adapters/signal/test_signal.py)",
         "preview": "Signal clients cap the edits of a message, too few for a live preview",
     }
     links_inline = True

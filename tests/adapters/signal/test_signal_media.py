@@ -12,7 +12,7 @@ from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
 from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.runtime import Runtime
-from tests.adapters.test_signal import ANN, GROUP
+from tests.adapters.signal.test_signal import ANN, GROUP
 from tests.conftest import RuntimeFactory
 from tests.fakes.mcp_server import TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
