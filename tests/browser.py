@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -33,6 +35,21 @@ _NAVIGATING = ("navigated or closed", "Cannot find context", "Execution context 
 
 def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def need_chromium() -> None:
+    """Every `browser`-marked test (tests/conftest.py): skipped without Chromium, failed in CI,
+    which installs it (.ci/run)."""
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (installed by .ci/run)")
+        pytest.skip("chromium not installed")
+
+
+MSGS = "[...document.querySelectorAll('#log .msg')]"
+"""The web chat page's message rows, as JavaScript."""
+CONNECTED = "document.getElementById('status').textContent.startsWith('connected')"
+"""The web chat page's socket is open, as JavaScript."""
 
 
 class Browser:

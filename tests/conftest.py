@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, settings
 from core.config import CrosstalkConfig, validate_config
 from core.runtime import Runtime
 from core.store import Store
+from tests.browser import need_chromium
 from tests.fakes.fixtures import (  # noqa: F401
     fake_discord,
     fake_email,
@@ -123,3 +124,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             await s.open()
             yield s
             await s.close()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A `browser` test needs Chromium: skipped without it, failed in CI (one check for all)."""
+    if item.get_closest_marker("browser") is not None:
+        need_chromium()

@@ -11,7 +11,6 @@ import pytest
 from tests.browser import Browser
 from tests.e2e.test_console_browser import (
     OWNER,
-    _need_chromium,  # noqa: F401  (the fixture: skip without chromium)
     click,
     desktop,
     open_page,

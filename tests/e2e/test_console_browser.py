@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.browser import Browser, chromium_path
+from tests.browser import Browser
 from tests.e2e.test_webchat_polish import mobile, screenshot
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call
@@ -36,14 +35,6 @@ pytestmark = [
 OWNER, STRANGER = 4242, 7
 PAGES = ("overview", "sessions", "deliveries", "access", "cron", "usage", "config")
 CODE = re.compile(r"Your pairing code: ([A-HJ-NP-Z2-9]{8})")
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 def telegram_config(

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.browser import Browser, chromium_path
+from tests.browser import Browser
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
 from tests.polling import eventually
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 async def test_owner_chats_and_toggles_send_policy_in_the_page(

@@ -6,29 +6,18 @@ tool calls folded, provider errors as errors, failed and stopped turns after a r
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser import Browser, chromium_path
+from tests.browser import CONNECTED, MSGS, Browser
 from tests.fakes.model import FakeModelServer, error, last_user_text
 from tests.fakes.model_script import text, tool_call
 from tests.gateway_process import GatewayProcess, write_config
 from tests.polling import eventually
 
 pytestmark = pytest.mark.browser
-MSGS = "[...document.querySelectorAll('#log .msg')]"
-CONNECTED = "document.getElementById('status').textContent.startsWith('connected')"
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 async def key(browser: Browser, name: str, shift: bool = False) -> None:

@@ -16,22 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.browser import Browser, chromium_path
+from tests.browser import MSGS, Browser
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
 from tests.gateway_process import GatewayProcess, write_config
 
 pytestmark = pytest.mark.browser
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-MSGS = "[...document.querySelectorAll('#log .msg')]"
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 async def screenshot(browser: Browser, name: str) -> None:

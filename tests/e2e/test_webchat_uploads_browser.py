@@ -4,12 +4,11 @@ gateway as an attachment, the recording is heard by speech to text, and a reply'
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.browser import Browser, chromium_path
+from tests.browser import Browser
 from tests.fakes.audio import FakeAudioServer
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
@@ -23,14 +22,6 @@ FILE = (
     " for (let i = 0; i < bin.length; i++) a[i] = bin.charCodeAt(i);"
     " return new File([a], name, { type }); }"
 )
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 async def test_button_paste_drop_and_recording(tmp_path: Path, fake_model: FakeModelServer) -> None:

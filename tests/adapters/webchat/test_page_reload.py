@@ -3,7 +3,6 @@ the reply that follows fills a bubble of its own, and the user's message stays a
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,22 +13,12 @@ from aiohttp.test_utils import TestServer
 from adapters.webchat.adapter import WebchatAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.browser import Browser, chromium_path
+from tests.browser import CONNECTED, MSGS, Browser
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
 
 pytestmark = pytest.mark.browser
-MSGS = "[...document.querySelectorAll('#log .msg')]"
-CONNECTED = "document.getElementById('status').textContent.startsWith('connected')"
-
-
-@pytest.fixture(autouse=True)
-def _need_chromium() -> None:
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required in CI (installed by .ci/run)")
-        pytest.skip("chromium not installed")
 
 
 @pytest.fixture
