@@ -37,15 +37,18 @@ class Tab:
         """Frames that came before the history went out; None once it has."""
         self._shown: frozenset[int] = frozenset()
         """The deliveries its history shows: their frames are never sent to this page."""
-        self._ended: frozenset[str] = frozenset()
-        """The turns whose outcome (failed, stopped) its history shows: their `ended` frame and
-        their notice (`endOf`) are never sent to this page either."""
+        self._ended: dict[str, str] = {}
+        """The turns whose outcome (failed, stopped) its history shows, with the text it shows:
+        their `ended` frame is never sent to this page, nor a notice (`endOf`) saying the same;
+        a notice saying more (D81's restart notice names the message) still is."""
 
     def _shows(self, frame: dict[str, Any]) -> bool:
         if frame.get("deliveryId") in self._shown:
             return True
-        run = frame.get("endOf") or (frame.get("runId") if frame.get("type") == "ended" else None)
-        return run is not None and run in self._ended
+        if frame.get("type") == "ended":
+            return frame.get("runId") in self._ended
+        run = frame.get("endOf")
+        return run is not None and self._ended.get(run) == frame.get("text")
 
     async def send(self, frame: dict[str, Any], data: str) -> None:
         """`frame` (serialised as `data`) to the page: now, later, or not at all (it is shown)."""
@@ -57,9 +60,11 @@ class Tab:
     async def open(self, messages: list[dict[str, Any]]) -> None:
         """Send the history frame, then the frames held meanwhile that it does not show."""
         self._shown = frozenset(int(m["deliveryId"]) for m in messages if "deliveryId" in m)
-        self._ended = frozenset(
-            str(m["runId"]) for m in messages if "outcome" in m and "runId" in m
-        )
+        self._ended = {
+            str(m["runId"]): str(m["outcome"].get("text"))
+            for m in messages
+            if "outcome" in m and "runId" in m
+        }
         await self.ws.send_str(json.dumps({"type": "history", "messages": messages}))
         held = self._held if self._held is not None else []
         while held:  # a frame that comes while these go out joins the end of the list
