@@ -44,6 +44,16 @@ class InboundMessage(BaseModel):
         default=(), description="platform identities (D16): a repeat of any is a redelivery"
     )
 
+    @property
+    def sender_key(self) -> str:
+        """`<channel>:<userId>`: who sent it, as D63 rules, D64 limits and runs name them."""
+        return f"{self.channel}:{self.sender_id}"
+
+    @property
+    def group_key(self) -> str | None:
+        """`<channel>:<groupId>` when it came from a group (D63 `group:` rules); None in a DM."""
+        return None if self.chat_type == "direct" else f"{self.channel}:{self.chat_id}"
+
     @model_validator(mode="before")
     @classmethod
     def _clean_text(cls, data: Any) -> Any:

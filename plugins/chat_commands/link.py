@@ -17,7 +17,7 @@ async def handle_link(inv: CommandInvocation) -> str | None:
 
 async def handle_unlink(inv: CommandInvocation) -> str:
     msg = inv.message
-    who = f"{msg.channel}:{msg.sender_id}"
+    who = msg.sender_key
     if await inv.env.identities.unlink(msg.channel, msg.sender_id):
         return f"🔗 Unlinked {who}."
     return f"🔗 {who} is not linked."

@@ -188,15 +188,14 @@ async def _send(inv: CommandInvocation, records: list[SubagentRecord], args: str
     env = inv.env
     if await env.store.get_session(target.child_key) is None:
         return f"Unknown subagent session: {target.child_key}"
-    msg = inv.message
     ctx = ToolContext(
         session_key=target.child_key,
         agent_id=agent_id_of(target.child_key),
         sandboxed=env.is_sandboxed(target.child_key),
         role=inv.sender_role,
-        sender=f"{msg.channel}:{msg.sender_id}",  # its limits and rules (D63, D64, D149)
+        sender=inv.message.sender_key,  # its limits and rules (D63, D64, D149)
         person_id=inv.person_id,
-        group_id=None if msg.chat_type == "direct" else f"{msg.channel}:{msg.chat_id}",
+        group_id=inv.message.group_key,
     )
     prompt = subagent_system_prompt(
         task=target.task,

@@ -32,7 +32,7 @@ async def handle_usage(inv: CommandInvocation) -> str:
     last = await env.store.last_run(entry.key)
     lines = [f"⚙️ Usage: {entry.total_tokens or 0} tokens this session"]
     lines += usage_lines(entry, last)
-    who = person_key(f"{msg.channel}:{msg.sender_id}", inv.person_id)
+    who = person_key(msg.sender_key, inv.person_id)
     subjects = env.limits.subjects(inv.sender_role, who, entry.agent_id, entry.key)
     lines += await env.limits.usage_lines(subjects)
     return "\n".join(lines)

@@ -138,8 +138,7 @@ class Router:
         if self.answers is None or not msg.text.strip():
             await proceed()
             return
-        sender = f"{msg.channel}:{msg.sender_id}"
-        if not await self.answers.answer(entry.key, sender, msg.text, button=msg.button):
+        if not await self.answers.answer(entry.key, msg.sender_key, msg.text, button=msg.button):
             await proceed()
             return
         if msg.button:
@@ -210,7 +209,7 @@ class Router:
         agent's and session's limits; over one, it is stored without a run and the sender
         told once per window."""
         msg, entry = inbound.message, _entry(inbound)
-        who = person_key(f"{msg.channel}:{msg.sender_id}", inbound.person_id)
+        who = person_key(msg.sender_key, inbound.person_id)
         subjects = (
             self.limits.subjects(inbound.role, who, entry.agent_id, entry.key)
             if self.limits
@@ -230,9 +229,9 @@ class Router:
         msg, entry = inbound.message, _entry(inbound)
         ctx = replace(
             self.services.context_for(entry, origin=msg.reply_to, role=inbound.role),
-            sender=f"{msg.channel}:{msg.sender_id}",
+            sender=msg.sender_key,
             person_id=inbound.person_id,
-            group_id=None if msg.chat_type == "direct" else f"{msg.channel}:{msg.chat_id}",
+            group_id=msg.group_key,
         )
         # the message, its run and its identities are stored in one transaction
         await self.services.runs.submit(
