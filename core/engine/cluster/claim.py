@@ -21,6 +21,7 @@ from core.store import RunRecord, SessionEntry, Store
 RUN_TOPIC = "run"
 ABORT_TOPIC = "abort"
 INTERRUPT_TOPIC = "interrupt"
+STEER_TOPIC = "steer"
 MAX_TRACKED = 10_000
 
 
@@ -38,6 +39,7 @@ class TurnClaims:
         self._events: dict[str, asyncio.Event] = {}
         self._on_abort: list[Callable[[str, str], None]] = []
         self._on_interrupt: list[Callable[[str], None]] = []
+        self._on_steer: list[Callable[[str], None]] = []
         bus.subscribe(self._on_event)
 
     def on_abort(self, handler: Callable[[str, str], None]) -> None:
@@ -49,6 +51,11 @@ class TurnClaims:
         """`handler(session_key)` stops this process's running turn of a session (not its
         queued ones) when a message for it arrived elsewhere under `interrupt` (D75, D127)."""
         self._on_interrupt.append(handler)
+
+    def on_steer(self, handler: Callable[[str], None]) -> None:
+        """`handler(session_key)`: a `sessions_send` steer for the session was queued on another
+        process; a turn of it running here takes it in before its next model request (D114)."""
+        self._on_steer.append(handler)
 
     def generation(self, session_key: str) -> int:
         """A counter that moves on every ended turn of the session; read before claiming."""
@@ -87,11 +94,16 @@ class TurnClaims:
         """Ask the other processes to stop the session's running turn (D127)."""
         await self.bus.publish(INTERRUPT_TOPIC, {"s": session_key, "from": self.owner})
 
+    async def steer_elsewhere(self, session_key: str) -> None:
+        """Tell the other processes a steer for the session is queued (D114)."""
+        await self.bus.publish(STEER_TOPIC, {"s": session_key, "from": self.owner})
+
     def _on_event(self, topic: str, payload: dict[str, object]) -> None:
-        if topic == INTERRUPT_TOPIC:
+        if topic in (INTERRUPT_TOPIC, STEER_TOPIC):
             if payload.get("from") != self.owner:
-                for interrupt in self._on_interrupt:
-                    interrupt(str(payload.get("s")))
+                told = self._on_interrupt if topic == INTERRUPT_TOPIC else self._on_steer
+                for tell in told:
+                    tell(str(payload.get("s")))
             return
         if topic == ABORT_TOPIC:
             if payload.get("from") != self.owner:

@@ -70,6 +70,7 @@ class RunManager(RunEnding):
         if claims is not None:
             claims.on_abort(self.abort_here)
             claims.on_interrupt(self.interrupt_here)
+            claims.on_steer(self._steered_elsewhere)
         self._queues: dict[str, deque[Pending]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str, tuple[Pending, asyncio.Task[TurnResult]]] = {}
@@ -138,6 +139,8 @@ class RunManager(RunEnding):
         self._enqueue(run, request)
         if request.lane == STEER_LANE:
             self._steered.add(request.session_key)
+            if self.claims is not None and request.session_key not in self._active:
+                await self.claims.steer_elsewhere(request.session_key)  # it may run there
         if request.deliver and request.lane == "main" and self._mode(entry)[0] == "interrupt":
             active = self._active.get(request.session_key)
             if active is not None and active[0].run.id != run.id:
@@ -145,6 +148,12 @@ class RunManager(RunEnding):
             elif active is None and self.claims is not None:  # it may run elsewhere (D127)
                 await self.claims.interrupt_elsewhere(request.session_key)
         return run
+
+    def _steered_elsewhere(self, session_key: str) -> None:
+        """A steer queued on another process (D114): noted only while a turn of that session
+        runs here, which then merges it (a steer with no turn running becomes its own turn)."""
+        if session_key in self._active:
+            self._steered.add(session_key)
 
     def _mode(self, entry: SessionEntry) -> tuple[str, int]:
         return self.queue_for(entry) if self.queue_for is not None else ("queue", 0)

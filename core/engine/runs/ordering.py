@@ -41,5 +41,12 @@ class SessionClaims(Protocol):
 
     async def interrupt_elsewhere(self, session_key: str) -> None: ...
 
+    def on_steer(self, handler: Callable[[str], None]) -> None:
+        """Call `handler(session_key)` when a `sessions_send` steer for the session was queued
+        on another process (D114): a turn of it running here takes it in."""
+        ...
+
+    async def steer_elsewhere(self, session_key: str) -> None: ...
+
 
 __all__ = ["ClaimResult", "SessionClaims"]

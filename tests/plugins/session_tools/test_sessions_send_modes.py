@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,3 +130,51 @@ async def test_steer_joins_the_running_turn_before_its_next_model_request(
     assert f"[Inter-session message from {MAIN}]\\nalso this" in json.dumps(joined[0])
     run = await rt.store.get_run(steered["runId"])
     assert run is not None and (run.status, run.error) == ("aborted", "merged")
+
+
+@pytest.mark.postgres
+async def test_a_steer_sent_on_another_process_joins_the_running_turn(
+    make_runtime: RuntimeFactory,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """D114 across processes (two runtimes on one PostgreSQL database): a steer queued on B
+    while A runs the target's turn is in that turn's next model request, not a turn after it."""
+    # two runtimes in one OS process: neither may take the other for a dead process of this pid
+    monkeypatch.setattr("core.engine.cluster.processes._pid_alive", lambda pid: True)
+    gate = asyncio.Event()
+
+    async def responder(req: RequestJSON) -> Any:
+        said = json.dumps(req["messages"])
+        if "work on it" not in said:
+            return None
+        if not tool_results(req):
+            await gate.wait()
+            return tool_call("agents_list", {})
+        return text("steered" if "also this" in said else "not steered")
+
+    fake_model.set_responder(responder)
+    async with fresh_pg_database() as url:
+        a, b = [
+            await make_runtime(
+                {
+                    "gateway": {"stateDir": str(tmp_path / name), "database": {"url": url}},
+                    "session": {"agentToAgent": {"maxPingPongTurns": 0}},
+                }
+            )
+            for name in ("a", "b")
+        ]
+        first = await send(a, message="work on it", timeoutSeconds=0)
+
+        async def held() -> bool:
+            return any("work on it" in json.dumps(r["messages"]) for r in fake_model.requests)
+
+        await eventually(held, timeout=30, what="A's held turn asks the model")
+        steered = await send(b, message="also this", mode="steer")
+        assert (steered["status"], steered["mode"]) == ("accepted", "steer")
+        gate.set()
+        outcome = await a.runs.wait(first["runId"], 30)
+        assert (outcome.status, outcome.reply) == ("ok", "steered")
+        run = await a.store.get_run(steered["runId"])
+        assert run is not None and (run.status, run.error) == ("aborted", "merged")
