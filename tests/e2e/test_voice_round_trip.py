@@ -32,7 +32,7 @@ from tests.adapters.email.test_email import text_of as email_text
 from tests.adapters.signal.test_signal_media import signal_runtime
 from tests.adapters.slack.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
 from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
-from tests.adapters.whatsapp.test_whatsapp import gateway as whatsapp_gateway
+from tests.adapters.whatsapp.helpers import gateway as whatsapp_gateway
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.mailserver import MailServer

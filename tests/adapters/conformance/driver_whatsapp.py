@@ -98,7 +98,7 @@ class WhatsAppDriver(HttpServed):
         "mention": ONE_TO_ONE,
         "thread": ONE_TO_ONE,
         "self": "the Cloud API reports the business's own messages only as statuses (ignored, "
-        "tests/adapters/whatsapp/test_whatsapp.py) and has no bot accounts",
+        "tests/adapters/whatsapp/test_whatsapp_webhook.py) and has no bot accounts",
         "preview": "a business cannot edit its WhatsApp messages, so there is no live preview",
         "edit": "the Cloud API reports no edits of a person's message",
     }

@@ -10,7 +10,7 @@ import pytest
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
 from core.engine.outbound.delivery import Outbound
 from core.model.records import SessionQuery
-from tests.adapters.whatsapp.test_whatsapp import ANN, DAY, Clock, gateway, started_runtime
+from tests.adapters.whatsapp.helpers import ANN, DAY, Clock, gateway, started_runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.mcp_server import TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call, tool_results

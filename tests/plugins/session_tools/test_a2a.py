@@ -27,7 +27,7 @@ from tests.fakes.model import (
     tool_call,
     tool_results,
 )
-from tests.plugins.session_tools.test_sessions_send import (
+from tests.plugins.session_tools.send_helpers import (
     MAIN,
     REQ,
     TARGET,

@@ -1,121 +1,31 @@
-"""Who may talk to the bot (D11), proven on every platform with strangers.
+"""Pairing (D11), proven on every platform with strangers.
 
 A stranger's DM gets one pairing code and nothing else (no session row, no model request);
-the owner approves through the CLI, the HTTP API or `/pair approve`; allowlists, disabled DMs,
-group allowlists, revocation, expiry (an injected clock), the pending cap (D81) and restarts.
+the owner approves through the CLI, the HTTP API or `/pair approve`; denial and unknown codes,
+expiry (an injected clock), the pending cap (D81), revocation and restarts.
 "No reply" is shown by the refusal counter reaching its number, never by sleeping.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import re
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
-
-import aiohttp
 import pytest
-from aiohttp.test_utils import TestServer
 
-from core.edge.http.server import build_app
 from core.features.access.pairing import APPROVED_TEXT, REQUEST_TTL_MS
-from core.model.records import SessionQuery
-from core.runtime import Runtime
+from tests.adapters.conformance.access_helpers import (
+    call,
+    code_of,
+    crosstalk,
+    gateway_http,
+    no_trace,
+    pair_stranger,
+    refused,
+    require_strangers,
+)
 from tests.adapters.conformance.drivers import OWNER, STRANGER, STRANGERS, Driver
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
-
-CODE_RE = re.compile(
-    r"^🔐 This bot only talks to people its owner approved\. "
-    r"Your pairing code: ([ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8})$"
-)
-TOKEN = "test-token"  # make_config's gateway token
-
-
-def require_strangers(driver: Driver) -> None:
-    if "strangers" not in driver.supports:
-        pytest.skip(f"{driver.platform}: {driver.unsupported['strangers']}")
-
-
-def code_of(text: str) -> str:
-    match = CODE_RE.match(text)
-    assert match is not None, text
-    return match.group(1)
-
-
-async def refused(driver: Driver, count: int) -> None:
-    """Wait until the channel account has refused `count` messages (each fully handled)."""
-
-    async def reached() -> bool:
-        return driver.rt.access.refused(driver.channel, "default") >= count
-
-    await eventually(reached, what=f"{count} refusals on {driver.channel}")
-    assert driver.rt.access.refused(driver.channel, "default") == count
-
-
-async def no_trace(rt: Runtime, fake_model: FakeModelServer) -> None:
-    """Nothing was stored in any session and the model was never asked."""
-    assert await rt.store.list_sessions(SessionQuery(include_reserved=True)) == []
-    assert fake_model.requests == []
-
-
-@asynccontextmanager
-async def gateway_http(driver: Driver) -> AsyncIterator[TestServer]:
-    """The real gateway app (HTTP API, /healthz) on the driver's runtime."""
-    server = TestServer(build_app(driver.rt, TOKEN, driver.adapters))
-    await server.start_server()
-    try:
-        yield server
-    finally:
-        await server.close()
-
-
-async def call(server: TestServer, method: str, path: str) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.request(
-            method, server.make_url(path), headers={"Authorization": f"Bearer {TOKEN}"}
-        ) as r,
-    ):
-        return r.status, await r.json()
-
-
-async def crosstalk(server: TestServer, *args: str) -> tuple[int, str, str]:
-    """The real `crosstalk` CLI in a child process, against the test gateway."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "core.edge.cli.main",
-        *args,
-        "--url",
-        str(server.make_url("")),
-        "--token",
-        TOKEN,
-        env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
-
-
-async def pair_stranger(driver: Driver) -> str:
-    """The stranger DMs once and holds a code; returns it."""
-    before = len(driver.replies())
-    sent = await driver.dm("hi, may I talk to you?", user=STRANGER)
-    replies = await driver.wait_replies(before + 1)
-    assert replies[before].chat == sent.chat
-    return code_of(replies[before].text)
-
-
-# -- tests ---------------------------------------------------------------------------------
 
 
 async def test_stranger_gets_one_pairing_code_and_nothing_else(
@@ -281,70 +191,6 @@ async def test_a_full_pairing_queue_drops_its_oldest_request(
     await no_trace(rt, fake_model)
 
 
-@pytest.mark.parametrize("policy", ["allowlist", "disabled"])
-async def test_allowlist_and_disabled(
-    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer, policy: str
-) -> None:
-    require_strangers(driver)
-    friend = driver.user_id("stranger2")
-    rt = await driver.start(
-        make_runtime, {"channels": {driver.channel: {"dmPolicy": policy, "allowFrom": [friend]}}}
-    )
-    await driver.dm("let me in", user=STRANGER)
-    if policy == "disabled":
-        await driver.dm("me, the owner", user=OWNER)
-        await driver.dm("me, the friend", user="stranger2")
-        await refused(driver, 3)
-        assert driver.replies() == []
-        await no_trace(rt, fake_model)
-        return
-    await refused(driver, 1)
-    await driver.dm("friend here", user="stranger2")
-    await driver.dm("owner here", user=OWNER)
-    texts = sorted(r.text for r in await driver.wait_replies(2))
-    assert texts == ["echo: friend here", "echo: owner here"]
-    assert await rt.access.pairing.pending() == []  # no pairing under allowlist
-    assert rt.access.refused(driver.channel, "default") == 1
-
-
-@pytest.mark.parametrize("policy", ["allowlist", "disabled"])
-async def test_group_policy(
-    driver: Driver, make_runtime: RuntimeFactory, fake_model: FakeModelServer, policy: str
-) -> None:
-    require_strangers(driver)
-    if "group" not in driver.supports:
-        pytest.skip(f"{driver.platform}: {driver.unsupported['group']}")
-    rt = await driver.start(
-        make_runtime,
-        {
-            "channels": {
-                driver.channel: {"groupPolicy": policy, "groups": {"allow": ["some-other-group"]}}
-            }
-        },
-    )
-    await driver.group("anyone?", mentioned=True)
-    await refused(driver, 1)
-    await no_trace(rt, fake_model)
-    assert driver.replies() == []
-    if policy == "disabled":
-        return
-    # the same group, allowed: a second runtime on its own config (same fake, same store)
-    await driver.stop()
-    driver.adapters.clear()
-    rt2 = await driver.start(
-        make_runtime,
-        {
-            "channels": {
-                driver.channel: {"groupPolicy": "allowlist", "groups": {"allow": [driver.group_id]}}
-            }
-        },
-    )
-    loud = await driver.group("now?", mentioned=True, user=STRANGER)
-    [reply] = await driver.wait_replies(1)
-    assert reply.text == f"echo: {loud.text}" and reply.place == loud.place
-    assert rt2.access.refused(driver.channel, "default") == 0
-
-
 async def test_revoke_and_restart(driver: Driver, make_runtime: RuntimeFactory) -> None:
     require_strangers(driver)
     extra = {"session": {"dmScope": "per-channel-peer"}}
@@ -378,48 +224,3 @@ async def test_revoke_and_restart(driver: Driver, make_runtime: RuntimeFactory) 
     replies = await driver.wait_replies(before + 5)
     assert replies[-1].text == f"⚙️ Revoked {stranger} on {driver.channel}."
     assert await rt.access.pairing.approved() == []
-
-
-#: what a channel's section needs besides D11's fields to be valid (indented under it)
-MINIMAL = {
-    "matrix": "    homeserver: http://127.0.0.1:1\n    userId: '@bot:localhost'\n    password: x\n",
-    "email": "    from: bot@example.org\n"
-    "    imap: {host: 127.0.0.1, username: bot, password: x}\n"
-    "    smtp: {host: 127.0.0.1, username: bot, password: x}\n",
-}
-
-
-async def test_config_check_no_longer_warns_about_a_shared_main_session(
-    platform: str, tmp_path: Path
-) -> None:
-    if platform == "webchat":
-        pytest.skip("webchat: the web chat's only user is the owner")
-    warning = (
-        f'warning: session.dmScope is "main", so everyone allowed to DM {platform} '
-        f"shares one session; set session.dmScope: per-channel-peer"
-    )
-
-    async def check(body: str) -> str:
-        path = tmp_path / "crosstalk.yaml"
-        path.write_text(body, encoding="utf-8")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "core.edge.cli.main",
-            "--config",
-            str(path),
-            "config",
-            "check",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, err
-        return err.decode()
-
-    section = f"channels:\n  {platform}:\n    owners: ['1']\n" + MINIMAL.get(platform, "")
-    # email's default is allowlist: only the owners may write (each key once, D135)
-    pairing = section + ("    dmPolicy: pairing\n" if platform == "email" else "")
-    # D62: a non-owner's DM never lands in the main session, so there is nothing to warn about
-    assert warning not in await check(pairing)
-    assert warning not in await check(section + "    dmPolicy: allowlist\n    allowFrom: ['2']\n")
