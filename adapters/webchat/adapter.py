@@ -3,6 +3,12 @@
 Whoever holds the gateway token is the web chat's user and its owner (decision D4). Inbound
 messages go through the router like any platform's; replies come back through the outbound
 gate to `send_text`, which pushes them to the sockets of that chat.
+
+Frames to the page: `history` (always the first, D190), `delta`, `message` (a reply, a notice, a
+cron job's or webhook's message with its `label`, a question with `buttons`), `edit`, `media`,
+`ended`, `user` (a message typed in another tab of the chat: its history row, D191), and to the
+sending socket only `stored` (kept, no turn) and `error`. From the page: `message` and `press`
+(`adapters/webchat/frames.py`).
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from adapters.base import (
     MediaItem,
     SendReceipt,
 )
-from adapters.webchat.history import history_rows
+from adapters.webchat.frames import MAX_TEXT, frame_text, identities, press_command
+from adapters.webchat.history import history_row, history_rows
 from adapters.webchat.kept import chunk_fields, kept_rows
+from adapters.webchat.outbox import Outbox
 from adapters.webchat.relay import ClusterRelay
 from adapters.webchat.routes import mount_routes
 from adapters.webchat.spec import WebchatConfig
@@ -46,14 +54,13 @@ from core.api.channels import (
     InboundMessage,
     request_authorized,
 )
-from core.api.gateway import clean_text, now_ms
+from core.api.gateway import TranscriptMessage, clean_text, now_ms
 
 if TYPE_CHECKING:
     from adapters.webchat.env import WebchatEnv
 
 log = logging.getLogger(__name__)
 PAGE = Path(__file__).parent / "static" / "index.html"
-MAX_TEXT = 32_000
 MEDIA_LIMIT = 50 * 1024 * 1024
 
 
@@ -87,8 +94,11 @@ class WebchatAdapter(ChannelAdapter):
         self._sink: InboundSink | None = None
         self._tabs: dict[str, set[Tab]] = {}
         self._relay = ClusterRelay(self, self.rt.bus)  # D28: turns run elsewhere
+        self._outbox = Outbox(self._send_all)  # a typed message before its reply (D191)
+        self._last_sent = 0
         self.step_hook: StepHook | None = None
-        """Told each step of a tab's opening and of a reply's send (D190); tests hold one."""
+        """Told each step of a tab's opening, a reply's send (D190) and a typed message's store
+        (D191); tests hold one."""
 
     @classmethod
     def for_gateway(cls, pages: WebchatEnv) -> WebchatAdapter:
@@ -192,15 +202,21 @@ class WebchatAdapter(ChannelAdapter):
         await self._step(peer, "sent")
 
     async def _broadcast(self, peer: str, payload: dict[str, Any]) -> None:
-        await self.send_local(peer, payload)
+        """To the chat's sockets here and on the other processes, behind a message of the chat
+        still being stored (D191)."""
+        await self._outbox.send(peer, payload)
+
+    async def _send_all(self, peer: str, payload: dict[str, Any], skip: Tab | None) -> None:
+        await self.send_local(peer, payload, skip)
         await self._relay.publish(peer, payload)
 
-    async def send_local(self, peer: str, payload: dict[str, Any]) -> None:
-        """To the sockets of `peer` connected to this process (a tab still opening gets it
-        after its history, or not at all when the history shows it, D190)."""
+    async def send_local(self, peer: str, payload: dict[str, Any], skip: Tab | None = None) -> None:
+        """To the sockets of `peer` connected to this process but `skip` (a tab still opening
+        gets it after its history, or not at all when the history shows it, D190)."""
         data = json.dumps(payload, ensure_ascii=False)
         for tab in list(self._tabs.get(peer, ())):
-            await tab.send(payload, data)
+            if tab is not skip:
+                await tab.send(payload, data)
 
     async def _step(self, peer: str, step: Step) -> None:
         if self.step_hook is not None:
@@ -247,19 +263,20 @@ class WebchatAdapter(ChannelAdapter):
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue
-                await self._on_frame(ws, peer, msg.data)
+                await self._on_frame(tab, peer, msg.data)
         finally:
             self._tabs.get(peer, set()).discard(tab)
         return ws
 
-    async def _on_frame(self, ws: web.WebSocketResponse, peer: str, data: str) -> None:
-        command = _press_command(data)
+    async def _on_frame(self, tab: Tab, peer: str, data: str) -> None:
+        ws = tab.ws
+        command = press_command(data)
         try:
             uploads = [] if command else self._uploads(data)
         except UploadRefused as why:  # D154: the page says which file and why
             await ws.send_str(json.dumps({"type": "error", "error": str(why)}))
             return
-        text = command or _frame_text(data, empty_ok=bool(uploads))
+        text = command or frame_text(data, empty_ok=bool(uploads))
         if text is None:
             await ws.send_str(
                 json.dumps(
@@ -276,25 +293,54 @@ class WebchatAdapter(ChannelAdapter):
         stored = await self.rt.store.save_media(
             [as_media(u) for u in uploads], run_id=None, session_key=None
         )
-        sent_at = now_ms()
-        await self._sink(
-            InboundMessage(
-                channel=self.channel,
-                account_id=self.account_id,
-                chat_type="direct",
-                chat_id=peer,
-                sender_id=peer,
-                sender_name="web chat",
-                text=text,
-                attachments=tuple(attachment_of(m) for m in stored),
-                button=command is not None,
-                timestamp_ms=sent_at,
-                reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
-                identities=_identities(peer, data),
-            )
+        msg = InboundMessage(
+            channel=self.channel,
+            account_id=self.account_id,
+            chat_type="direct",
+            chat_id=peer,
+            sender_id=peer,
+            sender_name="web chat",
+            text=text,
+            attachments=tuple(attachment_of(m) for m in stored),
+            button=command is not None,
+            timestamp_ms=self._sent_at(),
+            reply_to=DeliveryContext(channel=self.channel, to=peer, account_id=self.account_id),
+            identities=identities(peer, data),
         )
-        if command is None:
-            await self._ack_unanswered(ws, text, sent_at)
+        if command is not None:  # a press: the page shows no row for it
+            await self._sink(msg)
+            return
+        slot = self._outbox.hold(peer)  # the chat's frames wait behind the message (D191)
+        frame: dict[str, Any] | None = None
+        row: TranscriptMessage | None = None
+        try:
+            await self._sink(msg)
+            row = await self._stored(msg)
+            frame = _user_frame(msg, row)
+            await self._step(peer, "stored")
+        finally:
+            await self._outbox.release(peer, slot, frame, skip=tab)
+        reason = (row.meta or {}).get("noRun") if row is not None else None
+        if reason:  # stored, but it starts no run (e.g. after /send off)
+            await ws.send_str(json.dumps({"type": "stored", "text": text, "reason": str(reason)}))
+
+    def _sent_at(self) -> int:
+        """Now (ms), and later than the last message typed here: a tab tells a `user` frame from
+        its history by its time and text (D191)."""
+        self._last_sent = max(now_ms(), self._last_sent + 1)
+        return self._last_sent
+
+    async def _stored(self, msg: InboundMessage) -> TranscriptMessage | None:
+        """The message as the main session stored it; None when the router kept nothing (a
+        command it answered, a resend it dropped, D16)."""
+        key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
+        entry = await self.rt.store.get_session(key)
+        if entry is None:
+            return None
+        for m in reversed(await self.rt.store.history(entry.session_id, limit=20)):
+            if m.role == "user" and m.timestamp == msg.timestamp_ms and m.plain_text() == msg.text:
+                return m
+        return None
 
     def _uploads(self, data: str) -> list[Any]:
         try:
@@ -315,65 +361,15 @@ class WebchatAdapter(ChannelAdapter):
         found = (await self.rt.store.media_by_id([media_id])).get(media_id)
         return found.data if found is not None else None
 
-    async def _ack_unanswered(self, ws: web.WebSocketResponse, text: str, sent_at: int) -> None:
-        """Tell the page when its message was stored but starts no run (e.g. after /send off)."""
-        key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
-        entry = await self.rt.store.get_session(key)
-        if entry is None:
-            return
-        for m in reversed(await self.rt.store.history(entry.session_id, limit=5)):
-            if m.role == "user" and m.timestamp == sent_at and m.plain_text() == text:
-                reason = (m.meta or {}).get("noRun")
-                if reason:
-                    await ws.send_str(
-                        json.dumps({"type": "stored", "text": text, "reason": str(reason)})
-                    )
-                return
 
-
-def _identities(peer: str, data: str) -> tuple[str, ...]:
-    """The frame's `clientId` (the page sends one per message): a resend is dropped (D16)."""
-    try:
-        frame = json.loads(data)
-    except (ValueError, RecursionError):
-        return ()
-    client_id = frame.get("clientId") if isinstance(frame, dict) else None
-    if not isinstance(client_id, str) or not client_id.strip():
-        return ()
-    return (f"client:{peer}:{client_id.strip()[:200]}",)
-
-
-def _press_command(data: str) -> str | None:
-    """The command of a `{"type":"press","command":"/approve ID","clientId":"..."}` frame."""
-    try:
-        frame = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(frame, dict) or frame.get("type") != "press":
-        return None
-    command = frame.get("command")
-    if not isinstance(command, str) or not command.startswith("/"):
-        return None
-    return command.strip()[:200] or None
-
-
-def _frame_text(data: str, *, empty_ok: bool = False) -> str | None:
-    """The text of a `{"type":"message","text":"..."}` frame, or None for anything else.
-
-    `text` must be a JSON string (null, numbers, lists and objects are refused, D12) of
-    1..MAX_TEXT characters after trimming (0 when the frame carries uploads, D154).
-    """
-    try:
-        frame = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(frame, dict) or frame.get("type") != "message":
-        return None
-    text = frame.get("text")
-    if not isinstance(text, str):
-        return None
-    text = text.strip()
-    return text if (0 < len(text) or empty_ok) and len(text) <= MAX_TEXT else None
+def _user_frame(msg: InboundMessage, row: TranscriptMessage | None) -> dict[str, Any] | None:
+    """What the chat's other tabs show of a message typed in one (D191): its history row; a
+    command the router answered (stored nowhere) as typed; nothing for a dropped resend (D16)."""
+    if row is not None:
+        return {"type": "user"} | history_row(row)
+    if msg.text.startswith("/"):
+        return {"type": "user", "role": "user", "text": msg.text, "ts": msg.timestamp_ms}
+    return None
 
 
 def _same_origin(request: web.Request) -> bool:

@@ -7,7 +7,8 @@ gone out; then it sends the held ones, and any later one, unless the history alr
 cron or webhook reply (D136) is shown by its delivery id, which its frames and its history row
 carry; the delivery is in the history from the moment its row is opened, before its first send
 (D16), so a history read either shows it or comes before its every frame. An agent's reply is
-its run's (`runId`): the page fills that run's bubble, whichever way the reply comes.
+its run's (`runId`): the page fills that run's bubble, whichever way the reply comes. A message
+typed in another tab (a `user` frame, D191) is shown by its time and text, as its history row.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-Step = Literal["registered", "read", "sending", "sent"]
-"""Where a tab's opening, or a reply, stands (D190): the tab's socket takes live frames (held
-until its history is sent) / its history was read; a reply's frame is about to go to the sockets
-(its delivery is open) / went to them (its delivery's outcome is written after)."""
+Step = Literal["registered", "read", "sending", "sent", "stored"]
+"""Where a tab's opening, a reply or a typed message stands (D190, D191): the tab's socket takes
+live frames (held until its history is sent) / its history was read; a reply's frame is about to
+go to the sockets (its delivery is open) / went to them, or waits behind a message being stored
+(its delivery's outcome is written after); a message typed in a tab is stored (its `user` frame,
+and what waited behind it, go out next)."""
 StepHook = Callable[[str, Step], Awaitable[None]]
 """Called with the chat and each step as it is passed; tests hold a step to pin an interleaving."""
 
@@ -29,7 +32,7 @@ StepHook = Callable[[str, Step], Awaitable[None]]
 class Tab:
     """One page's socket: frames held until its history is sent, then live (D190)."""
 
-    __slots__ = ("_ended", "_held", "_shown", "ws")
+    __slots__ = ("_ended", "_held", "_said", "_shown", "ws")
 
     def __init__(self, ws: web.WebSocketResponse) -> None:
         self.ws = ws
@@ -41,10 +44,15 @@ class Tab:
         """The turns whose outcome (failed, stopped) its history shows, with the text it shows:
         their `ended` frame is never sent to this page, nor a notice (`endOf`) saying the same;
         a notice saying more (D81's restart notice names the message) still is."""
+        self._said: frozenset[tuple[int, str]] = frozenset()
+        """The user messages its history shows, by time and text: their `user` frames (typed in
+        another tab, D191) are never sent to this page."""
 
     def _shows(self, frame: dict[str, Any]) -> bool:
         if frame.get("deliveryId") in self._shown:
             return True
+        if frame.get("type") == "user":
+            return (frame.get("ts"), frame.get("text")) in self._said
         if frame.get("type") == "ended":
             return frame.get("runId") in self._ended
         run = frame.get("endOf")
@@ -60,6 +68,9 @@ class Tab:
     async def open(self, messages: list[dict[str, Any]]) -> None:
         """Send the history frame, then the frames held meanwhile that it does not show."""
         self._shown = frozenset(int(m["deliveryId"]) for m in messages if "deliveryId" in m)
+        self._said = frozenset(
+            (int(m["ts"]), str(m["text"])) for m in messages if m.get("role") == "user"
+        )
         self._ended = {
             str(m["runId"]): str(m["outcome"].get("text"))
             for m in messages

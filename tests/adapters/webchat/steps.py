@@ -1,13 +1,20 @@
-"""What the web chat race tests share (D190): a cron job that replies to the web chat, and the
-adapter's step hook that holds a step until the test releases it."""
+"""What the web chat race tests share (D190, D191): a cron job that replies to the web chat, the
+adapter's step hook that holds a step until the test releases it, a gateway and what a page gets
+(the `gateway` fixture is in this folder's conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp.test_utils import TestServer
 
 from adapters.webchat.tabs import Step
+from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}
 WS = "/ws?token=test-token"
@@ -53,3 +60,44 @@ class Steps:
         if held is not None:
             held.reached.set()
             await held.released.wait()
+
+
+@dataclass
+class Gateway:
+    http: aiohttp.ClientSession
+    server: TestServer
+    steps: Steps
+
+    def ws(self) -> Any:
+        return self.http.ws_connect(self.server.make_url(WS))
+
+    async def fire(self) -> None:
+        resp = await self.http.post(self.server.make_url("/api/cron/morning/run"), headers=AUTH)
+        assert resp.status == 202, await resp.text()
+
+    async def fired(self) -> None:
+        """The cron job's turn ended and its delivery's outcome is written."""
+
+        async def done() -> bool:
+            url = self.server.make_url("/api/cron/morning")
+            got = await (await self.http.get(url, headers=AUTH)).json()
+            return bool(got.get("lastStatus") == "ok")
+
+        await eventually(done, what="the cron job's delivery")
+
+
+async def page_view(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
+    """What the page gets: the history frame first (asserted), then every frame sent to it up to
+    now (a refused frame's answer marks the end: anything sent before it came before it)."""
+    first = json.loads((await ws.receive(timeout=10)).data)
+    assert first["type"] == "history", f"a {first['type']} frame came before the history"
+    return [first, *(await page_view_after(ws))]
+
+
+async def page_view_after(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
+    """The frames after a history frame already read, up to now."""
+    await ws.send_json({"type": "message", "text": 5})
+    frames = []
+    while (frame := json.loads((await ws.receive(timeout=10)).data))["type"] != "error":
+        frames.append(frame)
+    return frames

@@ -9,87 +9,10 @@ a step of the adapter's step hook, on SQLite and on PostgreSQL.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-import pytest
-from aiohttp.test_utils import TestServer
-
-from adapters.webchat.adapter import WebchatAdapter
-from core.edge.http.server import build_app
-from core.runtime import Runtime
-from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps
-from tests.conftest import ConfigFactory
+from tests.adapters.webchat.steps import CRON_REPLY, WS, Gateway, page_view, page_view_after
 from tests.fakes.model import FakeModelServer, error
-from tests.polling import eventually
-
-
-@dataclass
-class Gateway:
-    http: aiohttp.ClientSession
-    server: TestServer
-    steps: Steps
-
-    def ws(self) -> Any:
-        return self.http.ws_connect(self.server.make_url(WS))
-
-    async def fire(self) -> None:
-        resp = await self.http.post(self.server.make_url("/api/cron/morning/run"), headers=AUTH)
-        assert resp.status == 202, await resp.text()
-
-    async def fired(self) -> None:
-        """The cron job's turn ended and its delivery's outcome is written."""
-
-        async def done() -> bool:
-            url = self.server.make_url("/api/cron/morning")
-            got = await (await self.http.get(url, headers=AUTH)).json()
-            return bool(got.get("lastStatus") == "ok")
-
-        await eventually(done, what="the cron job's delivery")
-
-
-@pytest.fixture
-async def gateway(
-    make_config: ConfigFactory, fake_model: FakeModelServer, db: dict[str, Any]
-) -> AsyncIterator[Gateway]:
-    rt = Runtime(make_config(EXTRA | db))
-    rt.cron.run_loop = False
-    adapter = WebchatAdapter.for_gateway(rt.pages)
-    adapter.step_hook = steps = Steps()
-    await rt.start(adapters=[adapter], probe_models=False)
-    server = TestServer(build_app(rt, "test-token", [adapter]))
-    await server.start_server()
-    try:
-        async with aiohttp.ClientSession() as http:
-            yield Gateway(http, server, steps)
-    finally:
-        for held in steps.holds.values():
-            held.released.set()
-        await server.close()
-        await rt.stop()
-
-
-async def page_view(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
-    """What the page gets: the history frame first (asserted), then every frame sent to it up to
-    now (a refused frame's answer marks the end: anything sent before it came before it)."""
-    first = json.loads((await ws.receive(timeout=10)).data)
-    assert first["type"] == "history", f"a {first['type']} frame came before the history"
-    await ws.send_json({"type": "message", "text": 5})
-    frames = [first]
-    while (frame := json.loads((await ws.receive(timeout=10)).data))["type"] != "error":
-        frames.append(frame)
-    return frames
-
-
-async def page_view_after(ws: aiohttp.ClientWebSocketResponse) -> list[dict[str, Any]]:
-    """The frames after a history frame already read, up to now."""
-    await ws.send_json({"type": "message", "text": 5})
-    frames = []
-    while (frame := json.loads((await ws.receive(timeout=10)).data))["type"] != "error":
-        frames.append(frame)
-    return frames
 
 
 def times_shown(frames: list[dict[str, Any]], text: str) -> int:

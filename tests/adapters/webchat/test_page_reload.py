@@ -1,5 +1,7 @@
-"""The page reloaded while its turn streams (D190), in headless Chromium against the real gateway:
-the reply that follows fills a bubble of its own, and the user's message stays as it was."""
+"""The page in headless Chromium against the real gateway: reloaded while its turn streams (D190),
+the reply that follows fills a bubble of its own and the user's message stays as it was; a message
+typed in another tab of the chat shows as the row its history would show, before its reply
+(D191)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -66,3 +69,22 @@ async def test_a_reply_streamed_after_a_reload_keeps_the_users_message(
             ("user", "stream something"),
             ("assistant", "first part, then the rest"),
         ]
+
+
+async def test_a_message_typed_in_another_tab_shows_before_its_reply(
+    tmp_path: Path, page_url: str
+) -> None:
+    async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
+        await browser.goto(f"{page_url}?token=test-token")
+        await browser.wait_for(CONNECTED)
+        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
+        await other.receive(timeout=10)  # its history
+        await other.send_json({"type": "message", "text": "typed in the other tab"})
+        await browser.wait_for(
+            f"{MSGS}.some(e => e.dataset.text === 'echo: typed in the other tab')"
+        )
+        assert await bubbles(browser) == [
+            ("user", "typed in the other tab"),
+            ("assistant", "echo: typed in the other tab"),
+        ]
+        await other.close()

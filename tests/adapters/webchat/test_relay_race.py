@@ -1,5 +1,6 @@
-"""A reply relayed from another gateway process (D28) after a page's history showed it is dropped
-(D190): two runtimes on one PostgreSQL database, the cron job on A, the page on B."""
+"""Frames relayed from another gateway process (D28), on two runtimes on one PostgreSQL database: a
+reply relayed after a page's history showed it is dropped (D190), the cron job on A, the page on
+B; a message typed in a tab on A reaches a tab on B before its reply, once (D191)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -15,7 +17,7 @@ from aiohttp.test_utils import TestServer
 from adapters.webchat.adapter import WebchatAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps
+from tests.adapters.webchat.steps import AUTH, CRON_REPLY, EXTRA, WS, Steps, page_view_after
 from tests.conftest import ConfigFactory
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
@@ -88,3 +90,55 @@ async def test_a_frame_relayed_after_the_history_showed_it_is_dropped(
         frame = json.loads((await ws.receive(timeout=10)).data)
         assert frame["type"] == "message" and frame["text"] == CRON_REPLY
         assert frame["deliveryId"] != shown["deliveryId"], "the history's reply came again"
+
+
+async def _until_reply(ws: aiohttp.ClientWebSocketResponse, text: str) -> list[dict[str, Any]]:
+    frames = [json.loads((await ws.receive(timeout=10)).data)]
+    while not (frames[-1]["type"] == "message" and frames[-1]["text"] == f"echo: {text}"):
+        frames.append(json.loads((await ws.receive(timeout=10)).data))
+    return frames
+
+
+async def test_a_message_typed_on_a_reaches_a_tab_on_b_before_its_reply(
+    two: tuple[aiohttp.ClientSession, Process, Process],
+) -> None:
+    """The reply is ready on A while the message's frame is still held there: B gets the
+    message first all the same (A relays its frames in the order its own tabs get them)."""
+    http, a, b = two
+    async with (
+        http.ws_connect(a.server.make_url(WS)) as sender,
+        http.ws_connect(b.server.make_url(WS)) as other,
+    ):
+        for ws in (sender, other):
+            assert json.loads((await ws.receive(timeout=10)).data)["type"] == "history"
+        stored, sent = a.steps.hold("stored"), a.steps.hold("sent")
+        await sender.send_json({"type": "message", "text": "hello"})
+        await stored.wait()
+        await sent.wait()  # the reply was handed over while the message's frame is held
+        sent.released.set()
+        stored.released.set()
+        frames = await _until_reply(other, "hello")
+        assert frames[0]["type"] == "user" and frames[0]["text"] == "hello", frames
+        assert [f for f in frames + await page_view_after(other) if f["type"] == "user"] == [
+            frames[0]
+        ]
+        mine = await _until_reply(sender, "hello") + await page_view_after(sender)
+        assert [f for f in mine if f["type"] == "user"] == []
+
+
+async def test_a_tab_on_b_whose_history_shows_the_message_drops_its_relayed_frame(
+    two: tuple[aiohttp.ClientSession, Process, Process],
+) -> None:
+    http, a, b = two
+    async with http.ws_connect(a.server.make_url(WS)) as sender:
+        assert json.loads((await sender.receive(timeout=10)).data)["type"] == "history"
+        stored = a.steps.hold("stored")
+        await sender.send_json({"type": "message", "text": "hello"})
+        await stored.wait()  # stored on A, its frame not yet sent nor relayed
+        async with http.ws_connect(b.server.make_url(WS)) as other:
+            history = json.loads((await other.receive(timeout=10)).data)
+            assert [m["text"] for m in history["messages"] if m["role"] == "user"] == ["hello"]
+            stored.released.set()
+            await _until_reply(sender, "hello")
+            later = await _until_reply(other, "hello") + await page_view_after(other)
+            assert [f for f in later if f["type"] == "user"] == []
