@@ -88,3 +88,28 @@ async def test_a_message_typed_in_another_tab_shows_before_its_reply(
             ("assistant", "echo: typed in the other tab"),
         ]
         await other.close()
+
+
+async def test_new_typed_in_another_tab_starts_this_tab_over(
+    tmp_path: Path, page_url: str
+) -> None:
+    """D191: `/new` typed in another tab clears this one's conversation, as in the tab that
+    typed it; what follows shows on an empty page."""
+    async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
+        await browser.goto(f"{page_url}?token=test-token")
+        await browser.wait_for(CONNECTED)
+        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
+        await other.receive(timeout=10)  # its history
+        await other.send_json({"type": "message", "text": "before the reset"})
+        await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'echo: before the reset')")
+        await other.send_json({"type": "message", "text": "/new"})
+        await browser.wait_for(f"!{MSGS}.some(e => e.dataset.text === 'before the reset')")
+        await other.send_json({"type": "message", "text": "after the reset"})
+        await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'echo: after the reset')")
+        shown = await bubbles(browser)
+        assert ("user", "before the reset") not in shown
+        assert shown[0] == ("user", "/new") and shown[-2:] == [
+            ("user", "after the reset"),
+            ("assistant", "echo: after the reset"),
+        ]
+        await other.close()
