@@ -90,9 +90,7 @@ async def test_a_message_typed_in_another_tab_shows_before_its_reply(
         await other.close()
 
 
-async def test_new_typed_in_another_tab_starts_this_tab_over(
-    tmp_path: Path, page_url: str
-) -> None:
+async def test_new_typed_in_another_tab_starts_this_tab_over(tmp_path: Path, page_url: str) -> None:
     """D191: `/new` typed in another tab clears this one's conversation, as in the tab that
     typed it; what follows shows on an empty page."""
     async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
