@@ -24,11 +24,10 @@ from adapters.discord.events import DiscordEvents
 from adapters.discord.normalize import CHANNEL, mention_patterns_for
 from adapters.discord.sending import DiscordSending
 from adapters.discord.spec import DiscordAccountConfig, DiscordConfig
+from adapters.supervised import SupervisedAdapter
 from core.api.channels import (
-    Backoff,
     ChannelEnv,
     ChannelUnavailable,
-    ConnectionSupervisor,
     secret_value,
 )
 
@@ -46,7 +45,7 @@ _FATAL_CLOSE = {
 }
 
 
-class DiscordAdapter(DiscordEvents, DiscordSending):
+class DiscordAdapter(DiscordEvents, DiscordSending, SupervisedAdapter):
     """`channels.discord` (one account). Replies go to `channel:<id>`, or the thread id if set."""
 
     channel = CHANNEL
@@ -79,10 +78,8 @@ class DiscordAdapter(DiscordEvents, DiscordSending):
         """Seconds a REST call may wait for Discord's answer before it is retried (D142)."""
         self._client: AdapterClient | None = None
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
-        self._failed: str | None = None  # why start refused, shown while stopped
         self._token = ""
         self._bot_id: int | None = None
         self._bot_name: str | None = None
@@ -97,40 +94,20 @@ class DiscordAdapter(DiscordEvents, DiscordSending):
     def bot_username(self) -> str | None:
         return self._bot_name
 
-    def _label(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
     # ---- lifecycle (D35: one supervisor; D36: the gateway only while holding the lease) ----
 
     async def start(self, sink: InboundSink) -> None:
         token = secret_value(self.config.token)
         if not token:
             self._failed = "no token configured"
-            raise ChannelUnavailable(
-                f"{self._label()}: no token configured (channels.discord.token)"
-            )
+            raise ChannelUnavailable(f"{self.name}: no token configured (channels.discord.token)")
         apply_endpoint_overrides(self.config.api_base_url, self.config.gateway_url)
         self._sink, self._token, self._failed = sink, token, None
         self._ready = asyncio.Event()
-        self._sup = ConnectionSupervisor(
-            self._label(),
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            await self.stop()
-            raise
+        await self._supervise()
 
     async def stop(self) -> None:
-        sup, self._sup = self._sup, None
-        if sup is not None:
-            await sup.stop()
-            if sup.state == "failed":
-                self._failed = sup.detail
+        await self._unsupervise()
         await self.close()  # the logged-in client too: nothing is sent after a stop
         self._client = None
 
@@ -139,16 +116,7 @@ class DiscordAdapter(DiscordEvents, DiscordSending):
         await self._ready.wait()
 
     def status(self) -> AdapterStatus:
-        extra: dict[str, str | int] = (
-            {"botId": str(self._bot_id)} if self._bot_id is not None else {}
-        )
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(self.channel, self.account_id, state, self._failed, extra)
-        if sup.holder:
-            extra["holder"] = sup.holder
-        return AdapterStatus(self.channel, self.account_id, sup.state, sup.detail, extra)
+        return self._status({"botId": str(self._bot_id)} if self._bot_id is not None else {})
 
     @property
     def _state(self) -> AdapterState:
@@ -213,7 +181,7 @@ class DiscordAdapter(DiscordEvents, DiscordSending):
         if not self._ready.is_set():
             raise TimeoutError(f"gateway not ready after {self.start_timeout:g}s")
         if self.command_menu is not None:  # D74, D124: the connection holder registers it
-            await register_menu(client, self.command_menu, self._label())
+            await register_menu(client, self.command_menu, self.name)
 
     async def wait_closed(self) -> None:
         if self._gateway is not None:

@@ -14,6 +14,7 @@ from adapters.discord.commands import answer_slash
 from adapters.discord.controls import press_inbound
 from adapters.discord.normalize import to_inbound
 from adapters.discord.spec import DiscordAccountConfig
+from core.api.channels import InboundMessage
 
 log = logging.getLogger("adapters.discord.adapter")  # the adapter's logger, as before the split
 
@@ -29,30 +30,36 @@ class DiscordEvents(ChannelAdapter):
 
     if TYPE_CHECKING:
 
-        def _label(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
-    async def _on_message(self, client: AdapterClient, message: discord.Message) -> None:
+    def _inbound(
+        self, client: AdapterClient, message: discord.Message
+    ) -> tuple[InboundSink, InboundMessage] | None:
+        """The sink and the message for the router; None while not started, from a client
+        that is no longer ours, or for what is no turn (the bot's own messages...)."""
         sink, bot_id = self._sink, self._bot_id
         if sink is None or bot_id is None or client is not self._client:
-            return
+            return None
         inbound = to_inbound(message, bot_id=bot_id, account_id=self.account_id)
-        if inbound is None:
+        return None if inbound is None else (sink, inbound)
+
+    async def _on_message(self, client: AdapterClient, message: discord.Message) -> None:
+        found = self._inbound(client, message)
+        if found is None:
             return
+        sink, inbound = found
         try:
             await sink(inbound)
         except Exception:
-            log.exception("%s: handling message %s failed", self._label(), message.id)
+            log.exception("%s: handling message %s failed", self.name, message.id)
 
     async def _on_edit(self, client: AdapterClient, message: discord.Message) -> None:
         """MESSAGE_UPDATE: no turn unless `editsStartTurn` (D16); then each edit is new."""
-        if not self.config.edits_start_turn:
+        found = self._inbound(client, message) if self.config.edits_start_turn else None
+        if found is None:
             return
-        sink, bot_id = self._sink, self._bot_id
-        if sink is None or bot_id is None or client is not self._client:
-            return
-        inbound = to_inbound(message, bot_id=bot_id, account_id=self.account_id)
-        if inbound is None:
-            return
+        sink, inbound = found
         stamp = message.edited_at.timestamp() if message.edited_at else 0
         await sink(inbound.model_copy(update={"identities": (f"edit:{message.id}:{stamp}",)}))
 
@@ -65,7 +72,7 @@ class DiscordEvents(ChannelAdapter):
         if sink is None or client is not self._client:
             return
         if interaction.type == discord.InteractionType.application_command:
-            slash = await answer_slash(interaction, account_id=self.account_id, label=self._label())
+            slash = await answer_slash(interaction, account_id=self.account_id, label=self.name)
             if slash is not None:
                 await sink(slash)
             return
@@ -74,7 +81,7 @@ class DiscordEvents(ChannelAdapter):
         try:
             await interaction.response.defer()
         except discord.HTTPException as exc:
-            log.info("%s: acknowledging a press failed: %s", self._label(), exc)
+            log.info("%s: acknowledging a press failed: %s", self.name, exc)
         inbound = press_inbound(interaction, account_id=self.account_id)
         if inbound is not None:
             await sink(inbound)

@@ -38,7 +38,8 @@ class DiscordSending(EditablePreviews):
 
     if TYPE_CHECKING:
 
-        def _label(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
         @property
         def _state(self) -> AdapterState: ...
@@ -77,13 +78,13 @@ class DiscordSending(EditablePreviews):
     async def _dest(self, target: DeliveryContext) -> discord.abc.Messageable:
         client = self._client
         if client is None or client.is_closed() or client.user is None:
-            raise ChannelUnavailable(f"{self._label()} is not connected ({self._state})")
+            raise ChannelUnavailable(f"{self.name} is not connected ({self._state})")
         try:
             kind, snowflake = parse_to(target.to)
             if target.thread_id not in (None, ""):
                 kind, snowflake = "channel", int(str(target.thread_id))
         except ValueError as exc:
-            raise TargetNotFound(f"{self._label()}: {exc}") from None
+            raise TargetNotFound(f"{self.name}: {exc}") from None
         if kind == "user":
             return await self._bounded(client.create_dm(discord.Object(snowflake)), target)
         found = client.get_channel(snowflake)
@@ -95,7 +96,7 @@ class DiscordSending(EditablePreviews):
 
     async def _bounded(self, call: Awaitable[T], target: DeliveryContext) -> T:
         """A REST call with `send_timeout` (D142): unanswered, it is a fault the gate retries."""
-        return await bounded(call, self.send_timeout, f"{self._label()} → {target.to}")
+        return await bounded(call, self.send_timeout, f"{self.name} → {target.to}")
 
     async def send_text(
         self, target: DeliveryContext, text: str, *, ref: ChunkRef | None = None
@@ -115,7 +116,7 @@ class DiscordSending(EditablePreviews):
         dest = await self._dest(target)
         upload = discord.File(io.BytesIO(media.data), filename=media.name)
         caption = (media.caption or "")[:TEXT_LIMIT] or None
-        where = f"{self._label()} → {target.to}"
+        where = f"{self.name} → {target.to}"
         upload_timeout = max(self.send_timeout, 300.0)  # 10 MiB on a slow link takes a while
         sent = await bounded(
             dest.send(caption, file=upload, nonce=ref.nonce), upload_timeout, where

@@ -24,16 +24,13 @@ from adapters.email.parse import Mail, parse, thread_key
 from adapters.email.smtp import compose, message_id, reply_subject, send
 from adapters.email.spec import EmailConfig
 from adapters.email.threads import Thread, ThreadIndex
+from adapters.supervised import SupervisedAdapter
 from core.api.channels import (
-    AdapterState,
     AdapterStatus,
     Attachment,
-    Backoff,
-    ChannelAdapter,
     ChannelEnv,
     ChannelUnavailable,
     ChunkRef,
-    ConnectionSupervisor,
     DeliveryContext,
     InboundMessage,
     InboundSink,
@@ -54,7 +51,7 @@ IDLE_SECONDS = 300.0  # re-issue IDLE well within servers' 30-minute limit (RFC 
 _KEEP_RAW = 64
 
 
-class EmailAdapter(ChannelAdapter):
+class EmailAdapter(SupervisedAdapter):
     """One mailbox (``channels.email``)."""
 
     channel = CHANNEL
@@ -81,55 +78,22 @@ class EmailAdapter(ChannelAdapter):
         state_dir: Path | None = env.state_dir if env is not None else None
         self.threads = ThreadIndex(state_dir, account_id)
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
         self._inbox: Inbox | None = None
         self._task: asyncio.Task[None] | None = None
-        self._failed: str | None = None
         self._raw: OrderedDict[str, bytes] = OrderedDict()  # recent mail, for attachments
         self._checked = False
 
-    @property
-    def _where(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
     # ---- lifecycle ----------------------------------------------------------------------------
 
-    async def start(self, sink: InboundSink) -> None:
-        if self._sup is not None:
-            return
-        self._sink, self._failed = sink, None
-        self._sup = ConnectionSupervisor(
-            self._where,
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            self._failed = self._sup.detail
-            self._sup = None
-            raise
-
     async def stop(self) -> None:
-        if self._sup is not None:
-            await self._sup.stop()
-            self._failed = self._sup.detail if self._sup.state == "failed" else None
-        self._sup = None
+        await self._unsupervise()
         await self.close()
 
     def status(self) -> AdapterStatus:
         extra: dict[str, str | int] = {"address": self.config.from_address}
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
-        if sup.holder:
-            extra["holder"] = sup.holder
-        if self._inbox is not None:
+        if self._sup is not None and self._inbox is not None:
             extra["mode"] = "idle" if self.config.idle and self._inbox.can_idle else "poll"
-        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+        return self._status(extra)
 
     async def restart_connection(self, reason: str) -> None:
         if self._sup is not None:
@@ -179,7 +143,7 @@ class EmailAdapter(ChannelAdapter):
             task.cancel()
             done, _ = await asyncio.wait({task}, timeout=5)
             if not done:
-                log.warning("%s: the IMAP reader did not end; left behind", self._where)
+                log.warning("%s: the IMAP reader did not end; left behind", self.name)
 
     def fatal_reason(self, exc: BaseException) -> str | None:
         return str(exc) if isinstance(exc, LoginRefused) else None
@@ -208,7 +172,7 @@ class EmailAdapter(ChannelAdapter):
             return None  # our own mail (a copy in the inbox, a bounce to ourselves)
         if mail.automatic:
             log.info(
-                "%s: ignored automatic mail from %s (%s)", self._where, mail.sender, mail.message_id
+                "%s: ignored automatic mail from %s (%s)", self.name, mail.sender, mail.message_id
             )
             return None
         if not mail.text and not mail.attachments:
@@ -291,7 +255,7 @@ class EmailAdapter(ChannelAdapter):
         media: MediaItem | None,
     ) -> SendReceipt:
         to = str(target.to or "").removeprefix("email:")
-        where = f"{self._where} to {to}"
+        where = f"{self.name} to {to}"
         if self._sup is None or self.status().state in ("stopped", "failed"):
             raise ChannelUnavailable(f"{where}: not connected ({self.status().state})")
         root = str(target.thread_id) if target.thread_id not in (None, "") else None

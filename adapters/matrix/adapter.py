@@ -48,15 +48,13 @@ from adapters.matrix.session import LoginRefused, account_dir, open_device
 from adapters.matrix.spec import MatrixConfig
 from adapters.matrix.sync import SyncFailed, SyncLoop, keep_keys
 from adapters.previews import EditablePreviews
+from adapters.supervised import SupervisedAdapter
 from core.api.channels import (
-    AdapterState,
     AdapterStatus,
     Attachment,
-    Backoff,
     ChannelEnv,
     ChannelUnavailable,
     ChunkRef,
-    ConnectionSupervisor,
     DeliveryContext,
     InboundSink,
     MediaItem,
@@ -71,7 +69,7 @@ TYPING_MS = 8_000
 _OWN_KEEP = 512
 
 
-class MatrixAdapter(MatrixInvites, EditablePreviews):
+class MatrixAdapter(MatrixInvites, EditablePreviews, SupervisedAdapter):
     """One Matrix account."""
 
     channel = CHANNEL
@@ -100,10 +98,8 @@ class MatrixAdapter(MatrixInvites, EditablePreviews):
         self.retry_max = retry_max
         self._client: AsyncClient | None = None
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._sync: SyncLoop | None = None
-        self._failed: str | None = None
         self._display_name: str | None = None
         self._direct: dict[str, str] = {}
         self._own: set[str] = set()
@@ -122,49 +118,17 @@ class MatrixAdapter(MatrixInvites, EditablePreviews):
             names += [f"{self._display_name}:", self._display_name]
         return tuple(names)
 
-    @property
-    def _where(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
     # ---- lifecycle --------------------------------------------------------------------------
 
-    async def start(self, sink: InboundSink) -> None:
-        if self._sup is not None:
-            return
-        self._sink, self._failed = sink, None
-        self._sup = ConnectionSupervisor(
-            self._where,
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            self._failed = self._sup.detail
-            self._sup = None
-            await self._teardown()
-            raise
-
     async def stop(self) -> None:
-        if self._sup is not None:
-            await self._sup.stop()
-            self._failed = self._sup.detail if self._sup.state == "failed" else None
-        self._sup = None
+        await self._unsupervise()
         await self._teardown()
 
     def status(self) -> AdapterStatus:
         extra: dict[str, str | int] = {"userId": self.config.user_id}
         if self._client is not None and self._client.device_id:
             extra["deviceId"] = self._client.device_id
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
-        if sup.holder:
-            extra["holder"] = sup.holder
-        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+        return self._status(extra)
 
     async def restart_connection(self, reason: str) -> None:
         if self._sup is not None:
@@ -209,7 +173,7 @@ class MatrixAdapter(MatrixInvites, EditablePreviews):
             on_direct=self._mark_direct,
         )
         self._client = client
-        log.info("%s logged in as %s (device %s)", self._where, client.user_id, client.device_id)
+        log.info("%s logged in as %s (device %s)", self.name, client.user_id, client.device_id)
 
     async def open(self) -> None:
         sync, sink = self._sync, self._sink
@@ -252,7 +216,7 @@ class MatrixAdapter(MatrixInvites, EditablePreviews):
 
     def _live(self, target: DeliveryContext) -> tuple[AsyncClient, str, str]:
         client, room = self._client, room_id(str(target.to or ""))
-        where = f"{self._where} room {room}"
+        where = f"{self.name} room {room}"
         if client is None or self.status().state in ("stopped", "failed"):
             raise ChannelUnavailable(
                 f"{where}: not connected ({self.status().detail or self.status().state})"
@@ -340,7 +304,7 @@ class MatrixAdapter(MatrixInvites, EditablePreviews):
         handle = json.loads(attachment.file_id)
         resp = await client.download(mxc=str(handle["url"]))
         if isinstance(resp, DownloadError):
-            raise send_error(resp, f"{self._where} file {attachment.name}")
+            raise send_error(resp, f"{self.name} file {attachment.name}")
         body = resp.body if isinstance(resp.body, bytes) else bytes(resp.body)
         if handle.get("key"):
             return bytes(decrypt_attachment(body, handle["key"], handle["sha256"], handle["iv"]))

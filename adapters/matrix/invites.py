@@ -28,7 +28,7 @@ class MatrixInvites(ChannelAdapter):
     if TYPE_CHECKING:
 
         @property
-        def _where(self) -> str: ...
+        def name(self) -> str: ...
 
     async def _accept_invite(self, room_id: str, inviter: str, direct: bool) -> bool:
         """D11 for an invite (D174). Where people are let in and judged message by message
@@ -81,4 +81,4 @@ class MatrixInvites(ChannelAdapter):
             )
             resp.release()
         except (aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("%s: could not record %s as direct (%s)", self._where, room_id, exc)
+            log.warning("%s: could not record %s as direct (%s)", self.name, room_id, exc)

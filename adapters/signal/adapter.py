@@ -23,16 +23,13 @@ from adapters.signal.normalize import CHANNEL, to_inbound
 from adapters.signal.rpc import SignalRpc, data_uri, target_params
 from adapters.signal.spec import SignalAccountConfig
 from adapters.styled import styled_text
+from adapters.supervised import SupervisedAdapter
 from core.api.channels import (
-    AdapterState,
     AdapterStatus,
     Attachment,
-    Backoff,
-    ChannelAdapter,
     ChannelEnv,
     ChannelUnavailable,
     ChunkRef,
-    ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
     InboundMessage,
@@ -53,7 +50,7 @@ class _Rejected(Exception):
     """The daemon does not know the account: configuration, not worth retrying."""
 
 
-class SignalAdapter(ChannelAdapter):
+class SignalAdapter(SupervisedAdapter):
     channel = CHANNEL
     text_limit = TEXT_LIMIT
     reconcile = "resend"  # signal-cli cannot be asked what was sent, nor dedupe a resend
@@ -78,8 +75,6 @@ class SignalAdapter(ChannelAdapter):
         safe = re.sub(r"[^0-9A-Za-z+_-]", "_", self.account) or account_id
         self.cursor = Cursor(state_dir / f"signal-{safe}.cursor" if state_dir else None)
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
-        self._failed: str | None = None
         self._rpc: SignalRpc | None = None
         self._stream: aiohttp.ClientSession | None = None
         self._resp: aiohttp.ClientResponse | None = None
@@ -92,10 +87,6 @@ class SignalAdapter(ChannelAdapter):
     # ---- identity and state -------------------------------------------------------------------
 
     @property
-    def name(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
-    @property
     def mention_patterns(self) -> tuple[str, ...]:
         return tuple(f"@{n}" for n in sorted({self.account, *self._names}) if n)
 
@@ -104,14 +95,7 @@ class SignalAdapter(ChannelAdapter):
         return self.account or None
 
     def status(self) -> AdapterStatus:
-        extra: dict[str, str | int] = {"account": self.account}
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
-        if sup.holder:
-            extra["holder"] = sup.holder
-        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+        return self._status({"account": self.account})
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -124,25 +108,10 @@ class SignalAdapter(ChannelAdapter):
         self._failed = None
         self._sink = sink
         self._rpc = SignalRpc(self.config.http_url, self.account)
-        self._sup = ConnectionSupervisor(
-            self.name,
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            await self.stop()
-            raise
+        await self._supervise()
 
     async def stop(self) -> None:
-        sup, self._sup = self._sup, None
-        if sup is not None:
-            await sup.stop()
-            if sup.state == "failed":
-                self._failed = sup.detail
+        await self._unsupervise()
         await self.close()
         self._sink = None
         rpc, self._rpc = self._rpc, None

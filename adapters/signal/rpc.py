@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from adapters.http_session import LazySession
 from core.api.channels import (
     ChannelUnavailable,
     DeliveryError,
@@ -108,26 +109,14 @@ def http_error(status: int, headers: Any, where: str) -> DeliveryError:
     return ChannelUnavailable(text)
 
 
-class SignalRpc:
+class SignalRpc(LazySession):
     """JSON-RPC calls for one account of one daemon."""
 
     def __init__(self, http_url: str, account: str, *, timeout: float = 30.0) -> None:
+        super().__init__(timeout)
         self.http_url = http_url.rstrip("/")
         self.account = account
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._http: aiohttp.ClientSession | None = None
         self._ids = itertools.count(1)
-
-    @property
-    def http(self) -> aiohttp.ClientSession:
-        if self._http is None or self._http.closed:
-            self._http = aiohttp.ClientSession(timeout=self._timeout)
-        return self._http
-
-    async def close(self) -> None:
-        http, self._http = self._http, None
-        if http is not None:
-            await http.close()
 
     async def check(self) -> None:
         """The daemon is up (raises otherwise)."""

@@ -26,12 +26,11 @@ from adapters.slack.events import SlackEvents
 from adapters.slack.normalize import AUTH_ERRORS, CHANNEL, BotIdentity, SeenEvents
 from adapters.slack.sending import SlackSending
 from adapters.slack.spec import SlackAccountConfig, SlackConfig
+from adapters.supervised import SupervisedAdapter
 from core.api.channels import (
-    Backoff,
     ChannelEnv,
     ChannelUnavailable,
     ChatType,
-    ConnectionSupervisor,
     secret_value,
 )
 
@@ -44,7 +43,7 @@ class _AuthRejected(Exception):
     """The platform refused a token: a configuration error, not worth retrying."""
 
 
-class SlackAdapter(SlackEvents, SlackSending):
+class SlackAdapter(SlackEvents, SlackSending, SupervisedAdapter):
     """One Slack app (bot token + app token or signing secret) as a channel account."""
 
     channel = CHANNEL
@@ -73,8 +72,6 @@ class SlackAdapter(SlackEvents, SlackSending):
         self._connect_timeout = connect_timeout
         self.retry_initial, self.retry_max = retry_initial, retry_max  # D35's knob names
         self._ping_interval = ping_interval
-        self._sup: ConnectionSupervisor | None = None
-        self._failed: str | None = None  # why start refused, shown while stopped
         self._sink: InboundSink | None = None
         self._client: AsyncWebClient | None = None
         self._app: AsyncApp | None = None
@@ -92,10 +89,6 @@ class SlackAdapter(SlackEvents, SlackSending):
     # ---- identity -------------------------------------------------------------------------
 
     @property
-    def name(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
-    @property
     def mention_patterns(self) -> tuple[str, ...]:
         return (f"<@{self._bot.user_id}>",) if self._bot else ()
 
@@ -109,18 +102,15 @@ class SlackAdapter(SlackEvents, SlackSending):
         return sup.state if sup is not None else "failed" if self._failed else "stopped"
 
     def status(self) -> AdapterStatus:
-        state = self._state
-        detail = self._sup.detail if self._sup is not None else self._failed
-        if state == "connected" and self._handler is not None:
-            session = self._handler.client.current_session
-            if session is None or session.closed:
-                state, detail = "retrying", "socket mode reconnecting"
         extra: dict[str, str | int] = {"mode": self.mode}
         if self._bot is not None:
             extra["botUserId"] = self._bot.user_id
-        if self._sup is not None and self._sup.holder:
-            extra["holder"] = self._sup.holder
-        return AdapterStatus(CHANNEL, self.account_id, state, detail, extra)
+        status = self._status(extra)
+        if status.state == "connected" and self._handler is not None:
+            session = self._handler.client.current_session
+            if session is None or session.closed:
+                status.state, status.detail = "retrying", "socket mode reconnecting"
+        return status
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -147,25 +137,10 @@ class SlackAdapter(SlackEvents, SlackSending):
         self._client = self._make_client(bot_token)
         self._app = self._make_app(self._client)
         self._spawn(self._drain())
-        self._sup = ConnectionSupervisor(
-            self.name,
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease if self.mode == "socket" else None,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            await self.stop()
-            raise
+        await self._supervise(leased=self.mode == "socket")
 
     async def stop(self) -> None:
-        sup, self._sup = self._sup, None
-        if sup is not None:
-            await sup.stop()
-            if sup.state == "failed":
-                self._failed = sup.detail
+        await self._unsupervise()
         await self._shutdown()
 
     async def _shutdown(self) -> None:

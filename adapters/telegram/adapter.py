@@ -20,6 +20,7 @@ from telegram.error import InvalidToken, TelegramError
 from telegram.ext import ApplicationBuilder, TypeHandler
 
 from adapters.base import AdapterState, AdapterStatus, ChannelAdapter, InboundSink
+from adapters.supervised import SupervisedAdapter
 from adapters.telegram import media as tg_media
 from adapters.telegram.controls import register_menu
 from adapters.telegram.normalize import CHANNEL
@@ -29,10 +30,8 @@ from adapters.telegram.sending import TEXT_LIMIT, TelegramSending, TgApp
 from adapters.telegram.spec import TelegramAccountConfig, TelegramConfig
 from adapters.telegram.updates import TelegramUpdates
 from core.api.channels import (
-    Backoff,
     ChannelEnv,
     ChannelUnavailable,
-    ConnectionSupervisor,
     secret_value,
 )
 
@@ -42,7 +41,7 @@ DEFAULT_WEBHOOK_PORT = 8443
 _ALLOWED_UPDATES = ["message", "callback_query"]  # button presses are commands (D121)
 
 
-class TelegramAdapter(TelegramUpdates, TelegramSending):
+class TelegramAdapter(TelegramUpdates, TelegramSending, SupervisedAdapter):
     """One Telegram bot account."""
 
     channel = CHANNEL
@@ -68,8 +67,6 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
         self.retry_max = retry_max
         self._app: TgApp | None = None
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
-        self._failed: str | None = None  # why start refused, shown while stopped
         self._token = ""
         self._bot_id: int | None = None
         self._bot_username: str | None = None
@@ -86,10 +83,6 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
     def mention_patterns(self) -> tuple[str, ...]:
         return (f"@{self._bot_username}",) if self._bot_username else ()
 
-    @property
-    def _where(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
     # ---- lifecycle (D35: one supervisor; D36: polling only while holding the lease) -------
 
     async def start(self, sink: InboundSink) -> None:
@@ -99,45 +92,24 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
         token = secret_value(self.config.bot_token) if self.config.bot_token else ""
         if not token:
             self._failed = "no botToken configured"
-            raise ChannelUnavailable(f"{self._where}: no botToken configured")
+            raise ChannelUnavailable(f"{self.name}: no botToken configured")
         if self.config.mode == "webhook" and not self.config.webhook_url:
             self._failed = "mode webhook needs webhookUrl"
-            raise ChannelUnavailable(f"{self._where}: mode webhook needs webhookUrl")
+            raise ChannelUnavailable(f"{self.name}: mode webhook needs webhookUrl")
         self._failed = None
         self._sink = sink
         self._token = token
-        polling = self.config.mode == "polling"  # a webhook is served by every process
-        self._sup = ConnectionSupervisor(
-            self._where,
-            self,
-            backoff=Backoff(self.retry_initial, self.retry_max),
-            lease=self.connection_lease if polling else None,
-            lease_name=f"channel:{CHANNEL}:{self.account_id}",
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            await self._teardown()
-            raise
+        await self._supervise(leased=self.config.mode == "polling")  # a webhook: every process
 
     async def stop(self) -> None:
-        if self._sup is not None:
-            await self._sup.stop()
-            self._failed = self._sup.detail if self._sup.state == "failed" else None
-        self._sup = None
+        await self._unsupervise()
         await self._teardown()
 
     def status(self) -> AdapterStatus:
         extra: dict[str, str | int] = {"mode": self.config.mode}
         if self._bot_username:
             extra["botUsername"] = self._bot_username
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
-        if sup.holder:
-            extra["holder"] = sup.holder
-        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+        return self._status(extra)
 
     @property
     def _state(self) -> AdapterState:
@@ -184,12 +156,12 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
                 await self._start_webhook(app)
         elif self._poller is None or not self._poller.running:
             await self._start_polling(app)
-        log.info("%s connected as @%s (%s)", self._where, self._bot_username, self.config.mode)
+        log.info("%s connected as @%s (%s)", self.name, self._bot_username, self.config.mode)
         if self.command_menu is not None:  # D74: the connection holder registers the menu
             try:
                 self._menu_owners = await register_menu(app.bot, self.command_menu)
             except TelegramError as exc:
-                log.warning("%s: command menu not registered: %s", self._where, exc)
+                log.warning("%s: command menu not registered: %s", self.name, exc)
 
     async def wait_closed(self) -> None:
         poller = self._poller
@@ -279,7 +251,7 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
                 await app.stop()
             await app.shutdown()
         except Exception:
-            log.exception("%s: error while stopping", self._where)
+            log.exception("%s: error while stopping", self.name)
         finally:
             await app.bot.shutdown()  # closes HTTP clients even when initialize() failed
 
@@ -301,7 +273,7 @@ class TelegramAdapter(TelegramUpdates, TelegramSending):
             sup.note("retrying", f"getUpdates failed: {detail}")
 
     def _on_poll_error(self, exc: BaseException) -> None:
-        log.warning("%s: polling error: %s", self._where, _describe(exc))
+        log.warning("%s: polling error: %s", self.name, _describe(exc))
 
 
 def _describe(exc: BaseException) -> str:

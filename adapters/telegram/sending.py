@@ -38,7 +38,7 @@ class TelegramSending(EditablePreviews):
     if TYPE_CHECKING:
 
         @property
-        def _where(self) -> str: ...
+        def name(self) -> str: ...
 
         @property
         def _state(self) -> AdapterState: ...
@@ -82,7 +82,7 @@ class TelegramSending(EditablePreviews):
 
     def _bot(self, target: DeliveryContext) -> tuple[Any, str]:
         app = self._app
-        where = f"{self._where} chat {target.to or ''}"
+        where = f"{self.name} chat {target.to or ''}"
         if app is None or self._state in ("stopped", "failed"):
             raise ChannelUnavailable(
                 f"{where}: not connected ({self.status().detail or self._state})"
@@ -96,7 +96,7 @@ class TelegramSending(EditablePreviews):
             try:
                 receipt = await self._send(target, part)
             except _FormatRejected:
-                log.warning("%s: Telegram rejected the formatting; sending plain text", self._where)
+                log.warning("%s: Telegram rejected the formatting; sending plain text", self.name)
                 for plain in split_text(text, TEXT_LIMIT // 2):
                     receipt = await self._send(target, TelegramText(plain))
             first = first or receipt
@@ -198,7 +198,7 @@ class TelegramSending(EditablePreviews):
             file = await self._app.bot.get_file(attachment.file_id)
             return bytes(await file.download_as_bytearray())
         except TelegramError as exc:
-            raise delivery_error(exc, f"{self._where} file {attachment.name}") from exc
+            raise delivery_error(exc, f"{self.name} file {attachment.name}") from exc
 
     async def send_typing(self, target: DeliveryContext) -> None:
         bot, where = self._bot(target)

@@ -34,14 +34,14 @@ class TelegramUpdates(ChannelAdapter):
     if TYPE_CHECKING:
 
         @property
-        def _where(self) -> str: ...
+        def name(self) -> str: ...
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Webhook mode (PTB's updater); long polling calls :meth:`_route` itself."""
         try:
             await self._route(update)
         except Exception:
-            log.exception("%s: routing update %s failed", self._where, update.update_id)
+            log.exception("%s: routing update %s failed", self.name, update.update_id)
 
     async def _route(self, update: Update) -> None:
         """Hand one update to the router; raises when it could not be stored."""

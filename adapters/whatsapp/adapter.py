@@ -27,6 +27,7 @@ import aiohttp
 from aiohttp import web
 
 from adapters.styled import whatsapp_text
+from adapters.supervised import SupervisedAdapter
 from adapters.whatsapp.graph import (
     WINDOW_CLOSED,
     GraphClient,
@@ -38,15 +39,11 @@ from adapters.whatsapp.media import DOCUMENT_LIMIT, message_kind, message_object
 from adapters.whatsapp.spec import CHANNEL, WEBHOOK_PATH, WhatsAppAccountConfig
 from adapters.whatsapp.webhook import contact_names, mount, signature_valid, to_inbound
 from core.api.channels import (
-    AdapterState,
     AdapterStatus,
     Attachment,
-    Backoff,
-    ChannelAdapter,
     ChannelEnv,
     ChannelUnavailable,
     ChunkRef,
-    ConnectionSupervisor,
     DeliveryContext,
     DeliveryError,
     InboundMessage,
@@ -70,7 +67,7 @@ class _Rejected(Exception):
     """Graph refused the token or the phone number id: configuration, not worth retrying."""
 
 
-class WhatsAppAdapter(ChannelAdapter):
+class WhatsAppAdapter(SupervisedAdapter):
     """Also ``HttpMounted``: every gateway process serves the webhook (D36)."""
 
     channel = CHANNEL
@@ -94,8 +91,6 @@ class WhatsAppAdapter(ChannelAdapter):
         self.clock = clock
         self.retry_initial, self.retry_max = retry_initial, retry_max
         self._sink: InboundSink | None = None
-        self._sup: ConnectionSupervisor | None = None
-        self._failed: str | None = None
         self._graph: GraphClient | None = None
         self._lock = asyncio.Lock()  # one webhook request's messages at a time, in order
         self._last: OrderedDict[str, tuple[float, str]] = OrderedDict()  # wa_id → (t, wamid)
@@ -108,10 +103,6 @@ class WhatsAppAdapter(ChannelAdapter):
     # ---- identity and state -----------------------------------------------------------------
 
     @property
-    def name(self) -> str:
-        return f"{CHANNEL} account {self.account_id}"
-
-    @property
     def started(self) -> bool:
         return self._sink is not None
 
@@ -119,11 +110,7 @@ class WhatsAppAdapter(ChannelAdapter):
         extra: dict[str, str | int] = {"phoneNumberId": self.phone_number_id}
         if self.display_number:
             extra["phoneNumber"] = self.display_number
-        sup = self._sup
-        if sup is None:
-            state: AdapterState = "failed" if self._failed else "stopped"
-            return AdapterStatus(CHANNEL, self.account_id, state, self._failed, extra)
-        return AdapterStatus(CHANNEL, self.account_id, sup.state, sup.detail, extra)
+        return self._status(extra)
 
     def secret_matches(self, raw: bytes, signature: str) -> bool:
         return signature_valid(raw, signature, secret_value(self.config.app_secret) or "")
@@ -160,21 +147,10 @@ class WhatsAppAdapter(ChannelAdapter):
             secret_value(self.config.access_token) or "",
         )
         self._sink = sink
-        self._sup = ConnectionSupervisor(
-            self.name, self, backoff=Backoff(self.retry_initial, self.retry_max)
-        )
-        try:
-            await self._sup.start()
-        except ChannelUnavailable:
-            await self.stop()
-            raise
+        await self._supervise(leased=False)  # the webhook: every process receives (D36)
 
     async def stop(self) -> None:
-        sup, self._sup = self._sup, None
-        if sup is not None:
-            await sup.stop()
-            if sup.state == "failed":
-                self._failed = sup.detail
+        await self._unsupervise()
         self._sink = None
         graph, self._graph = self._graph, None
         if graph is not None:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from adapters.http_session import LazySession
 from core.api.channels import (
     ChannelUnavailable,
     DeliveryError,
@@ -98,28 +99,16 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
-class GraphClient:
+class GraphClient(LazySession):
     """The few Graph endpoints the channel uses, with the account's token (never logged)."""
 
     def __init__(
         self, base_url: str, phone_number_id: str, token: str, *, timeout: float = 15.0
     ) -> None:
+        super().__init__(timeout)
         self.base_url = base_url.rstrip("/")
         self.phone_number_id = phone_number_id
         self._token = token
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._http: aiohttp.ClientSession | None = None
-
-    @property
-    def http(self) -> aiohttp.ClientSession:
-        if self._http is None or self._http.closed:
-            self._http = aiohttp.ClientSession(timeout=self._timeout)
-        return self._http
-
-    async def close(self) -> None:
-        http, self._http = self._http, None
-        if http is not None:
-            await http.close()
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"}
@@ -162,20 +151,7 @@ class GraphClient:
 
     async def post_text(self, to: str, body: str) -> str | None:
         """Send one text message; returns its ``wamid``."""
-        data = await self._call(
-            "POST",
-            f"{self.phone_number_id}/messages",
-            {
-                "messaging_product": "whatsapp",
-                "recipient_type": "individual",
-                "to": to,
-                "type": "text",
-                "text": {"preview_url": False, "body": body},
-            },
-        )
-        messages = data.get("messages") or [{}]
-        wamid = messages[0].get("id") if isinstance(messages[0], dict) else None
-        return str(wamid) if wamid else None
+        return await self.post_media(to, "text", {"preview_url": False, "body": body})
 
     async def upload(self, data: bytes, mime: str, name: str) -> str:
         """Step 1 of a media message: the file to ``/{phone-number-id}/media``; its media id."""
@@ -190,7 +166,8 @@ class GraphClient:
         return str(media_id)
 
     async def post_media(self, to: str, kind: str, media: dict[str, Any]) -> str | None:
-        """Step 2: a message of ``kind`` (image, audio, video, document) naming the upload."""
+        """Step 2: a message of ``kind`` (image, audio, video, document) naming the upload; a
+        ``text`` message too. Returns its ``wamid``."""
         data = await self._call(
             "POST",
             f"{self.phone_number_id}/messages",

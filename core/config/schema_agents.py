@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from core.config.schema_base import ConfigModel, ModelRef, normalize_agent_id
+from core.config.schema_base import BaseUrl, ConfigModel, ModelRef, normalize_agent_id
 
 __all__ = [
     "AgentConfig",
@@ -58,7 +58,7 @@ class ProviderConfig(ConfigModel):
     ``timeoutSeconds`` bounds one model request; a timeout moves a fallback chain on.
     """
 
-    base_url: str | None = None
+    base_url: BaseUrl | None = None
     api_key: SecretStr | None = None
     api: ProviderApi = "openai-completions"
     timeout_seconds: float | None = Field(default=None, gt=0)
@@ -67,13 +67,6 @@ class ProviderConfig(ConfigModel):
     idle_timeout_seconds: float = Field(default=120.0, gt=0)
     """A provider answer that sends nothing for this long fails the request (D142)."""
     models: list[ModelEntry] = Field(default_factory=list)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip().startswith(("http://", "https://")):
-            raise ValueError(f"must be an http(s) URL (got {value!r})")
-        return None if value is None else value.strip().rstrip("/")
 
 
 class ModelsConfig(ConfigModel):

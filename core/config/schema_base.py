@@ -24,6 +24,7 @@ from core.model.keys import normalize_account_id, normalize_agent_id
 
 __all__ = [
     "SYNTHETIC_LOC_TAGS",
+    "BaseUrl",
     "ConfigModel",
     "IdList",
     "ModelRef",
@@ -80,6 +81,17 @@ def _not_empty(value: str) -> str:
 
 # A list of platform ids / patterns; numbers from YAML are accepted as strings.
 IdList = list[Annotated[str, BeforeValidator(_coerce_id), AfterValidator(_not_empty)]]
+
+
+def _http_base_url(value: str) -> str:
+    """A provider's ``baseUrl``: http(s), trailing slash dropped so paths join cleanly."""
+    text = value.strip()
+    if not text.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http(s) URL (got {value!r})")
+    return text.rstrip("/")
+
+
+BaseUrl = Annotated[str, AfterValidator(_http_base_url)]
 
 
 # --- model references ----------------------------------------------------------------------

@@ -7,11 +7,11 @@ every job, wherever it comes from, passes the same validation.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
-from core.config.schema_base import ConfigModel
+from core.config.schema_base import ConfigModel, normalize_agent_id
 
 __all__ = [
     "JOB_ID_PATTERN",
@@ -26,6 +26,14 @@ __all__ = [
 
 JOB_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _HOOK_PATH = re.compile(r"[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*")
+
+
+def _agent_or_default(value: str | None) -> str | None:
+    """A job's or a mapping's agent, normalised; blank means the default agent (None)."""
+    return normalize_agent_id(value) if value and value.strip() else None
+
+
+AgentIdOrDefault = Annotated[str | None, AfterValidator(_agent_or_default)]
 
 
 def check_job_id(value: str) -> str:
@@ -72,7 +80,7 @@ class CronJobConfig(ConfigModel):
     every: str | None = None
     at: str | None = None
     message: str = Field(min_length=1, max_length=16_000)
-    agent_id: str | None = None
+    agent_id: AgentIdOrDefault = None
     deliver: Deliver = "none"
     enabled: bool = True
 
@@ -87,13 +95,6 @@ class CronJobConfig(ConfigModel):
         if not value.strip():
             raise ValueError("message must not be empty")
         return value
-
-    @field_validator("agent_id")
-    @classmethod
-    def _agent(cls, value: str | None) -> str | None:
-        from core.model.keys import normalize_agent_id
-
-        return normalize_agent_id(value) if value and value.strip() else None
 
     @model_validator(mode="after")
     def _schedule(self) -> CronJobConfig:
@@ -160,7 +161,7 @@ class HookMappingConfig(ConfigModel):
     path: str
     token: SecretStr
     session_key: str | None = None
-    agent_id: str | None = None
+    agent_id: AgentIdOrDefault = None
     message_template: str | None = None
     deliver: Deliver = "none"
 
@@ -193,13 +194,6 @@ class HookMappingConfig(ConfigModel):
         if len(value.get_secret_value().strip()) < 8:
             raise ValueError("token must be at least 8 characters")
         return value
-
-    @field_validator("agent_id")
-    @classmethod
-    def _agent(cls, value: str | None) -> str | None:
-        from core.model.keys import normalize_agent_id
-
-        return normalize_agent_id(value) if value and value.strip() else None
 
     @field_validator("message_template")
     @classmethod

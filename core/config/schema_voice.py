@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, model_validator
 
-from core.config.schema_base import ConfigModel
+from core.config.schema_base import BaseUrl, ConfigModel
 
 VoiceProviderName = Literal["openai", "local"]
 ReplyWithVoice = Literal["auto", "always", "never"]
@@ -22,16 +22,9 @@ ReplyWithVoice = Literal["auto", "always", "never"]
 class VoiceProviderConfig(ConfigModel):
     provider: VoiceProviderName
     model: str | None = None
-    base_url: str | None = None
+    base_url: BaseUrl | None = None
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(default=60.0, gt=0)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip().startswith(("http://", "https://")):
-            raise ValueError(f"must be an http(s) URL (got {value!r})")
-        return None if value is None else value.strip().rstrip("/")
 
 
 class TtsConfig(VoiceProviderConfig):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -11,6 +12,16 @@ log = logging.getLogger(__name__)
 
 Spawn = Callable[[Awaitable[Any]], "asyncio.Task[Any]"]
 """What :meth:`BackgroundTasks.spawn` is, for a collaborator that only starts jobs."""
+
+
+async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a loop task and wait for it to end: its CancelledError is the expected end, any
+    other error still surfaces."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 class BackgroundTasks:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
+from core.engine.run_env import RunEnv
 from core.model.delivery_context import DeliveryContext, session_target
 from core.model.errors import SendBlocked
 from core.model.key_model import KeyModel
@@ -120,7 +121,7 @@ class SessionStore(Protocol):
     ) -> list[TranscriptMessage] | None: ...
 
 
-class PluginServices(Protocol):
+class PluginServices(RunEnv, Protocol):
     """What a tool or command may use: config, keys, sessions, outbound delivery, runs, models."""
 
     @property
@@ -130,22 +131,9 @@ class PluginServices(Protocol):
     @property
     def store(self) -> SessionStore: ...
     @property
-    def gate(self) -> OutboundGate: ...
-    @property
-    def runs(self) -> RunManager: ...
-    @property
     def models(self) -> ModelResolver: ...
 
-    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
     def is_sandboxed(self, session_key: str) -> bool: ...
-    def context_for(
-        self,
-        entry: SessionEntry,
-        *,
-        via: str = "agent",
-        origin: DeliveryContext | None = None,
-        role: Role = "owner",
-    ) -> ToolContext: ...
     async def ensure_session(self, key: str, **fields: Unpack[SessionPatch]) -> SessionEntry: ...
     async def start_run(
         self,

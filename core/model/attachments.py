@@ -34,18 +34,14 @@ class Attachment(BaseModel):
 
     def part(self) -> dict[str, Any]:
         """The transcript content part (with the file id, which the wire format leaves out)."""
-        out: dict[str, Any] = {
-            "type": "attachment",
-            "kind": self.kind,
-            "name": self.name,
-            "mime": self.mime,
-            "size": self.size,
-        }
-        if self.file_id:
-            out["fileId"] = self.file_id
-        if self.transcript is not None:
-            out["transcript"] = self.transcript
-        return out
+        return attachment_part(
+            self.kind,
+            self.name,
+            self.mime,
+            self.size,
+            fileId=self.file_id or None,
+            transcript=self.transcript,
+        )
 
     @classmethod
     def from_part(cls, part: dict[str, Any]) -> Attachment:
@@ -88,6 +84,16 @@ def human_size(size: int) -> str:
     if size < 1024 * 1024:
         return f"{round(size / 1024)} KB"
     return f"{size / (1024 * 1024):.1f} MB"
+
+
+def attachment_part(
+    kind: AttachmentKind, name: str, mime: str | None, size: int | None, **extra: Any
+) -> dict[str, Any]:
+    """D3's attachment content part, in and out alike; an `extra` key only when it is set."""
+    out: dict[str, Any] = {"type": "attachment", "kind": kind, "name": name}
+    out.update(mime=mime, size=size)
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out
 
 
 def wire_part(part: dict[str, Any]) -> dict[str, Any]:

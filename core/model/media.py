@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.model.attachments import AttachmentKind, human_size, kind_of_mime
+from core.model.attachments import AttachmentKind, attachment_part, human_size, kind_of_mime
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +49,7 @@ class MediaItem:
 
     def part(self) -> dict[str, Any]:
         """The transcript content part of a reply that carried this item (D3's keys + id)."""
-        out: dict[str, Any] = {
-            "type": "attachment",
-            "kind": self.kind,
-            "name": self.name,
-            "mime": self.mime,
-            "size": self.size,
-        }
-        if self.id:
-            out["mediaId"] = self.id
-        return out
+        return attachment_part(self.kind, self.name, self.mime, self.size, mediaId=self.id or None)
 
     def describe(self) -> dict[str, Any]:
         """What a tool result tells the model about an item it attached (no bytes)."""

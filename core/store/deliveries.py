@@ -59,6 +59,29 @@ class ChunkRecord:
         return out
 
 
+def _insert_delivery(
+    c: Connection, rec: DeliveryRecord, *, outcome: str, reason: str | None, attempts: int
+) -> int:
+    """The delivery row for `rec` with the given state; its id."""
+    res = c.execute(
+        insert(D).values(
+            session_key=rec.session_key,
+            kind=rec.kind,
+            outcome=outcome,
+            reason=reason,
+            channel=rec.channel,
+            to=rec.to,
+            account_id=rec.account_id,
+            thread_id=rec.thread_id,
+            text=rec.text,
+            run_id=rec.run_id,
+            attempts=attempts,
+            created_at=rec.created_at,
+        )
+    )
+    return int(res.inserted_primary_key[0])  # type: ignore[index]
+
+
 class DeliveriesStore(Database):
     async def open_delivery(
         self,
@@ -70,23 +93,7 @@ class DeliveriesStore(Database):
         `media_ids[i]` names the stored item chunk `i` sends (D78), when it is a media chunk."""
 
         def op(c: Connection) -> int:
-            res = c.execute(
-                insert(D).values(
-                    session_key=rec.session_key,
-                    kind=rec.kind,
-                    outcome="pending",
-                    reason=None,
-                    channel=rec.channel,
-                    to=rec.to,
-                    account_id=rec.account_id,
-                    thread_id=rec.thread_id,
-                    text=rec.text,
-                    run_id=rec.run_id,
-                    attempts=0,
-                    created_at=rec.created_at,
-                )
-            )
-            delivery_id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            delivery_id = _insert_delivery(c, rec, outcome="pending", reason=None, attempts=0)
             now = now_ms()
             for i, text in enumerate(chunks):
                 c.execute(
@@ -258,26 +265,11 @@ class DeliveriesStore(Database):
         return await self.read(lambda c: [RunRecord(**r) for r in c.execute(q).mappings().all()])
 
     async def record_delivery(self, rec: DeliveryRecord) -> int:
-        def op(c: Connection) -> int:
-            res = c.execute(
-                insert(D).values(
-                    session_key=rec.session_key,
-                    kind=rec.kind,
-                    outcome=rec.outcome,
-                    reason=rec.reason,
-                    channel=rec.channel,
-                    to=rec.to,
-                    account_id=rec.account_id,
-                    thread_id=rec.thread_id,
-                    text=rec.text,
-                    run_id=rec.run_id,
-                    attempts=rec.attempts,
-                    created_at=rec.created_at,
-                )
+        rec.id = await self.write(
+            lambda c: _insert_delivery(
+                c, rec, outcome=rec.outcome, reason=rec.reason, attempts=rec.attempts
             )
-            return int(res.inserted_primary_key[0])  # type: ignore[index]
-
-        rec.id = await self.write(op)
+        )
         return rec.id
 
     async def list_deliveries(

@@ -102,6 +102,20 @@ def _insert_request(c: Connection, req: PairingRequest) -> None:
     )
 
 
+def _open_requests(
+    c: Connection, channel: str, account_id: str, user_id: str, now: int
+) -> list[PairingRequest]:
+    """The sender's unexpired pending or denied requests, oldest first."""
+    return _requests(
+        c,
+        Q.c.channel == channel,
+        Q.c.account_id == account_id,
+        Q.c.user_id == user_id,
+        Q.c.status.in_(("pending", "denied")),
+        Q.c.expires_at > now,
+    )
+
+
 class PairingStore(Database):
     async def is_approved(self, channel: str, account_id: str, user_id: str) -> bool:
         q = (
@@ -117,16 +131,7 @@ class PairingStore(Database):
         self, channel: str, account_id: str, user_id: str, now: int
     ) -> PairingRequest | None:
         """The sender's unexpired pending or denied request (it holds back a new code)."""
-        found = await self.read(
-            lambda c: _requests(
-                c,
-                Q.c.channel == channel,
-                Q.c.account_id == account_id,
-                Q.c.user_id == user_id,
-                Q.c.status.in_(("pending", "denied")),
-                Q.c.expires_at > now,
-            )
-        )
+        found = await self.read(lambda c: _open_requests(c, channel, account_id, user_id, now))
         return found[-1] if found else None
 
     async def pending_requests(
@@ -156,14 +161,7 @@ class PairingStore(Database):
                     text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
                     {"k": f"pairing:{req.channel}:{req.account_id}"},
                 )
-            mine = _requests(
-                c,
-                Q.c.channel == req.channel,
-                Q.c.account_id == req.account_id,
-                Q.c.user_id == req.user_id,
-                Q.c.status.in_(("pending", "denied")),
-                Q.c.expires_at > req.created_at,
-            )
+            mine = _open_requests(c, req.channel, req.account_id, req.user_id, req.created_at)
             if mine:
                 return (
                     "pairing request pending"
@@ -190,24 +188,7 @@ class PairingStore(Database):
         return await self.write(op)
 
     async def add_request(self, req: PairingRequest) -> None:
-        await self.write(
-            lambda c: c.execute(
-                insert(Q).values(
-                    code=req.code,
-                    channel=req.channel,
-                    account_id=req.account_id,
-                    user_id=req.user_id,
-                    user_name=req.user_name,
-                    chat_id=req.chat_id,
-                    thread_id=req.thread_id,
-                    deliver_to=req.deliver_to,
-                    preview=req.preview,
-                    status=req.status,
-                    created_at=req.created_at,
-                    expires_at=req.expires_at,
-                )
-            )
-        )
+        await self.write(lambda c: _insert_request(c, req))
 
     async def settle_request(
         self, code: str, now: int, status: str, channel: str | None = None

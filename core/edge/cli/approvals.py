@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
-from core.edge.cli.client import call
+from core.edge.cli.client import ClientArgs, add_client_command, call, show_list
 
-ClientArgs = Callable[..., None]
+
+def _line(a: dict[str, Any]) -> str:
+    arguments = json.dumps(a["arguments"], ensure_ascii=False)
+    return f"{a['id']}  {a['tool']}  {arguments[:120]}  {a['sessionKey']}"
 
 
 def _list(args: argparse.Namespace) -> int:
-    data = call(args, "GET", "/api/approvals")
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    if not data["approvals"]:
-        print("no pending approvals")
-    for a in data["approvals"]:
-        arguments = json.dumps(a["arguments"], ensure_ascii=False)
-        print(f"{a['id']}  {a['tool']}  {arguments[:120]}  {a['sessionKey']}")
-    return 0
+    return show_list(args, "/api/approvals", "approvals", "no pending approvals", _line)
 
 
 def _decide(args: argparse.Namespace, action: str) -> int:
@@ -37,15 +31,12 @@ def _decide(args: argparse.Namespace, action: str) -> int:
 def add_approvals_parser(sub: Any, client: ClientArgs) -> None:
     """Register `approvals …` on the top-level subparsers; `client` adds --url/--token."""
     approvals = sub.group("approvals", help="tool calls waiting for an owner's yes (D72)")
-    ls = approvals.add_parser("list", help="pending approvals, oldest first")
-    ls.add_argument("--json", action="store_true")
-    client(ls, requester=False)
-    ls.set_defaults(fn=_list)
+    add_client_command(
+        approvals, client, "list", "pending approvals, oldest first", _list, listing=True
+    )
     for action, text in (
         ("approve", "let the tool call run (exactly once)"),
         ("deny", "refuse the tool call; the agent is told"),
     ):
-        sp = approvals.add_parser(action, help=text)
-        sp.add_argument("id")
-        client(sp, requester=False)
-        sp.set_defaults(fn=lambda a, act=action: _decide(a, act))
+        fn = partial(_decide, action=action)
+        add_client_command(approvals, client, action, text, fn, "id")

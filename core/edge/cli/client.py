@@ -1,5 +1,6 @@
-"""The command line's two shared steps: load the config (or exit 2) and call a running
-gateway's HTTP API (or exit 1). The sub-command modules (cron, pairing) use them too."""
+"""The command line's shared steps: load the config (or exit 2), call a running gateway's HTTP
+API (or exit 1), and the client sub-commands' common shapes (a list, a command taking ids). The
+sub-command modules (cron, pairing, identities, approvals) use them too."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
+
+ClientArgs = Callable[..., None]
+"""Adds --url/--token (and, unless `requester=False`, --session) to a sub-command."""
 
 
 def load(args: argparse.Namespace) -> CrosstalkConfig:
@@ -126,3 +131,45 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
         print(json.dumps(data, indent=2) if not isinstance(data, str) else data, file=sys.stderr)
         raise SystemExit(1)
     return data
+
+
+def show_list(
+    args: argparse.Namespace,
+    path: str,
+    key: str,
+    empty: str,
+    line: Callable[[dict[str, Any]], str],
+    then: Callable[[dict[str, Any]], Iterable[str]] = lambda data: (),
+) -> int:
+    """A list command: the gateway's JSON with --json, else a line per item of `key` (`empty`
+    for none), then the lines `then` makes of the rest."""
+    data = call(args, "GET", path)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    if not data[key]:
+        print(empty)
+    for text in [*map(line, data[key]), *then(data)]:
+        print(text)
+    return 0
+
+
+def add_client_command(
+    group: Any,
+    client: ClientArgs,
+    name: str,
+    text: str,
+    fn: Callable[[argparse.Namespace], int],
+    *positionals: str,
+    listing: bool = False,
+) -> argparse.ArgumentParser:
+    """A sub-command of a running gateway: its positionals, --json when `listing`, the client
+    options."""
+    sp: argparse.ArgumentParser = group.add_parser(name, help=text)
+    for positional in positionals:
+        sp.add_argument(positional)
+    if listing:
+        sp.add_argument("--json", action="store_true")
+    client(sp, requester=False)
+    sp.set_defaults(fn=fn)
+    return sp

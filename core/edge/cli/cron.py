@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from core.edge.cli.client import call
+from core.edge.cli.client import ClientArgs, add_client_command, call
 from core.features.cron.clock import iso
 
 
@@ -95,12 +95,11 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
+def add_cron_commands(sub: Any, client: ClientArgs) -> None:
     """Register `crosstalk cron …` on the top-level subparsers."""
     cron = sub.group("cron", help="scheduled jobs of a running gateway")
-    ls = cron.add_parser("list", help="list jobs with their last and next run")
-    ls.add_argument("--json", action="store_true")
-    ls.set_defaults(fn=_list)
+    text = "list jobs with their last and next run"
+    add_client_command(cron, client, "list", text, _list, listing=True)
     add = cron.add_parser("add", help="add a job (one of --schedule, --every, --at)")
     add.add_argument("id", help="job id: [a-z0-9][a-z0-9_-]{0,63}")
     when = add.add_mutually_exclusive_group(required=True)
@@ -114,6 +113,7 @@ def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
     add.add_argument("--account-id")
     add.add_argument("--thread-id")
     add.add_argument("--disabled", action="store_true")
+    client(add, requester=False)
     add.set_defaults(fn=_add)
     handlers: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
         "rm": ("remove a job", _rm),
@@ -121,11 +121,5 @@ def add_cron_commands(sub: Any, client: Callable[..., None]) -> None:
         "disable": ("disable a job", _toggle("disable")),
         "run": ("fire a job now", _run),
     }
-    parsers = [ls, add]
     for name, (text, fn) in handlers.items():
-        sp = cron.add_parser(name, help=text)
-        sp.add_argument("id")
-        sp.set_defaults(fn=fn)
-        parsers.append(sp)
-    for sp in parsers:
-        client(sp, requester=False)
+        add_client_command(cron, client, name, text, fn, "id")

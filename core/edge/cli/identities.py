@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from core.edge.cli.client import call
+from core.edge.cli.client import ClientArgs, add_client_command, call, show_list
 
-ClientArgs = Callable[..., None]
+
+def _line(person: dict[str, Any]) -> str:
+    accounts = ", ".join(f"{i['channel']}:{i['userId']}" for i in person["identities"])
+    return f"{person['personId']}  {accounts}"
 
 
 def _list(args: argparse.Namespace) -> int:
-    data = call(args, "GET", "/api/identities")
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    if not data["persons"]:
-        print("no linked identities")
-    for person in data["persons"]:
-        accounts = ", ".join(f"{i['channel']}:{i['userId']}" for i in person["identities"])
-        print(f"{person['personId']}  {accounts}")
-    return 0
+    return show_list(args, "/api/identities", "persons", "no linked identities", _line)
 
 
 def _unlink(args: argparse.Namespace) -> int:
@@ -36,12 +28,6 @@ def _unlink(args: argparse.Namespace) -> int:
 def add_identities_parser(sub: Any, client: ClientArgs) -> None:
     """Register `identities …` on the top-level subparsers; `client` adds --url/--token."""
     group = sub.group("identities", help="accounts linked into one person (/link)")
-    ls = group.add_parser("list", help="each person and its accounts")
-    ls.add_argument("--json", action="store_true")
-    client(ls, requester=False)
-    ls.set_defaults(fn=_list)
-    un = group.add_parser("unlink", help="take one account out of its person")
-    un.add_argument("channel")
-    un.add_argument("user_id")
-    client(un, requester=False)
-    un.set_defaults(fn=_unlink)
+    add_client_command(group, client, "list", "each person and its accounts", _list, listing=True)
+    text = "take one account out of its person"
+    add_client_command(group, client, "unlink", text, _unlink, "channel", "user_id")

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from core.edge.cli.client import call
+from core.edge.cli.client import ClientArgs, add_client_command, call, show_list
 
-ClientArgs = Callable[..., None]
+
+def _line(r: dict[str, Any]) -> str:
+    who = f"{r['userId']} ({r['userName']})" if r.get("userName") else r["userId"]
+    return f"{r['code']}  {r['channel']}/{r['accountId']}  {who}  {r['preview']!r}"
+
+
+def _approved(data: dict[str, Any]) -> list[str]:
+    return [f"approved  {a['channel']}/{a['accountId']}  {a['userId']}" for a in data["approved"]]
 
 
 def _list(args: argparse.Namespace) -> int:
     query = f"?{urlencode({'channel': args.channel})}" if args.channel else ""
-    data = call(args, "GET", f"/api/pairing{query}")
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
-    if not data["requests"]:
-        print("no pending pairing requests")
-    for r in data["requests"]:
-        who = f"{r['userId']} ({r['userName']})" if r.get("userName") else r["userId"]
-        print(f"{r['code']}  {r['channel']}/{r['accountId']}  {who}  {r['preview']!r}")
-    for a in data["approved"]:
-        print(f"approved  {a['channel']}/{a['accountId']}  {a['userId']}")
-    return 0
+    empty = "no pending pairing requests"
+    return show_list(args, f"/api/pairing{query}", "requests", empty, _line, _approved)
 
 
 def _settle(args: argparse.Namespace, action: str) -> int:
@@ -47,22 +43,14 @@ def _revoke(args: argparse.Namespace) -> int:
 def add_pairing_parser(sub: Any, client: ClientArgs) -> None:
     """Register `pairing …` on the top-level subparsers; `client` adds --url/--token."""
     pairing = sub.group("pairing", help="who may DM the bot: pairing requests")
-    ls = pairing.add_parser("list", help="pending requests and approved senders")
+    text = "pending requests and approved senders"
+    ls = add_client_command(pairing, client, "list", text, _list, listing=True)
     ls.add_argument("--channel", help="only this channel (one D11 guards)")
-    ls.add_argument("--json", action="store_true")
-    client(ls, requester=False)
-    ls.set_defaults(fn=_list)
     for action, text in (
         ("approve", "approve a pending request by its code"),
         ("deny", "deny a pending request by its code"),
     ):
-        sp = pairing.add_parser(action, help=text)
-        sp.add_argument("channel")
-        sp.add_argument("code")
-        client(sp, requester=False)
-        sp.set_defaults(fn=lambda a, act=action: _settle(a, act))
-    rv = pairing.add_parser("revoke", help="remove an approved sender from a channel")
-    rv.add_argument("channel")
-    rv.add_argument("user_id")
-    client(rv, requester=False)
-    rv.set_defaults(fn=_revoke)
+        fn = partial(_settle, action=action)
+        add_client_command(pairing, client, action, text, fn, "channel", "code")
+    text = "remove an approved sender from a channel"
+    add_client_command(pairing, client, "revoke", text, _revoke, "channel", "user_id")

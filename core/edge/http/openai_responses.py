@@ -126,6 +126,10 @@ class _Response:
         self.seq += 1
         return f"event: {type_}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
+    def text_event(self, type_: str, **fields: Any) -> bytes:
+        """An event of the one message's one text part (output 0, content 0)."""
+        return self.event(type_, item_id=self.msg_id, output_index=0, content_index=0, **fields)
+
 
 def _failure(outcome: RunOutcome) -> dict[str, str]:
     return {"code": "server_error", "message": failure_message(outcome)}
@@ -170,51 +174,17 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         )
     )
     part = {"type": "output_text", "text": "", "annotations": []}
-    await resp.write(
-        r.event(
-            "response.content_part.added",
-            item_id=r.msg_id,
-            output_index=0,
-            content_index=0,
-            part=part,
-        )
-    )
+    await resp.write(r.text_event("response.content_part.added", part=part))
     sent = ""
     async for piece in turn.pieces():
         sent += piece
-        await resp.write(
-            r.event(
-                "response.output_text.delta",
-                item_id=r.msg_id,
-                output_index=0,
-                content_index=0,
-                delta=piece,
-                logprobs=[],
-            )
-        )
+        await resp.write(r.text_event("response.output_text.delta", delta=piece, logprobs=[]))
     outcome = await turn.outcome()
     if outcome.status == "ok":
         if said is not None:
             await remember(rt.store, target.session_key, [*said, ("assistant", sent)])
-        await resp.write(
-            r.event(
-                "response.output_text.done",
-                item_id=r.msg_id,
-                output_index=0,
-                content_index=0,
-                text=sent,
-                logprobs=[],
-            )
-        )
-        await resp.write(
-            r.event(
-                "response.content_part.done",
-                item_id=r.msg_id,
-                output_index=0,
-                content_index=0,
-                part={**part, "text": sent},
-            )
-        )
+        await resp.write(r.text_event("response.output_text.done", text=sent, logprobs=[]))
+        await resp.write(r.text_event("response.content_part.done", part={**part, "text": sent}))
         done = r.message(sent, "completed")
         await resp.write(r.event("response.output_item.done", output_index=0, item=done))
         await resp.write(

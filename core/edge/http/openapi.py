@@ -26,6 +26,7 @@ from core.edge.http.openapi_shapes import (
     json_content,
     key_param,
     key_schema,
+    ok_content,
 )
 
 
@@ -98,11 +99,6 @@ def _tools_paths(config: CrosstalkConfig) -> dict[str, Any]:
             "dryRun": {"description": "accepted and ignored (reference [7])"},
         },
     }
-    ok = {
-        "type": "object",
-        "required": ["ok", "result"],
-        "properties": {"ok": {"const": True}, "result": {"type": "object"}},
-    }
     return {
         "/tools/invoke": {
             "post": {
@@ -110,7 +106,7 @@ def _tools_paths(config: CrosstalkConfig) -> dict[str, Any]:
                 "security": AUTH,
                 "requestBody": {"required": True, **json_content(body, "invocation")},
                 "responses": {
-                    "200": json_content(ok, "{ok: true, result}"),
+                    "200": ok_content({"result": {"type": "object"}}, "{ok: true, result}"),
                     **errors(
                         400,
                         401,

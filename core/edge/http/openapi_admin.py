@@ -16,6 +16,7 @@ from core.edge.http.openapi_shapes import (
     json_content,
     key_param,
     key_schema,
+    ok_content,
 )
 
 
@@ -46,16 +47,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
             "model": _model_schema(config),
         },
     }
-    entry = {
-        "type": "object",
-        "required": ["ok", "entry"],
-        "properties": {"ok": {"const": True}, "entry": {"type": "object"}},
-    }
-    deliveries = {
-        "type": "object",
-        "required": ["ok", "deliveries"],
-        "properties": {"ok": {"const": True}, "deliveries": {"type": "array"}},
-    }
+    entry = {"entry": {"type": "object"}}
     return {
         "/api/sessions/{key}": {
             "parameters": [key],
@@ -63,7 +55,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
                 "summary": "One session entry",
                 "security": AUTH,
                 "responses": {
-                    "200": json_content(entry, "entry"),
+                    "200": ok_content(entry, "entry"),
                     **errors(400, 401, 404, 408, e404="unknown session"),
                 },
             },
@@ -72,7 +64,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
                 "security": AUTH,
                 "requestBody": {"required": False, **json_content(patch, "changes")},
                 "responses": {
-                    "200": json_content(entry, "updated entry"),
+                    "200": ok_content(entry, "updated entry"),
                     **errors(400, 401, 404, 408, 409, e404="unknown session"),
                 },
             },
@@ -117,7 +109,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
                     },
                 ],
                 "responses": {
-                    "200": json_content(deliveries, "deliveries"),
+                    "200": ok_content({"deliveries": {"type": "array"}}, "deliveries"),
                     **errors(400, 401, 408),
                 },
             }

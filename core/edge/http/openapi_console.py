@@ -11,7 +11,7 @@ from typing import Any
 
 from core.edge.http.http_sessions import KIND_LIST, KINDS, MAX_LIMIT, MAX_TEXT, NAME_LIST
 from core.edge.http.http_usage import MAX_DAYS, USAGE_SCHEMA
-from core.edge.http.openapi_shapes import AUTH, errors, json_content
+from core.edge.http.openapi_shapes import AUTH, errors, json_content, ok_content
 
 _NAMES = {
     "type": "string",
@@ -29,15 +29,6 @@ _TEXTS = {
 def _errors(*codes: int, **texts: str) -> dict[str, Any]:
     """`openapi_shapes.errors` with the console's texts; `texts` override them."""
     return errors(*codes, **{**_TEXTS, **texts})
-
-
-def _ok(properties: dict[str, Any], desc: str) -> dict[str, Any]:
-    schema = {
-        "type": "object",
-        "required": ["ok", *properties],
-        "properties": {"ok": {"const": True}, **properties},
-    }
-    return json_content(schema, desc)
 
 
 def console_paths(key: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +70,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                     },
                 ],
                 "responses": {
-                    "200": _ok(
+                    "200": ok_content(
                         {"count": {"type": "integer"}, "sessions": {"type": "array", "items": row}},
                         "sessions",
                     ),
@@ -94,7 +85,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                 "security": AUTH,
                 "parameters": [key],
                 "responses": {
-                    "200": _ok({"key": {"type": "string"}, "entry": row}, "reset entry"),
+                    "200": ok_content({"key": {"type": "string"}, "entry": row}, "reset entry"),
                     **_errors(400, 401, 404, 408, e404="unknown session"),
                 },
             }
@@ -120,7 +111,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                 "and running, failed deliveries in the last 24 h",
                 "security": AUTH,
                 "responses": {
-                    "200": _ok(
+                    "200": ok_content(
                         {
                             "channels": {"type": "array"},
                             "processes": {"type": "array"},
@@ -148,7 +139,10 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                 "summary": "The effective configuration, secrets masked (as `crosstalk config "
                 "check`)",
                 "security": AUTH,
-                "responses": {"200": _ok({"config": _OBJECT}, "config"), **_errors(401, 408)},
+                "responses": {
+                    "200": ok_content({"config": _OBJECT}, "config"),
+                    **_errors(401, 408),
+                },
             }
         },
         "/api/hooks": {
@@ -156,7 +150,7 @@ def console_paths(key: dict[str, Any]) -> dict[str, Any]:
                 "summary": "Webhook mappings (hooks.mappings), tokens masked",
                 "security": AUTH,
                 "responses": {
-                    "200": _ok({"hooks": {"type": "array", "items": _OBJECT}}, "hooks"),
+                    "200": ok_content({"hooks": {"type": "array", "items": _OBJECT}}, "hooks"),
                     **_errors(401, 408),
                 },
             }

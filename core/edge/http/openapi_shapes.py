@@ -45,6 +45,16 @@ def json_content(schema: dict[str, Any], desc: str) -> dict[str, Any]:
     return {"description": desc, "content": {"application/json": {"schema": schema}}}
 
 
+def ok_content(properties: dict[str, Any], desc: str) -> dict[str, Any]:
+    """A success body: `{ok: true}` and the given properties, all required."""
+    schema = {
+        "type": "object",
+        "required": ["ok", *properties],
+        "properties": {"ok": {"const": True}, **properties},
+    }
+    return json_content(schema, desc)
+
+
 def errors(*codes: int, **texts: str) -> dict[str, Any]:
     """Error responses with the one error body; `texts` (`e404="..."`) override descriptions."""
     return {str(c): json_content(ERROR, texts.get(f"e{c}", ERROR_TEXT[c])) for c in codes}

@@ -16,12 +16,12 @@ Clock and sleep are injectable so tests move time instead of waiting.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from core.engine.background import cancel_and_wait
 from core.model.channel import AdapterState, ChannelLease
 from core.model.errors import ChannelUnavailable
 
@@ -147,10 +147,7 @@ class ConnectionSupervisor:
     async def stop(self) -> None:
         """Close the connection and give the lease up, so a standby takes over at once."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         await self._close_receiving()
         if self.lease is not None:
             try:
@@ -171,9 +168,7 @@ class ConnectionSupervisor:
             return
         log.warning("%s: %s; reconnecting", self.label, reason)
         self._task = None
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await cancel_and_wait(task)
         await self._close_receiving()
         retry = False
         try:

@@ -24,19 +24,14 @@ from core.engine.cluster.identity import ProcessIdentity
 from core.engine.cluster.leases import Leases
 from core.engine.cluster.processes import ProcessRegister, gone_here
 from core.engine.cluster.takeover import Orphans, take_runs
+from core.engine.run_env import RunEnv
 from core.store import RunRecord, Store, now_ms
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from core.engine.outbound.gate import OutboundGate
-    from core.engine.runs import RunManager
     from core.engine.runs.ordering import SessionClaims
     from core.model.channel import ChannelLease
-    from core.model.delivery_context import DeliveryContext
-    from core.model.records import SessionEntry
-    from core.model.roles import Role
-    from core.model.tool_context import ToolContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,26 +97,12 @@ class Membership:
         return [self.id, *(p.id for p in await self.register.live())]
 
 
-class TakeoverEnv(Protocol):
+class TakeoverEnv(RunEnv, Protocol):
     """What a node uses to take over a dead process's turns (D30): the store, the gate (the
     restart notice), the run manager (adopted turns), the tool context of an adopted run."""
 
     @property
     def store(self) -> Store: ...
-    @property
-    def gate(self) -> OutboundGate: ...
-    @property
-    def runs(self) -> RunManager: ...
-
-    def spawn(self, coro: Awaitable[object]) -> asyncio.Task[object]: ...
-    def context_for(
-        self,
-        entry: SessionEntry,
-        *,
-        via: str = "agent",
-        origin: DeliveryContext | None = None,
-        role: Role = "owner",
-    ) -> ToolContext: ...
 
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,6 @@ images, models without image input — reaches the model as a placeholder naming
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from core.model.attachments import Attachment
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from core.config import CrosstalkConfig
     from core.engine.runs.contract import RunRequest
     from core.features.agent.env import TurnEnv
-
-log = logging.getLogger(__name__)
 
 
 def accepts_images(config: CrosstalkConfig, ref: str) -> bool:
@@ -56,19 +53,7 @@ async def user_prompt(rt: TurnEnv, request: RunRequest, ref: str) -> str | list[
 async def _image_bytes(
     rt: TurnEnv, request: RunRequest, attachment: Attachment, limit: int
 ) -> bytes | None:
-    if attachment.kind != "image" or (attachment.size is not None and attachment.size > limit):
-        return None
     origin = request.context.origin
-    adapter = (
-        rt.channels.get(origin.channel, origin.account_id) if origin and origin.channel else None
-    )
-    if adapter is None:
+    if attachment.kind != "image" or origin is None or not origin.channel:
         return None
-    try:
-        data = await adapter.fetch_attachment(attachment)
-    except Exception as exc:  # the model still hears about it, as a placeholder
-        log.warning("could not fetch %s from %s: %s", attachment.name, adapter.channel, exc)
-        return None
-    if data is None or len(data) > limit:
-        return None
-    return data
+    return await rt.channels.fetch(origin.channel, origin.account_id, attachment, limit)

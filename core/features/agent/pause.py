@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from core.engine.runs.contract import Pause
-from core.model.approvals import Approval, matches_tool, new_id
+from core.model.approvals import Approval, PauseKind, matches_tool, new_id
 
 if TYPE_CHECKING:
     from core.config import CrosstalkConfig
@@ -65,10 +65,11 @@ def pause_of(
     }
     ttl = int(config.tools.approvals.timeout_minutes * 60_000)
     asks = int(config.tools.ask_user.timeout_minutes * 60_000)
-    questions = [
-        Approval(
+
+    def question(call: Any, kind: PauseKind, expires_at: int) -> Approval:
+        return Approval(
             id=new_id(),
-            kind="approval",
+            kind=kind,
             run_id=run.id,
             tool_call_id=call.tool_call_id,
             tool=call.tool_name,
@@ -76,23 +77,11 @@ def pause_of(
             session_key=run.session_key,
             requester=requester,
             created_at=now,
-            expires_at=now + ttl,
+            expires_at=expires_at,
         )
-        for call in output.approvals
-    ] + [
-        Approval(
-            id=new_id(),
-            kind="question",
-            run_id=run.id,
-            tool_call_id=call.tool_call_id,
-            tool=call.tool_name,
-            arguments=_arguments(call.args),
-            session_key=run.session_key,
-            requester=requester,
-            created_at=now,
-            expires_at=now + asks,
-        )
-        for call in output.calls
+
+    questions = [question(call, "approval", now + ttl) for call in output.approvals] + [
+        question(call, "question", now + asks) for call in output.calls
     ]
     meta = {
         **(run.meta or {}),

@@ -9,12 +9,12 @@ survives restarts and is answered on any process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from core.engine.background import cancel_and_wait
 from core.engine.outbound.delivery import DeliveryResult, Outbound
 from core.engine.runs.rebuild import rebuild_request
 from core.model.approvals import (
@@ -230,11 +230,8 @@ class ApprovalService:
             self._task = asyncio.create_task(self._sweep(), name="approvals:sweep")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _sweep(self) -> None:
         while True:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
+from core.engine.background import cancel_and_wait
 from core.store import now_ms
 
 if TYPE_CHECKING:
@@ -59,10 +60,7 @@ class SubagentSweeper:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     def wake(self) -> None:
         """Sweep now (and pick up a changed `interval`)."""

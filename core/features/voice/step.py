@@ -9,7 +9,6 @@ first transcript as its text, so commands, search and the model all see words.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from core.features.inbound.pipeline import Inbound, InboundStep, Proceed
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from core.features.voice.stt import SpeechToText
     from core.model.inbound import InboundMessage
 
-log = logging.getLogger(__name__)
 AUDIO_KINDS = frozenset({"voice", "audio"})
 
 
@@ -49,17 +47,8 @@ class Transcription:
     async def _transcribed(self, msg: InboundMessage, attachment: Attachment) -> Attachment:
         if attachment.kind not in AUDIO_KINDS or attachment.transcript is not None:
             return attachment
-        if attachment.size is not None and attachment.size > self.max_bytes:
-            return attachment
-        adapter = self.channels.get(msg.channel, msg.account_id)
-        if adapter is None:
-            return attachment
-        try:
-            data = await adapter.fetch_attachment(attachment)
-        except Exception as exc:  # the model still hears of it, as a placeholder
-            log.warning("could not fetch %s from %s: %s", attachment.name, msg.channel, exc)
-            return attachment
-        if not data or len(data) > self.max_bytes:
+        data = await self.channels.fetch(msg.channel, msg.account_id, attachment, self.max_bytes)
+        if not data:
             return attachment
         text = await self.stt.transcribe(data, attachment.mime, attachment.name)
         if text is None:

@@ -10,6 +10,7 @@ fail the voice note still reaches the model as its placeholder.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +28,26 @@ MISSING_POCKETSPHINX = "the local speech recogniser needs pip install 'crosstalk
 
 class SpeechError(CrosstalkError):
     """A speech provider failed (the chain moves on)."""
+
+
+async def openai_post(cfg: VoiceProviderConfig, name: str, url: str, **body: Any) -> bytes:
+    """One speech request (in or out) with the bearer key; a non-200 answer fails it."""
+    import aiohttp
+
+    headers = {}
+    if cfg.api_key is not None:
+        headers["Authorization"] = f"Bearer {secret_value(cfg.api_key)}"
+    timeout = aiohttp.ClientTimeout(total=cfg.timeout_seconds)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as http,
+        http.post(url, headers=headers, **body) as resp,
+    ):
+        data = await resp.read()
+        if resp.status != 200:
+            raise SpeechError(
+                f"{name} answered {resp.status}: {data[:200].decode(errors='replace')}"
+            )
+    return data
 
 
 class Transcribe(Protocol):
@@ -50,21 +71,12 @@ class OpenAiStt:
         )
         form.add_field("model", self.cfg.model or OPENAI_STT_MODEL)
         form.add_field("response_format", "json")
-        headers = {}
-        if self.cfg.api_key is not None:
-            headers["Authorization"] = f"Bearer {secret_value(self.cfg.api_key)}"
-        timeout = aiohttp.ClientTimeout(total=self.cfg.timeout_seconds)
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as http,
-            http.post(f"{self.base}/audio/transcriptions", data=form, headers=headers) as resp,
-        ):
-            body = await resp.text()
-            if resp.status != 200:
-                raise SpeechError(f"{self.name} answered {resp.status}: {body[:200]}")
-            try:
-                text = (await resp.json(content_type=None)).get("text")
-            except ValueError:
-                text = body  # response_format text
+        url = f"{self.base}/audio/transcriptions"
+        body = (await openai_post(self.cfg, self.name, url, data=form)).decode(errors="replace")
+        try:
+            text = json.loads(body).get("text")
+        except ValueError:
+            text = body  # response_format text
         if not isinstance(text, str):
             raise SpeechError(f"{self.name} sent no text")
         return text.strip()

@@ -16,9 +16,8 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.config import secret_value
 from core.features.voice.audio import to_ogg_opus
-from core.features.voice.stt import SpeechError
+from core.features.voice.stt import SpeechError, openai_post
 from core.model.attachments import Attachment
 from core.model.media import MediaItem
 
@@ -47,7 +46,6 @@ class OpenAiTts:
         self.name = f"openai:{self.base}"
 
     async def speak(self, text: str) -> bytes:
-        import aiohttp
 
         body = {
             "model": self.cfg.model or OPENAI_TTS_MODEL,
@@ -55,18 +53,8 @@ class OpenAiTts:
             "voice": self.cfg.voice or OPENAI_TTS_VOICE,
             "response_format": "opus",
         }
-        headers = {}
-        if self.cfg.api_key is not None:
-            headers["Authorization"] = f"Bearer {secret_value(self.cfg.api_key)}"
-        timeout = aiohttp.ClientTimeout(total=self.cfg.timeout_seconds)
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as http,
-            http.post(f"{self.base}/audio/speech", json=body, headers=headers) as resp,
-        ):
-            data = await resp.read()
-            if resp.status != 200:
-                raise SpeechError(f"{self.name} answered {resp.status}: {data[:200]!r}")
-        return data
+        url = f"{self.base}/audio/speech"
+        return await openai_post(self.cfg, self.name, url, json=body)
 
 
 class LocalTts:

@@ -104,6 +104,12 @@ async def test_owner_approves_and_the_stranger_is_answered(
             rc, out, err = await crosstalk(server, "pairing", "approve", driver.channel, code)
             assert rc == 0, err
             assert out.strip() == f"Approved {stranger_id} on {driver.channel}."
+            rc, out, err = await crosstalk(server, "pairing", "list")
+            assert rc == 0, err
+            assert out.splitlines() == [
+                "no pending pairing requests",
+                f"approved  {driver.channel}/default  {stranger_id}",
+            ]
         else:
             await driver.dm(f"/pair approve {code}", user=OWNER)
     texts = [r.text for r in await driver.wait_replies(3 if how == "chat" else 2)]
