@@ -5,6 +5,7 @@ typed in another tab of the chat shows as the row its history would show, before
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from core.edge.http.server import build_app
 from core.runtime import Runtime
 from tests.browser import CONNECTED, MSGS, Browser
 from tests.conftest import ConfigFactory
-from tests.fakes.model import FakeModelServer
+from tests.fakes.model import FakeModelServer, RequestJSON
 from tests.fakes.model_script import text
 
 pytestmark = pytest.mark.browser
@@ -110,4 +111,34 @@ async def test_new_typed_in_another_tab_starts_this_tab_over(tmp_path: Path, pag
             ("user", "after the reset"),
             ("assistant", "echo: after the reset"),
         ]
+        await other.close()
+
+
+async def test_typing_dots_stay_below_a_message_typed_in_another_tab(
+    tmp_path: Path, fake_model: FakeModelServer, page_url: str
+) -> None:
+    """While the page waits for its answer (the dots), a message typed in another tab shows
+    above the dots, which stay the log's last row."""
+    gate = asyncio.Event()
+
+    async def held(request: RequestJSON) -> Any:
+        await gate.wait()
+        return None  # then the fake's echo
+
+    fake_model.set_responder(held)
+    async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
+        await browser.goto(f"{page_url}?token=test-token")
+        await browser.wait_for(CONNECTED)
+        await browser.evaluate(
+            "(() => { document.getElementById('text').value = 'asked here';"
+            " document.getElementById('send').click(); })()"
+        )
+        await browser.wait_for("document.getElementById('typing') !== null")
+        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
+        await other.receive(timeout=10)  # its history
+        await other.send_json({"type": "message", "text": "typed elsewhere"})
+        await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'typed elsewhere')")
+        last = "document.getElementById('log').lastElementChild.id"
+        assert await browser.evaluate(last) == "typing"
+        gate.set()
         await other.close()
