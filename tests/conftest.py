@@ -33,6 +33,14 @@ from tests.fakes.fixtures import (  # noqa: F401
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
 
+# The platform runtimes that tests in several folders start (adapters/, e2e/): one definition
+# each, registered as plugins so that no test module imports a fixture by name.
+pytest_plugins = (
+    "tests.adapters.discord.runtime",
+    "tests.adapters.slack.runtime",
+    "tests.adapters.telegram.runtime",
+)
+
 Client = TestClient[web.Request, web.Application]
 """An aiohttp test client of the gateway's app (typed for mypy --strict)."""
 

@@ -7,18 +7,14 @@ model's recorded requests; what is stored, from `sessions_history`.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import pytest
 
-from adapters.telegram.adapter import TelegramAdapter, build
-from core.model.records import SessionQuery
-from core.runtime import Runtime
-from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.slack.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
-from tests.adapters.telegram.test_telegram import telegram_config
-from tests.conftest import RuntimeFactory, deep_merge
+from tests.adapters.discord.runtime import DiscordRuntime
+from tests.adapters.received import last_user_content, user_rows
+from tests.adapters.slack.runtime import SlackRuntime
+from tests.adapters.telegram.runtime import TelegramRuntime
+from tests.conftest import deep_merge
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
 from tests.fakes.slack import FakeSlack
@@ -32,46 +28,12 @@ VISION = {
         "providers": {"fake": {"models": [{"id": "fake-model", "input": ["text", "image"]}]}}
     }
 }
-Start = Callable[..., Awaitable[Runtime]]
-
-
-@pytest.fixture
-async def start(fake_telegram: FakeTelegram, make_runtime: RuntimeFactory) -> AsyncIterator[Start]:
-    adapters: list[TelegramAdapter] = []
-
-    async def go(extra: dict[str, Any] | None = None) -> Runtime:
-        rt = await make_runtime(deep_merge(telegram_config(fake_telegram), extra or {}))
-        assert rt.config.channels.telegram is not None
-        [adapter] = build(rt.config.channels.telegram, rt)
-        assert isinstance(adapter, TelegramAdapter)
-        adapter.poll_timeout = 1
-        adapters.append(adapter)
-        await rt.add_adapter(adapter)
-        return rt
-
-    yield go
-    for adapter in adapters:
-        await adapter.stop()
-
-
-def last_user_content(fake_model: FakeModelServer) -> Any:
-    messages = fake_model.requests[-1]["messages"]
-    return [m for m in messages if m["role"] == "user"][-1]["content"]
-
-
-async def user_rows(rt: Runtime) -> list[dict[str, Any]]:
-    """The stored user messages of the owner's DM, as sessions_history shows them."""
-    [entry] = await rt.store.list_sessions(SessionQuery())
-    got = await rt.tools.invoke(
-        rt.tool_env, "sessions_history", {"sessionKey": entry.key}, rt.services.context_for(entry)
-    )
-    return [m for m in got["messages"] if m["role"] == "user"]
 
 
 async def test_photo_without_caption_is_stored_and_answered_with_a_placeholder(
-    fake_telegram: FakeTelegram, fake_model: FakeModelServer, start: Start
+    fake_telegram: FakeTelegram, fake_model: FakeModelServer, telegram_rt: TelegramRuntime
 ) -> None:
-    rt = await start()
+    rt = await telegram_rt()
     fake_telegram.user_media(42, "photo", PHOTO)
     [reply] = await fake_telegram.wait_for("sendMessage", timeout=15)
     assert last_user_content(fake_model) == "[image: photo.jpg, 120 KB]"  # text-only model
@@ -90,9 +52,9 @@ async def test_photo_without_caption_is_stored_and_answered_with_a_placeholder(
 
 
 async def test_photo_reaches_a_vision_model_as_an_image(
-    fake_telegram: FakeTelegram, fake_model: FakeModelServer, start: Start
+    fake_telegram: FakeTelegram, fake_model: FakeModelServer, telegram_rt: TelegramRuntime
 ) -> None:
-    rt = await start(VISION)
+    rt = await telegram_rt(VISION)
     fake_telegram.user_media(42, "photo", PHOTO, caption="what is this?")
     await fake_telegram.wait_for("sendMessage", timeout=15)
     content = last_user_content(fake_model)
@@ -106,9 +68,11 @@ async def test_photo_reaches_a_vision_model_as_an_image(
 
 
 async def test_oversized_image_gets_only_the_placeholder(
-    fake_telegram: FakeTelegram, fake_model: FakeModelServer, start: Start
+    fake_telegram: FakeTelegram, fake_model: FakeModelServer, telegram_rt: TelegramRuntime
 ) -> None:
-    await start(deep_merge(VISION, {"agents": {"defaults": {"media": {"maxImageBytes": 100_000}}}}))
+    await telegram_rt(
+        deep_merge(VISION, {"agents": {"defaults": {"media": {"maxImageBytes": 100_000}}}})
+    )
     fake_telegram.user_media(42, "photo", PHOTO, caption="big one")
     await fake_telegram.wait_for("sendMessage", timeout=15)
     assert last_user_content(fake_model) == "big one\n[image: photo.jpg, 120 KB]"
@@ -128,13 +92,13 @@ async def test_oversized_image_gets_only_the_placeholder(
 async def test_other_attachments_are_placeholders(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
-    start: Start,
+    telegram_rt: TelegramRuntime,
     kind: str,
     name: str | None,
     mime: str | None,
     shown: str,
 ) -> None:
-    rt = await start()
+    rt = await telegram_rt()
     fake_telegram.user_media(42, kind, b"x" * 3000, name=name, mime=mime)
     [reply] = await fake_telegram.wait_for("sendMessage", timeout=15)
     assert last_user_content(fake_model) == shown
@@ -146,7 +110,7 @@ async def test_other_attachments_are_placeholders(
 async def test_discord_image_upload_reaches_a_vision_model(
     fake_discord: FakeDiscord,
     fake_model: FakeModelServer,
-    discord_rt: DiscordRuntime,  # noqa: F811
+    discord_rt: DiscordRuntime,
 ) -> None:
     await discord_rt(VISION)
     png = b"\x89PNG" + b"p" * 2000
@@ -168,7 +132,7 @@ async def test_discord_image_upload_reaches_a_vision_model(
 async def test_discord_voice_and_files_are_placeholders(
     fake_discord: FakeDiscord,
     fake_model: FakeModelServer,
-    discord_rt: DiscordRuntime,  # noqa: F811
+    discord_rt: DiscordRuntime,
 ) -> None:
     await discord_rt()
     await fake_discord.user_message(
@@ -187,7 +151,7 @@ async def test_discord_voice_and_files_are_placeholders(
 async def test_slack_file_share_without_text_is_answered(
     fake_slack: FakeSlack,
     fake_model: FakeModelServer,
-    slack_rt: SlackRuntime,  # noqa: F811
+    slack_rt: SlackRuntime,
 ) -> None:
     rt, _ = await slack_rt()
     event = fake_slack.message_event("D0DM0009", "", subtype="file_share")
@@ -219,7 +183,7 @@ async def test_slack_file_share_without_text_is_answered(
 async def test_slack_image_reaches_a_vision_model_with_the_bot_token_only_to_slack(
     fake_slack: FakeSlack,
     fake_model: FakeModelServer,
-    slack_rt: SlackRuntime,  # noqa: F811
+    slack_rt: SlackRuntime,
 ) -> None:
     await slack_rt(VISION)
     png = b"\x89PNG" + b"s" * 500

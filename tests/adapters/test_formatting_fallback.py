@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.telegram.test_telegram import Start, start_tg  # noqa: F401  (fixture)
+from tests.adapters.discord.runtime import DiscordRuntime
+from tests.adapters.telegram.runtime import Start
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 async def test_rejected_entities_resent_as_plain_text(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
-    start_tg: Start,  # noqa: F811
+    start_tg: Start,
 ) -> None:
     rt, _ = await start_tg()
     fake_model.script(text("Some **bold** [link](https://example.com) text"))
@@ -46,7 +46,7 @@ async def test_rejected_entities_resent_as_plain_text(
 async def test_formatted_reply_carries_entities(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
-    start_tg: Start,  # noqa: F811
+    start_tg: Start,
 ) -> None:
     await start_tg()
     fake_model.script(text("**Done**: `x = 1`"))
@@ -63,7 +63,7 @@ async def test_formatted_reply_carries_entities(
 async def test_discord_replies_cannot_ping_everyone(
     fake_discord: FakeDiscord,
     fake_model: FakeModelServer,
-    discord_rt: DiscordRuntime,  # noqa: F811
+    discord_rt: DiscordRuntime,
 ) -> None:
     await discord_rt()
     fake_model.script(text("@everyone look"))
@@ -76,7 +76,7 @@ async def test_discord_replies_cannot_ping_everyone(
 async def test_rejected_final_edit_is_redone_as_plain_text(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
-    start_tg: Start,  # noqa: F811
+    start_tg: Start,
 ) -> None:
     await start_tg(streaming="edit")
     fake_model.script(text("**bold** reply", chunks=["**bold** reply"]))  # one preview

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.adapters.test_attachments import Start, last_user_content, start, user_rows  # noqa: F401
+from tests.adapters.received import last_user_content, user_rows
+from tests.adapters.telegram.runtime import TelegramRuntime
 from tests.fakes.audio import FakeAudioServer
 from tests.fakes.model import FakeModelServer
 from tests.fakes.telegram import FakeTelegram
@@ -29,9 +30,9 @@ async def test_a_voice_note_reaches_the_model_as_its_words(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
     audio: FakeAudioServer,
-    start: Start,  # noqa: F811
+    telegram_rt: TelegramRuntime,
 ) -> None:
-    rt = await start({"voice": {"stt": [{"provider": "openai", "baseUrl": audio.v1}]}})
+    rt = await telegram_rt({"voice": {"stt": [{"provider": "openai", "baseUrl": audio.v1}]}})
     fake_telegram.user_media(42, "voice", VOICE)
     [reply] = await fake_telegram.wait_for("sendMessage", timeout=30)
     [call] = audio.calls_for("transcriptions")
@@ -49,9 +50,9 @@ async def test_when_every_provider_fails_the_placeholder_remains(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
     audio: FakeAudioServer,
-    start: Start,  # noqa: F811
+    telegram_rt: TelegramRuntime,
 ) -> None:
-    await start({"voice": {"stt": {"provider": "openai", "baseUrl": audio.v1}}})
+    await telegram_rt({"voice": {"stt": {"provider": "openai", "baseUrl": audio.v1}}})
     audio.fail_next("transcriptions", 500)
     fake_telegram.user_media(42, "voice", VOICE)
     await fake_telegram.wait_for("sendMessage", timeout=30)
@@ -62,11 +63,11 @@ async def test_a_voice_note_is_answered_with_text_and_a_voice_note(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
     audio: FakeAudioServer,
-    start: Start,  # noqa: F811
+    telegram_rt: TelegramRuntime,
 ) -> None:
     """`replyWithVoice: auto` (D78): the reply's text, then its `sendVoice` (OGG/Opus)."""
     voice = {"stt": {"provider": "openai", "baseUrl": audio.v1}}
-    await start({"voice": {**voice, "tts": {"provider": "openai", "baseUrl": audio.v1}}})
+    await telegram_rt({"voice": {**voice, "tts": {"provider": "openai", "baseUrl": audio.v1}}})
     fake_telegram.user_media(42, "voice", VOICE)
     [note] = await fake_telegram.wait_for("sendVoice", timeout=30)
     [reply] = fake_telegram.calls_for("sendMessage")
@@ -83,7 +84,7 @@ async def test_both_audio_routes_fall_back_to_the_second_server(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
     audio: FakeAudioServer,
-    start: Start,  # noqa: F811
+    telegram_rt: TelegramRuntime,
 ) -> None:
     """`voice.stt` and `voice.tts` as lists (D78, D155): the primary server answers 500 on both
     `/v1/audio/transcriptions` and `/v1/audio/speech`; the second one hears and speaks."""
@@ -91,7 +92,7 @@ async def test_both_audio_routes_fall_back_to_the_second_server(
     await primary.start()
     try:
         servers = [{"provider": "openai", "baseUrl": s.v1} for s in (primary, audio)]
-        await start({"voice": {"stt": servers, "tts": servers}})
+        await telegram_rt({"voice": {"stt": servers, "tts": servers}})
         primary.fail_next("transcriptions", 500)
         primary.fail_next("speech", 500)
         fake_telegram.user_media(42, "voice", VOICE)

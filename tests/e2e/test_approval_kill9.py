@@ -18,7 +18,7 @@ import pytest
 
 from core.engine.outbound.restart_notice import restart_notice
 from core.store import Store
-from tests.e2e.test_cluster_e2e import Chat
+from tests.e2e.gateway_chat import Chat
 from tests.fakes.mcp_server import REPO_ROOT
 from tests.fakes.model import FakeModelServer, RequestJSON, last_user_text, text, tool_call
 from tests.gateway_process import GatewayProcess, write_config

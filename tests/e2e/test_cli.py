@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from pathlib import Path
 
+from tests.cli import crosstalk
 from tests.fakes.model import FakeModelServer
 from tests.fakes.telegram import FakeTelegram
 from tests.gateway_process import GatewayProcess, free_port, write_config
-
-
-async def crosstalk(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    import os
-
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "core.edge.cli.main",
-        *args,
-        env={**os.environ, **(env or {})},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def test_config_check_masks_secrets_and_rejects_bad_files(tmp_path: Path) -> None:

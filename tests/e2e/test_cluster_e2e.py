@@ -12,11 +12,11 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from core.engine.outbound.restart_notice import restart_notice
-from tests.fakes.model import FakeModelServer, RequestJSON, last_user_text, text
+from tests.e2e.gateway_chat import Chat, Held
+from tests.fakes.model import FakeModelServer, last_user_text
 from tests.gateway_process import GatewayProcess
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
@@ -83,22 +83,6 @@ def reply_of(body: Any) -> str:
     return str(body["choices"][0]["message"]["content"])
 
 
-class Held:
-    """A fake-model responder that answers `echo: <text>`, holding the texts in `hold`."""
-
-    def __init__(self, *hold: str) -> None:
-        self.hold = set(hold)
-        self.release = asyncio.Event()
-        self.reached = asyncio.Event()
-
-    async def __call__(self, body: RequestJSON) -> Any:
-        said = last_user_text(body)
-        if said in self.hold:
-            self.reached.set()
-            await self.release.wait()
-        return text(f"echo: {said}")
-
-
 async def test_one_session_split_across_two_processes_runs_once_each_in_order(
     tmp_path: Path, fake_model: FakeModelServer
 ) -> None:
@@ -157,57 +141,6 @@ async def test_two_hundred_sessions_at_once_across_both(
         ]
         rows = await sql(dsn, "SELECT status, count(*) FROM runs GROUP BY status")
         assert {r[0]: int(r[1]) for r in rows} == {"ok": 200}
-
-
-class Chat:
-    """A web-chat page: one WebSocket, every frame kept."""
-
-    def __init__(self, gw: GatewayProcess) -> None:
-        self.gw = gw
-        self.frames: list[dict[str, Any]] = []
-        self._changed = asyncio.Event()
-        self._http: aiohttp.ClientSession | None = None
-        self._ws: aiohttp.ClientWebSocketResponse | None = None
-        self._reader: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Chat:
-        self._http = aiohttp.ClientSession()
-        self._ws = await self._http.ws_connect(f"{self.gw.url}/ws?token={self.gw.token}")
-        self._reader = asyncio.ensure_future(self._read())
-        await self.wait_for(lambda f: f.get("type") == "history")
-        return self
-
-    async def _read(self) -> None:
-        assert self._ws is not None
-        async for msg in self._ws:
-            if msg.type == aiohttp.WSMsgType.TEXT:
-                self.frames.append(json.loads(msg.data))
-                self._changed.set()
-
-    async def send(self, message: str) -> None:
-        assert self._ws is not None
-        await self._ws.send_str(json.dumps({"type": "message", "text": message}))
-
-    def texts(self) -> list[str]:
-        return [
-            str(f.get("text"))
-            for f in self.frames
-            if f.get("type") == "message" and f.get("role") == "assistant"
-        ]
-
-    async def wait_for(self, check: Any, timeout: float = 30) -> None:
-        async with asyncio.timeout(timeout):
-            while not any(check(f) for f in self.frames):
-                self._changed.clear()
-                await self._changed.wait()
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            self._reader.cancel()
-        if self._http is not None:
-            await self._http.close()
 
 
 async def test_kill_minus_nine_mid_run_is_taken_over(

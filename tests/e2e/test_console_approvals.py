@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser import Browser
-from tests.e2e.test_console_browser import (
-    OWNER,
-    click,
-    desktop,
-    open_page,
-    sign_in,
-    telegram_config,
-)
+from tests.e2e.console import OWNER, click, open_page, sign_in, telegram_config
+from tests.e2e.screens import desktop
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call
 from tests.fakes.telegram import FakeTelegram

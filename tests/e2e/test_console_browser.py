@@ -20,7 +20,8 @@ import aiohttp
 import pytest
 
 from tests.browser import Browser
-from tests.e2e.test_webchat_polish import mobile, screenshot
+from tests.e2e.console import OWNER, click, open_page, sign_in, telegram_config
+from tests.e2e.screens import desktop, mobile, screenshot
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text, tool_call
 from tests.fakes.telegram import FakeTelegram
@@ -32,32 +33,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
 ]
 
-OWNER, STRANGER = 4242, 7
+STRANGER = 7
 PAGES = ("overview", "sessions", "deliveries", "access", "cron", "usage", "config")
 CODE = re.compile(r"Your pairing code: ([A-HJ-NP-Z2-9]{8})")
-
-
-def telegram_config(
-    tmp_path: Path,
-    fake_model: FakeModelServer,
-    fake_telegram: FakeTelegram,
-    extra: str = "",
-    streaming: str = "off",
-) -> Path:
-    """The fake model (priced, so costs show) and the fake Telegram with one owner."""
-    path = tmp_path / "crosstalk.yaml"
-    path.write_text(
-        f"gateway:\n  stateDir: {tmp_path / 'state'}\n  auth:\n    token: e2e-token\n"
-        f"models:\n  providers:\n    fake:\n      baseUrl: {fake_model.base_url}\n"
-        "      apiKey: test\n      models:\n        - id: fake-model\n"
-        "          cost: {input: 1000, output: 5000}\n"
-        "agents:\n  defaults:\n    model: fake/fake-model\n"
-        f"channels:\n  telegram:\n    botToken: '{fake_telegram.token}'\n"
-        f"    apiBaseUrl: {fake_telegram.base_url}\n    owners: ['{OWNER}']\n"
-        f"    streaming: '{streaming}'\n" + extra,
-        encoding="utf-8",
-    )
-    return path
 
 
 async def shot(browser: Browser, name: str) -> None:
@@ -68,44 +46,12 @@ async def shot(browser: Browser, name: str) -> None:
     await screenshot(browser, name)
 
 
-async def desktop(browser: Browser, dark: bool = False) -> None:
-    await browser.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1280, "height": 860, "deviceScaleFactor": 1, "mobile": False},
-    )
-    await browser.send(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
-    )
-
-
-async def sign_in(browser: Browser, gw: GatewayProcess, token: str | None = None) -> None:
-    """Open /console (the sign-in form) and submit the token through the form."""
-    await browser.goto(f"{gw.url}/console")
-    await browser.wait_for("document.getElementById('signin') !== null")
-    await browser.evaluate(
-        f"(() => {{ document.getElementById('token').value = {json.dumps(token or gw.token)};"
-        " document.getElementById('signin').requestSubmit(); })()"
-    )
-
-
-async def open_page(browser: Browser, name: str) -> None:
-    """Go to a page of the signed-in console and wait until it has rendered."""
-    await browser.evaluate(f"location.hash = '#{name}'")
-    await browser.wait_for(f"document.body.dataset.ready === {json.dumps(name)}")
-
-
 async def texts(browser: Browser, selector: str) -> list[str]:
     value = await browser.evaluate(
         f"[...document.querySelectorAll({json.dumps(selector)})].map(e => e.textContent)"
     )
     assert isinstance(value, list)
     return value
-
-
-async def click(browser: Browser, selector: str) -> None:
-    await browser.wait_for(f"document.querySelector({json.dumps(selector)}) !== null")
-    await browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
 
 
 def urls_seen(browser: Browser) -> list[str]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_cli import crosstalk
+from tests.cli import crosstalk
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, free_port, write_config
 from tests.polling import eventually

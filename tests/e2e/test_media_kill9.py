@@ -8,7 +8,6 @@ and logged `resent_after_crash` (never a third time). The reply's text is shown 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -19,10 +18,11 @@ import aiosmtplib
 import pytest
 
 from core.store import DeliveryRecord, Store
+from tests.e2e.chart_gateway import REPLY, chart_config
 from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.mailserver import MailServer
-from tests.fakes.mcp_server import REPO_ROOT, TINY_PNG
+from tests.fakes.mcp_server import TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
 from tests.fakes.signal import FakeSignal
 from tests.fakes.slack import FakeSlack
@@ -32,7 +32,6 @@ from tests.gateway_process import GatewayProcess, free_port
 from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
-REPLY = "Chart above."
 
 
 @dataclass
@@ -212,23 +211,6 @@ PLATFORMS: dict[str, Callable[[int], Platform]] = {
 }
 
 
-def _config(tmp: Path, model: FakeModelServer, channel: str) -> Path:
-    path = tmp / "gateway.yaml"
-    path.write_text(
-        "gateway:\n"
-        f"  stateDir: {tmp / 'state'}\n"
-        "  auth:\n    token: e2e-token\n  reconcileAfterSeconds: 0\n"
-        "models:\n  providers:\n    fake:\n"
-        f"      baseUrl: {model.base_url}\n      apiKey: test\n"
-        "agents:\n  defaults:\n    model: fake/fake-model\n"
-        "mcp:\n  servers:\n    calc:\n"
-        f"      command: {sys.executable}\n      args: ['-m', 'tests.fakes.mcp_server']\n"
-        f"      env: {{PYTHONPATH: {REPO_ROOT}}}\n      timeoutSeconds: 15\n" + channel,
-        encoding="utf-8",
-    )
-    return path
-
-
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("name", sorted(PLATFORMS))
 async def test_a_tools_image_is_sent_once_across_a_kill_minus_nine(
@@ -241,7 +223,7 @@ async def test_a_tools_image_is_sent_once_across_a_kill_minus_nine(
     await platform.fake.start()
     try:
         model.script(tool_call("calc__chart", {}), text(REPLY))
-        cfg = _config(tmp_path, model, platform.yaml())
+        cfg = chart_config(tmp_path, model, platform.yaml())
         platform.fake.hold_next(platform.held)
         async with GatewayProcess(cfg, port) as gw:
             await platform.ask("the chart, please")

@@ -13,7 +13,7 @@ import pytest
 
 from core.store import DeliveryRecord, Store
 from tests.adapters.conformance.driver_matrix import MatrixDriver
-from tests.e2e.test_media_kill9 import REPLY, _config
+from tests.e2e.chart_gateway import REPLY, chart_config
 from tests.fakes.matrix_people import media_of
 from tests.fakes.matrix_proxy import MatrixProxy
 from tests.fakes.mcp_server import TINY_PNG
@@ -33,7 +33,7 @@ async def test_a_tools_image_on_matrix_is_shown_once_across_a_kill_minus_nine(
         f"    homeserver: {matrix['homeserver']}\n    userId: '{matrix['userId']}'\n"
         f"    password: '{matrix['password']}'\n    owners: ['{driver.owner_id}']\n"
     )
-    cfg = _config(tmp_path, fake_model, channel)
+    cfg = chart_config(tmp_path, fake_model, channel)
     fake_model.script(tool_call("calc__chart", {}), text(REPLY))
     store = Store(f"sqlite+aiosqlite:///{tmp_path / 'state'}/crosstalk.db", tmp_path)
     try:

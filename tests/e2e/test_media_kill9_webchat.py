@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 
 from core.store import Store
-from tests.e2e.test_media_kill9 import _config
+from tests.e2e.chart_gateway import chart_config
 from tests.fakes.mcp_server import TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
 from tests.gateway_process import GatewayProcess
@@ -40,7 +40,7 @@ async def test_the_web_chat_shows_a_tools_image_once_across_a_kill_minus_nine(
     tmp_path: Path, fake_model: FakeModelServer
 ) -> None:
     fake_model.script(tool_call("calc__chart", {}), text("Chart above."), text("You are welcome."))
-    cfg = _config(tmp_path, fake_model, "")
+    cfg = chart_config(tmp_path, fake_model, "")
     async with GatewayProcess(cfg) as gw, aiohttp.ClientSession() as http:
         async with http.ws_connect(f"{gw.url}/ws?token={gw.token}") as ws:
             assert (await _frame(ws))["type"] == "history"

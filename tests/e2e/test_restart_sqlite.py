@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from core.engine.outbound.restart_notice import restart_notice
-from tests.e2e.test_cluster_e2e import Chat, Held
+from tests.e2e.gateway_chat import Chat, Held
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
 from tests.polling import eventually

@@ -23,15 +23,15 @@ from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.api.channels import ChannelEnv
 from core.edge.http.server import build_app
 from core.runtime import Runtime
-from tests.adapters.discord.test_discord import DiscordRuntime, discord_rt  # noqa: F401  (fixture)
-from tests.adapters.email.test_email import bot_mail as email_bot_mail
-from tests.adapters.email.test_email import deliver as email_deliver
-from tests.adapters.email.test_email import mail_from as email_from
-from tests.adapters.email.test_email import section as email_section
-from tests.adapters.email.test_email import text_of as email_text
-from tests.adapters.signal.test_signal_media import signal_runtime
-from tests.adapters.slack.test_slack import SlackRuntime, slack_rt  # noqa: F401  (fixture)
-from tests.adapters.test_attachments import Start, start  # noqa: F401  (Telegram fixture)
+from tests.adapters.discord.runtime import DiscordRuntime
+from tests.adapters.email.mail import bot_mail as email_bot_mail
+from tests.adapters.email.mail import deliver as email_deliver
+from tests.adapters.email.mail import mail_from as email_from
+from tests.adapters.email.mail import section as email_section
+from tests.adapters.email.mail import text_of as email_text
+from tests.adapters.signal.runtime import signal_runtime
+from tests.adapters.slack.runtime import SlackRuntime
+from tests.adapters.telegram.runtime import TelegramRuntime
 from tests.adapters.whatsapp.helpers import gateway as whatsapp_gateway
 from tests.conftest import ConfigFactory, RuntimeFactory
 from tests.fakes.discord import FakeDiscord
@@ -60,9 +60,9 @@ def heard(fake_model: FakeModelServer) -> str:
 async def test_telegram_voice_round_trip(
     fake_telegram: FakeTelegram,
     fake_model: FakeModelServer,
-    start: Start,  # noqa: F811
+    telegram_rt: TelegramRuntime,
 ) -> None:
-    await start(VOICE)
+    await telegram_rt(VOICE)
     fake_telegram.user_media(42, "voice", spoken_ogg(), mime="audio/ogg")
     [note] = await fake_telegram.wait_for("sendVoice", timeout=90)
     asked = heard(fake_model)
@@ -75,7 +75,7 @@ async def test_telegram_voice_round_trip(
 async def test_discord_voice_round_trip(
     fake_discord: FakeDiscord,
     fake_model: FakeModelServer,
-    discord_rt: DiscordRuntime,  # noqa: F811
+    discord_rt: DiscordRuntime,
 ) -> None:
     await discord_rt(VOICE)
     await fake_discord.user_message(
@@ -96,7 +96,7 @@ async def test_discord_voice_round_trip(
 async def test_slack_voice_round_trip(
     fake_slack: FakeSlack,
     fake_model: FakeModelServer,
-    slack_rt: SlackRuntime,  # noqa: F811
+    slack_rt: SlackRuntime,
 ) -> None:
     await slack_rt(VOICE)
     clip = {**fake_slack.add_file("audio_message.ogg", "audio/ogg", spoken_ogg())}

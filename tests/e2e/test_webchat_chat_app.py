@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.browser import CONNECTED, MSGS, Browser
+from tests.e2e.screens import screenshot
 from tests.fakes.model import FakeModelServer, error, last_user_text
 from tests.fakes.model_script import text, tool_call
 from tests.gateway_process import GatewayProcess, write_config
@@ -241,8 +242,6 @@ async def test_the_readme_screenshot_of_a_first_chat(
     a question, a folded tool call and a markdown answer. Written to docs/img/ only with
     CROSSTALK_UPDATE_SCREENSHOTS=1."""
     import aiohttp
-
-    from tests.e2e.test_webchat_polish import screenshot
 
     config = write_config(
         tmp_path / "crosstalk.yaml", tmp_path / "state", fake_model, CRON_AND_HOOK

@@ -8,43 +8,19 @@ CROSSTALK_UPDATE_SCREENSHOTS=1.
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.browser import MSGS, Browser
+from tests.e2e.screens import mobile, screenshot
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import text
 from tests.gateway_process import GatewayProcess, write_config
 
 pytestmark = pytest.mark.browser
-DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-
-
-async def screenshot(browser: Browser, name: str) -> None:
-    """A PNG of the page; it replaces the checked-in one in docs/img/ only when
-    CROSSTALK_UPDATE_SCREENSHOTS=1, so a test run leaves the work tree as it was."""
-    shot = await browser.send("Page.captureScreenshot", {"format": "png"})
-    png = base64.b64decode(shot["data"])
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
-    if os.environ.get("CROSSTALK_UPDATE_SCREENSHOTS") == "1":
-        DOCS_IMG.mkdir(parents=True, exist_ok=True)
-        (DOCS_IMG / name).write_bytes(png)
-
-
-async def mobile(browser: Browser, dark: bool) -> None:
-    await browser.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
-    )
-    await browser.send(
-        "Emulation.setEmulatedMedia",
-        {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]},
-    )
 
 
 async def say(browser: Browser, said: str) -> None:

@@ -2,7 +2,7 @@
 through it, the agent's reply out through it, its `channels.loopback` section validated by its
 own model, and `plugins.disabled: [example]` removing it with the plugin's command and tool.
 
-The package is pip-installed once per module by the fixture of test_example_plugin.py."""
+The package is pip-installed once per module by the fixture in tests/plugins/conftest.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 from tests.fakes.model import FakeModelServer
 from tests.gateway_process import GatewayProcess, write_config
-from tests.plugins.test_example_plugin import example_plugin_path  # noqa: F401  (fixture)
 from tests.polling import eventually
 
 LOOPBACK = "channels:\n  loopback:\n    owners: ['ann']\n"
@@ -37,7 +36,7 @@ async def _sent(gw: GatewayProcess) -> list[dict[str, Any]] | None:
 async def test_message_in_and_reply_out_through_the_plugin_channel(
     tmp_path: Path,
     fake_model: FakeModelServer,
-    example_plugin_path: str,  # noqa: F811
+    example_plugin_path: str,
 ) -> None:
     async with GatewayProcess(
         config(tmp_path, fake_model), env={"PYTHONPATH": example_plugin_path}
@@ -64,7 +63,7 @@ async def test_message_in_and_reply_out_through_the_plugin_channel(
 async def test_a_stranger_on_a_plugin_channel_gets_a_pairing_code_not_the_agent(
     tmp_path: Path,
     fake_model: FakeModelServer,
-    example_plugin_path: str,  # noqa: F811
+    example_plugin_path: str,
 ) -> None:
     """Safe by default (D39): a third-party channel is guarded like the platforms, so someone
     who is not an owner gets the D11 pairing reply and never reaches the model."""
@@ -88,7 +87,7 @@ async def test_a_stranger_on_a_plugin_channel_gets_a_pairing_code_not_the_agent(
 async def test_disabled_plugin_removes_its_channel(
     tmp_path: Path,
     fake_model: FakeModelServer,
-    example_plugin_path: str,  # noqa: F811
+    example_plugin_path: str,
 ) -> None:
     cfg = config(tmp_path, fake_model, "plugins:\n  disabled: [example]\n")
     async with GatewayProcess(cfg, env={"PYTHONPATH": example_plugin_path}) as gw:
@@ -119,7 +118,7 @@ async def _config_check(path: Path, plugin_path: str) -> tuple[int, str]:
 
 async def test_the_channel_section_is_validated_by_its_model(
     tmp_path: Path,
-    example_plugin_path: str,  # noqa: F811
+    example_plugin_path: str,
 ) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(

@@ -9,9 +9,6 @@ child process sees (PYTHONPATH), so the rest of the suite keeps its exact tool a
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,38 +21,7 @@ from tests.gateway_process import GatewayProcess, write_config
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
-SOURCE = Path(__file__).parent / "example_plugin"
 OWNER, GUEST = 4242, 7
-
-
-@pytest.fixture(scope="module")
-def example_plugin_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """`pip install` the example package (from a copy, so the tree stays clean)."""
-    work = tmp_path_factory.mktemp("example_plugin")
-    src = work / "src"
-    shutil.copytree(
-        SOURCE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
-    )
-    target = work / "site"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "--target",
-            str(target),
-            str(src),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    assert (target / "crosstalk_example").is_dir()
-    return str(target)
 
 
 def config(tmp_path: Path, fake_model: FakeModelServer, tg: FakeTelegram, extra: str = "") -> Path:

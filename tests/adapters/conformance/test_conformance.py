@@ -15,9 +15,9 @@ from typing import TypeVar
 
 import pytest
 
-from core.model.records import SessionQuery
 from core.runtime import Runtime
 from core.store import DeliveryRecord, SessionEntry, TranscriptMessage
+from tests.adapters.conformance.checks import require, user_messages
 from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, FakeDriver, Reply
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
@@ -36,20 +36,6 @@ T = TypeVar("T")
 def no_streaming(driver: Driver) -> dict[str, object]:
     """Config without live previews: the reply is the first message the platform gets."""
     return {"channels": {driver.channel: {"streaming": "off"}}}
-
-
-def require(driver: Driver, *capabilities: str) -> None:
-    for cap in capabilities:
-        if cap not in driver.supports:
-            pytest.skip(f"{driver.platform}: {driver.unsupported.get(cap, cap)}")
-
-
-async def user_messages(rt: Runtime) -> list[tuple[SessionEntry, TranscriptMessage]]:
-    """Every stored user message, in every session."""
-    out: list[tuple[SessionEntry, TranscriptMessage]] = []
-    for entry in await rt.store.list_sessions(SessionQuery()):
-        out += [(entry, m) for m in await rt.store.history(entry.session_id) if m.role == "user"]
-    return out
 
 
 async def stored(rt: Runtime, said: str) -> tuple[SessionEntry, TranscriptMessage]:

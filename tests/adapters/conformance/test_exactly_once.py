@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from core.runtime import Runtime
 from core.store.tables import RunRow
+from tests.adapters.conformance.checks import require, user_messages
 from tests.adapters.conformance.drivers import Driver
-from tests.adapters.conformance.test_conformance import require, user_messages
 from tests.conftest import RuntimeFactory
 from tests.polling import eventually
 

@@ -20,6 +20,7 @@ from core.features.access.limits import windows
 from core.features.access.pairing import GROUP_APPROVED_TEXT
 from core.model.records import SessionQuery
 from core.runtime import Runtime
+from tests.adapters.conformance.checks import require
 from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver, User
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
@@ -66,12 +67,6 @@ class Obedient:
             return text(f"echo: {said}")
         self.offered.append(tool_names(req))
         return tool_call(found.group(1), json.loads(found.group(2)))
-
-
-def require(driver: Driver, *capabilities: str) -> None:
-    for cap in capabilities:
-        if cap not in driver.supports:
-            pytest.skip(f"{driver.platform}: {driver.unsupported.get(cap, cap)}")
 
 
 async def ask(driver: Driver, text_: str, user: User) -> str:

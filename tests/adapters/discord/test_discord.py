@@ -3,57 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
-
-from adapters.discord.adapter import DiscordAdapter, build
 from core.model.records import SessionQuery
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory, deep_merge
+from tests.adapters.discord.runtime import OWNER, DiscordRuntime
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, text
 from tests.fakes.model_script import STREAMED_TEXT, held_stream
 from tests.fakes.retry_clock import FakeHold
 from tests.polling import eventually, user_texts
 
-OWNER = 800000000001  # FakeDiscord.user_message's default author ("alice")
 USER = 800000000002
-DiscordRuntime = Callable[..., Awaitable[tuple[Runtime, DiscordAdapter]]]
-
-
-@pytest.fixture
-async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) -> DiscordRuntime:
-    """`await discord_rt({...})`: a runtime with one Discord adapter on the fake."""
-
-    async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, DiscordAdapter]:
-        base = {
-            "channels": {
-                "discord": {
-                    "token": fake_discord.token,  # previews: own tests
-                    "owners": [str(OWNER)],
-                    "streaming": "off",
-                    "groupPolicy": "open",  # group pairing (D62) has its own tests
-                }
-            },
-            "session": {"dmScope": "per-channel-peer"},
-        }  # DM keys name the peer
-        rt = await make_runtime(deep_merge(base, extra or {}))
-        assert rt.config.channels.discord is not None
-        [adapter] = build(
-            rt.config.channels.discord,
-            rt,
-            guild_ready_timeout=0.05,
-            reconnect=False,
-            start_timeout=5.0,
-        )
-        assert isinstance(adapter, DiscordAdapter)
-        await rt.add_adapter(adapter)
-        assert adapter.status().state == "connected"
-        return rt, adapter
-
-    return factory
 
 
 async def keys_with(rt: Runtime, part: object) -> list[str]:

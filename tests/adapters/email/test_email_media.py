@@ -10,7 +10,7 @@ from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
 from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
 from core.store import DeliveryRecord
-from tests.adapters.email.test_email import OWNER, bot_mail, deliver, mail_from, start, text_of
+from tests.adapters.email.mail import OWNER, bot_mail, deliver, mail_from, start, text_of
 from tests.conftest import RuntimeFactory
 from tests.fakes.mailserver import MailServer
 from tests.fakes.model import FakeModelServer, text, tool_call

@@ -19,6 +19,7 @@ from core.api.channels import ChannelEnv, ChannelUnavailable
 from core.model.records import SessionQuery
 from tests.adapters.conformance.driver_matrix import MatrixDriver
 from tests.adapters.conformance.drivers import OWNER
+from tests.adapters.matrix.wire import sent_to
 from tests.conftest import RuntimeFactory
 from tests.fakes.matrix_proxy import MatrixProxy
 from tests.polling import eventually
@@ -29,15 +30,6 @@ async def driver(fake_matrix: MatrixProxy, tmp_path: Path) -> AsyncIterator[Matr
     drv = MatrixDriver(fake_matrix, tmp_path / "people")
     yield drv
     await drv.close()
-
-
-def sent_to(proxy: MatrixProxy, room: str) -> list[dict[str, object]]:
-    """What the bot sent into `room`, as it went over the wire."""
-    return [
-        c.params
-        for c in proxy.calls
-        if c.method == "send" and c.status == 200 and f"/rooms/{room}/" in c.path
-    ]
 
 
 async def test_a_dm_is_encrypted_on_the_wire_and_a_group_is_not(

@@ -16,7 +16,7 @@ from nio import UploadResponse
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
 from tests.adapters.conformance.driver_matrix import MatrixDriver
 from tests.adapters.conformance.drivers import OWNER
-from tests.adapters.matrix.test_matrix import sent_to
+from tests.adapters.matrix.wire import sent_to
 from tests.conftest import RuntimeFactory
 from tests.fakes.matrix_people import media_of
 from tests.fakes.matrix_proxy import MatrixProxy

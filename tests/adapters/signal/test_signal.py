@@ -19,11 +19,9 @@ from core.engine.channels.build import ChannelEnv
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
 from core.model.inbound import InboundMessage
+from tests.adapters.signal.runtime import ANN, GROUP
 from tests.fakes.signal import FakeSignal
 from tests.polling import eventually
-
-ANN = "+15550000001"
-GROUP = "R3JvdXBJZEFCQ2RlZg=="
 
 
 class Inbox:

@@ -5,14 +5,10 @@ over Signal's 100 MB is a text naming it, and signal-cli is not asked."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from adapters.signal.adapter import SignalAdapter
 from core.api.plugins import MediaItem, ToolArgs, ToolSpec, WithMedia
 from core.engine.outbound.delivery import Outbound
 from core.model.delivery_context import DeliveryContext
-from core.runtime import Runtime
-from tests.adapters.signal.test_signal import ANN, GROUP
+from tests.adapters.signal.runtime import ANN, GROUP, signal_runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.mcp_server import TINY_PNG
 from tests.fakes.model import FakeModelServer, text, tool_call
@@ -25,21 +21,6 @@ MB = 1024 * 1024
 
 async def _chart(env: object, ctx: object, args: object) -> WithMedia:
     return WithMedia({"status": "drawn"}, [PNG])
-
-
-async def signal_runtime(
-    make_runtime: RuntimeFactory, fake: FakeSignal, extra: dict[str, Any] | None = None
-) -> tuple[Runtime, SignalAdapter]:
-    """A runtime with the Signal channel (DMs and groups open), connected to `fake`."""
-    channel = {**fake.config(), "dmPolicy": "open", "groupPolicy": "open"}
-    rt = await make_runtime({"channels": {"signal": channel}, **(extra or {})})
-    section = rt.config.channels.signal
-    assert section is not None
-    [(account_id, acc)] = section.iter_accounts()
-    adapter = SignalAdapter(acc, account_id, retry_initial=0.01)
-    await rt.add_adapter(adapter)
-    await fake.wait_until(lambda: bool(fake.streams))
-    return rt, adapter
 
 
 async def test_a_tools_image_arrives_once_with_its_caption(

@@ -3,53 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
-
-from adapters.slack.adapter import SlackAdapter, build
+from adapters.slack.adapter import SlackAdapter
 from core.model.records import SessionQuery
 from core.runtime import Runtime
-from tests.conftest import RuntimeFactory, deep_merge
+from tests.adapters.slack.runtime import OWNER, SlackRuntime
+from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, text
 from tests.fakes.model_script import STREAMED_TEXT, held_stream
 from tests.fakes.retry_clock import FakeHold
 from tests.fakes.slack import FakeSlack
 from tests.polling import eventually, user_texts
 
-OWNER = "U0OWNER01"
-USER = "U0USER001"
-SlackRuntime = Callable[..., Awaitable[tuple[Runtime, SlackAdapter]]]
-
-
-@pytest.fixture
-async def slack_rt(fake_slack: FakeSlack, make_runtime: RuntimeFactory) -> SlackRuntime:
-    """`await slack_rt({...})`: a runtime with one Slack adapter on the fake (stopped first)."""
-
-    async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, SlackAdapter]:
-        base = {
-            "channels": {
-                "slack": {
-                    "botToken": fake_slack.bot_token,
-                    "appToken": fake_slack.app_token,
-                    "apiBaseUrl": fake_slack.base_url,
-                    "owners": [OWNER],
-                    "dmPolicy": "open",  # USER, a non-owner, may DM (D11)
-                    "groupPolicy": "open",  # group pairing (D62) has its own tests
-                    "streaming": "off",
-                }
-            }
-        }  # previews have their own tests
-        rt = await make_runtime(deep_merge(base, extra or {}))
-        assert rt.config.channels.slack is not None
-        [adapter] = build(rt.config.channels.slack, rt)
-        assert isinstance(adapter, SlackAdapter)
-        await rt.add_adapter(adapter)
-        assert adapter.status().state == "connected"
-        return rt, adapter
-
-    return factory
+USER = "U0USER001"  # a non-owner, who may DM (D11)
 
 
 async def session_keys(rt: Runtime) -> list[str]:

@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.spec import SlackAccountConfig
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
 from core.model.inbound import InboundMessage
+from tests.adapters.slack.http_host import serve
 from tests.fakes.slack import FakeSlack
 
 
@@ -54,15 +54,6 @@ async def adapters() -> AsyncIterator[list[SlackAdapter]]:
     yield made
     for adapter in made:
         await adapter.stop()
-
-
-async def serve(adapter: SlackAdapter) -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    adapter.mount(app)
-    runner = web.AppRunner(app, shutdown_timeout=1)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
 
 
 async def test_http_events_mode(fake_slack: FakeSlack, adapters: list[SlackAdapter]) -> None:

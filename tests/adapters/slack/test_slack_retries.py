@@ -11,7 +11,7 @@ from typing import Any
 
 from adapters.slack.adapter import SlackAdapter, build
 from core.runtime import Runtime
-from tests.adapters.slack.test_slack_http import serve
+from tests.adapters.slack.http_host import serve
 from tests.conftest import RuntimeFactory
 from tests.fakes.slack import FakeSlack
 from tests.polling import eventually, user_texts

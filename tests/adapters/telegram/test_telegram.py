@@ -8,7 +8,6 @@ recorded, always with deadlines.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from adapters.telegram.adapter import TelegramAdapter, build
 from core.model.errors import ChannelUnavailable
 from core.runtime import Runtime
 from core.store import SessionEntry
+from tests.adapters.telegram.runtime import OWNER, Start, telegram_config
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import STREAMED_TEXT, held_stream, text
@@ -25,45 +25,7 @@ from tests.polling import eventually
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
-OWNER = 42
 BOT = "@crosstalk_test_bot"
-Start = Callable[..., Awaitable[tuple[Runtime, TelegramAdapter]]]
-
-
-def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
-    section = {
-        "botToken": fake.token,
-        "apiBaseUrl": fake.base_url,
-        "owners": [str(OWNER)],
-        "streaming": "off",
-        "groupPolicy": "open",  # group pairing (D62) has its own tests
-        **extra,
-    }  # previews have their own tests
-    return {"channels": {"telegram": section}}
-
-
-@pytest.fixture
-async def start_tg(
-    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
-) -> AsyncIterator[Start]:
-    """Start a runtime plus the adapter built from its config; stop the adapter before the fake."""
-    adapters: list[TelegramAdapter] = []
-
-    async def start(**extra: Any) -> tuple[Runtime, TelegramAdapter]:
-        rt = await make_runtime(telegram_config(fake_telegram, **extra))
-        section = rt.config.channels.telegram
-        assert section is not None
-        [adapter] = build(section, rt)
-        assert isinstance(adapter, TelegramAdapter)
-        adapter.poll_timeout = 1
-        adapter.retry_initial = 0.05
-        adapters.append(adapter)
-        await rt.add_adapter(adapter)
-        return rt, adapter
-
-    yield start
-    for adapter in adapters:
-        await adapter.stop()
 
 
 async def session(rt: Runtime, key: str) -> SessionEntry:

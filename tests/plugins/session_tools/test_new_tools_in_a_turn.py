@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
 from core.engine.runs import RunRequest
-from core.runtime import Runtime
 from core.store import TranscriptMessage, now_ms
 from tests.conftest import RuntimeFactory
 from tests.core.features.subagents.helpers import is_announce_step, is_child
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, text, tool_call
 from tests.fakes.model_script import last_user_text, tool_results
-from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
 MAIN = "agent:main:main"
@@ -36,21 +31,6 @@ STEPS = (
     "sessions_send",  # notify
     "sessions_send",  # steer (the target is idle: a run)
 )
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
 
 
 class Agent:

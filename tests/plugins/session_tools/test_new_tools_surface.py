@@ -7,11 +7,9 @@ path, and narrowed by the sandbox (D61, D66-D70).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
-import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -22,7 +20,6 @@ from core.runtime import Runtime
 from core.store import TranscriptMessage, now_ms
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.pg import fresh_pg_database
 
 AUTH = {"Authorization": "Bearer test-token"}
 OPS = "agent:main:ops"
@@ -49,21 +46,6 @@ def expected(tool: str, out: dict[str, Any]) -> None:
         assert out == {"status": "error", "error": NOTHING}
     else:
         assert out == {"status": "ok", "mode": "notify"}
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
 
 
 async def seeded(start: RuntimeFactory, extra: dict[str, Any] | None = None) -> Runtime:

@@ -3,11 +3,8 @@ owner-only model override that the next turn uses and that survives a restart.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
-
-import pytest
 
 from core.engine.runs import RunRequest
 from core.features.commands.parse import parse_command
@@ -19,25 +16,9 @@ from core.runtime import Runtime
 from core.store import RunRecord, now_ms
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
-from tests.pg import fresh_pg_database
 
 MAIN = "agent:main:main"
 FRIEND = "agent:main:telegram:dm:friend"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
 
 
 async def ctx_for(rt: Runtime, key: str = MAIN, role: str = "owner") -> ToolContext:

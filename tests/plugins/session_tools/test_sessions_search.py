@@ -6,60 +6,18 @@ reply searchable the moment it is stored (through `/v1/chat/completions` and an 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from core.edge.http.server import build_app
-from core.model.tool_context import ToolContext
-from core.runtime import Runtime
 from core.store import TranscriptMessage, now_ms
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, RequestJSON, text, tool_call, tool_results
-from tests.pg import fresh_pg_database
+from tests.plugins.session_tools.search_helpers import MAIN, ctx_for, found, say, search
 
-MAIN = "agent:main:main"
 AUTH = {"Authorization": "Bearer test-token"}
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
-
-
-async def ctx_for(
-    rt: Runtime, key: str = MAIN, *, sandboxed: bool = False, role: str = "owner"
-) -> ToolContext:
-    entry = await rt.services.ensure_session(key)
-    return replace(rt.services.context_for(entry), sandboxed=sandboxed, role=role)  # type: ignore[arg-type]
-
-
-async def say(rt: Runtime, key: str, *texts: tuple[str, str], at: int | None = None) -> list[int]:
-    entry = await rt.services.ensure_session(key)
-    ts = at if at is not None else now_ms()
-    msgs = [TranscriptMessage.text(role, body, ts) for role, body in texts]  # type: ignore[arg-type]
-    return await rt.store.append_messages(entry, msgs)
-
-
-async def search(rt: Runtime, ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    return await rt.tools.invoke(rt.tool_env, "sessions_search", args, ctx)
-
-
-def found(out: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(r["sessionKey"], r["excerpt"]) for r in out["results"]]
 
 
 async def test_words_phrases_accents_and_ranking(start: RuntimeFactory) -> None:

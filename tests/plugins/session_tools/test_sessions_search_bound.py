@@ -9,8 +9,7 @@ from __future__ import annotations
 from core.store import TranscriptMessage
 from core.store.search import CANDIDATES
 from tests.conftest import RuntimeFactory
-from tests.plugins.session_tools.test_sessions_search import MAIN, ctx_for, found, say, search
-from tests.plugins.session_tools.test_sessions_search import start as start
+from tests.plugins.session_tools.search_helpers import MAIN, ctx_for, found, say, search
 
 BUSY = "agent:main:dm:busy"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +18,6 @@ from tests.polling import eventually
 
 MAIN = "agent:main:main"
 BOB = "agent:main:dm:bob"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
 
 
 async def send(rt: Runtime, **args: Any) -> dict[str, Any]:

@@ -5,35 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
-
-import pytest
 
 from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, RequestJSON, system_text, text
-from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
 MAIN = "agent:main:main"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def start(
-    request: pytest.FixtureRequest, make_runtime: RuntimeFactory
-) -> AsyncIterator[RuntimeFactory]:
-    if request.param == "sqlite":
-        yield make_runtime
-        return
-    async with fresh_pg_database() as url:
-
-        async def on_pg(extra: dict[str, Any] | None = None) -> Runtime:
-            return await make_runtime({"gateway": {"database": {"url": url}}, **(extra or {})})
-
-        yield on_pg
 
 
 async def ctx_for(rt: Runtime, key: str = MAIN, role: str = "owner") -> ToolContext:

@@ -8,8 +8,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.model.errors import TargetForbidden
+from tests.cli import crosstalk
 from tests.conftest import RuntimeFactory
-from tests.e2e.test_cli import crosstalk
 from tests.polling import eventually
 
 
