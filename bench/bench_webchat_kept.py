@@ -4,7 +4,9 @@ older ones of the chat are read and left out), and a chunk's origin, read for ea
 the web chat.
 
 The log holds `--deliveries` rows (default 100,000): one in 100 a cron reply to the web chat,
-a third of the rest replies to the web chat, the others Telegram replies.
+a third of the rest replies to the web chat, the others Telegram replies. Each has a text chunk;
+every other cron reply also sends an image (a media chunk and its stored item), which the history
+row of a kept reply carries (D192).
 
     .venv/bin/python -m bench.bench_webchat_kept [--deliveries 100000] [--pg]
 """
@@ -17,12 +19,16 @@ import os
 import time
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 
 from bench.bench_sessions_list_scale import database
 from bench.common import summary, temp_config
 from core.store import Store
+from core.store.ledger_tables import DeliveryChunkRow
+from core.store.media_tables import MediaRow
 from core.store.tables import DeliveryRow
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(2_000)
 
 
 def rows(n: int) -> list[dict[str, Any]]:
@@ -31,6 +37,7 @@ def rows(n: int) -> list[dict[str, Any]]:
         cron = i % 100 == 0
         out.append(
             {
+                "id": i + 1,
                 "kind": "cron" if cron else "reply",
                 "outcome": "delivered",
                 "text": f"reply {i}",
@@ -44,6 +51,29 @@ def rows(n: int) -> list[dict[str, Any]]:
     return out
 
 
+def chunks(deliveries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A text chunk per delivery, and an image chunk (with its item) for every other cron reply."""
+    out, media = [], []
+    for d in deliveries:
+        chunk = {"delivery_id": d["id"], "state": "sent", "updated_at": d["created_at"]}
+        out.append(chunk | {"chunk_index": 0, "text": d["text"], "media_id": None})
+        if d["kind"] == "cron" and d["id"] % 200 == 1:
+            media_id = f"m{d['id']}"
+            text = f"[image: chart-{d['id']}.png, 2.0 KB]"
+            out.append(chunk | {"chunk_index": 1, "text": text, "media_id": media_id})
+            media.append(
+                {
+                    "id": media_id,
+                    "name": f"chart-{d['id']}.png",
+                    "mime": "image/png",
+                    "size": len(PNG),
+                    "data": PNG,
+                    "created_at": d["created_at"],
+                }
+            )
+    return out, media
+
+
 async def measure(n: int, url: str | None, iterations: int) -> None:
     config = temp_config(db_url=url)
     state = config.resolve_state_dir()
@@ -52,7 +82,14 @@ async def measure(n: int, url: str | None, iterations: int) -> None:
     try:
         table = DeliveryRow.__table__  # type: ignore[attr-defined]
         data = rows(n)
+        chunk_rows, media_rows = chunks(data)
+        chunk_table = DeliveryChunkRow.__table__  # type: ignore[attr-defined]
+        media_table = MediaRow.__table__  # type: ignore[attr-defined]
         await store.write(lambda c: c.execute(insert(table), data))
+        await store.write(lambda c: c.execute(insert(chunk_table), chunk_rows))
+        await store.write(lambda c: c.execute(insert(media_table), media_rows))
+        if url:  # statistics, as autovacuum gathers them on a live database: a fresh table
+            await store.write(lambda c: c.execute(text("ANALYZE")))  # has none (scanned whole)
         kept, reset, origin = [], [], []
         for _ in range(iterations):
             t = time.perf_counter()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from core.engine.outbound.gate import OutboundGate
     from core.engine.runs import RunManager, RunRequest
     from core.features.models.resolver import ModelResolver
-    from core.model.records import DeliveryOrigin, DeliveryRecord
+    from core.model.records import DeliveryOrigin, KeptDelivery
     from core.model.search import SearchHit, SearchQuery
     from core.store import RunRecord, SessionEntry, SessionQuery, Store, TranscriptMessage
     from core.store.activity import SessionActivity
@@ -87,7 +87,7 @@ class SessionStore(Protocol):
     async def delivery_origin(self, delivery_id: int) -> DeliveryOrigin | None: ...
     async def kept_for(
         self, channel: str, to: str, kinds: Sequence[str], limit: int = 50, since: int = 0
-    ) -> list[tuple[DeliveryRecord, DeliveryOrigin]]: ...
+    ) -> list[KeptDelivery]: ...
     async def session_activity(self, session_key: str) -> SessionActivity: ...
     async def latest_summary(self, session_id: str) -> TranscriptMessage | None: ...
     async def placed_after(

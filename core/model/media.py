@@ -38,7 +38,7 @@ class MediaItem:
 
     @property
     def kind(self) -> AttachmentKind:
-        return "voice" if self.voice else kind_of_mime(self.mime)
+        return media_kind(self.mime, self.voice)
 
     def stored(self, media_id: str) -> MediaItem:
         return replace(self, id=media_id)
@@ -54,6 +54,11 @@ class MediaItem:
     def describe(self) -> dict[str, Any]:
         """What a tool result tells the model about an item it attached (no bytes)."""
         return {"kind": self.kind, "name": self.name, "mime": self.mime, "size": self.size}
+
+
+def media_kind(mime: str, voice: bool) -> AttachmentKind:
+    """How a chat shows an item: a voice note, or what its MIME type says (image, audio, ...)."""
+    return "voice" if voice else kind_of_mime(mime)
 
 
 def too_big_text(item: MediaItem, limit: int) -> str:
@@ -96,6 +101,7 @@ __all__ = [
     "MediaItem",
     "WithMedia",
     "collect",
+    "media_kind",
     "too_big_text",
     "unsupported_text",
 ]

@@ -221,6 +221,39 @@ class DeliveryOrigin:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class SentMedia:
+    """An item a delivery sent, without its bytes (D192): what a chat's history names it by.
+    `placeholder` is its chunk's text, the line the delivery's logged text names it with."""
+
+    id: str
+    kind: str
+    name: str
+    mime: str
+    size: int
+    placeholder: str
+
+    def row(self) -> dict[str, Any]:
+        """As a web chat history row's `media` names an item (a transcript row's keys)."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "mime": self.mime,
+            "size": self.size,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class KeptDelivery:
+    """A cron or webhook reply kept for a chat (D136), with its origin and the items its media
+    chunks sent (D192), in chunk order."""
+
+    record: DeliveryRecord
+    origin: DeliveryOrigin
+    media: tuple[SentMedia, ...] = ()
+
+
 @dataclass(slots=True)
 class SessionQuery:
     """Filters for listing sessions; all are applied in SQL before `limit` (decision D2)."""

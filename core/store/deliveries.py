@@ -24,14 +24,17 @@ from sqlalchemy import (
     update,
 )
 
-from core.model.records import DeliveryOrigin, DeliveryRecord, RunRecord
+from core.model.media import media_kind
+from core.model.records import DeliveryOrigin, DeliveryRecord, KeptDelivery, RunRecord, SentMedia
 from core.store.database import Database, now_ms
 from core.store.ledger_tables import DeliveryChunkRow
+from core.store.media_tables import MediaRow
 from core.store.tables import DeliveryRow, RunRow
 
 C = DeliveryChunkRow.__table__  # type: ignore[attr-defined]
 D = DeliveryRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
+M = MediaRow.__table__  # type: ignore[attr-defined]
 
 ChunkState = str  # "pending" | "sent" | "failed" | "resent_after_crash"
 
@@ -302,14 +305,15 @@ class DeliveriesStore(Database):
 
     async def kept_for(
         self, channel: str, to: str, kinds: Sequence[str], limit: int = 50, since: int = 0
-    ) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
+    ) -> list[KeptDelivery]:
         """The newest `limit` deliveries of `kinds` that reached (or were kept for, or are
-        being sent to) one chat at `since` (ms) or later, oldest first, each with its origin:
-        what the web chat shows besides its transcript (cron and webhook replies live in their
-        own sessions, D136; `since` is the session's reset, so `/new` leaves the earlier ones
-        behind, D137; a delivery counts from its opening, D190)."""
+        being sent to) one chat at `since` (ms) or later, oldest first, each with its origin and
+        the items it sends: what the web chat shows besides its transcript (cron and webhook
+        replies live in their own sessions, D136; `since` is the session's reset, so `/new`
+        leaves the earlier ones behind, D137; a delivery counts from its opening, D190; its
+        media are read for all of them at once, D192)."""
 
-        def op(c: Connection) -> list[tuple[DeliveryRecord, DeliveryOrigin]]:
+        def op(c: Connection) -> list[KeptDelivery]:
             found = [  # one index range per kind, read backwards: no sort (D136)
                 r
                 for kind in kinds
@@ -319,10 +323,16 @@ class DeliveriesStore(Database):
                 ).mappings()
             ]
             found = sorted(found, key=lambda r: int(r["id"]), reverse=True)[:limit]
+            media: dict[int, list[SentMedia]] = {}
+            if found:  # one read for them all, by the chunks' primary key (D192)
+                ids = [int(r["id"]) for r in found]
+                for d, *item in c.execute(_KEPT_MEDIA, {"ids": ids}).all():
+                    media.setdefault(int(d), []).append(_sent(*item))
             out = []
             for r in reversed(found):
                 rec = DeliveryRecord(**{k: v for k, v in r.items() if k != "run_meta"})
-                out.append((rec, _origin(rec.kind, rec.session_key, r["run_meta"])))
+                origin = _origin(rec.kind, rec.session_key, r["run_meta"])
+                out.append(KeptDelivery(rec, origin, tuple(media.get(int(r["id"]), ()))))
             return out
 
         return await self.read(op)
@@ -355,6 +365,20 @@ _KEPT = (
     .limit(bindparam("limit", type_=Integer))
 )
 """The newest deliveries of one kind to one chat, by `ix_deliveries_chat` (D136)."""
+
+_KEPT_MEDIA = (
+    select(C.c.delivery_id, M.c.id, M.c.name, M.c.mime, M.c.size, M.c.voice, C.c.text)
+    .select_from(C.join(M, M.c.id == C.c.media_id))
+    .where(C.c.delivery_id.in_(bindparam("ids", expanding=True)))
+    .order_by(C.c.delivery_id, C.c.chunk_index)
+)
+"""The items the media chunks of the deliveries a chat's history shows send, in chunk order and
+without their bytes, by the chunks' primary key (D192)."""
+
+
+def _sent(media_id: str, name: str, mime: str, size: int, voice: bool, text: str) -> SentMedia:
+    kind = media_kind(str(mime), bool(voice))
+    return SentMedia(str(media_id), kind, str(name), str(mime), int(size), str(text))
 
 
 def _origin(

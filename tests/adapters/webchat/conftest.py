@@ -31,7 +31,7 @@ async def gateway(
     await server.start_server()
     try:
         async with aiohttp.ClientSession() as http:
-            yield Gateway(http, server, steps)
+            yield Gateway(http, server, steps, rt)
     finally:
         for held in steps.holds.values():
             held.released.set()

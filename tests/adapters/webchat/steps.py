@@ -14,6 +14,7 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from adapters.webchat.tabs import Step
+from core.runtime import Runtime
 from tests.polling import eventually
 
 AUTH = {"Authorization": "Bearer test-token"}
@@ -67,6 +68,7 @@ class Gateway:
     http: aiohttp.ClientSession
     server: TestServer
     steps: Steps
+    rt: Runtime
 
     def ws(self) -> Any:
         return self.http.ws_connect(self.server.make_url(WS))

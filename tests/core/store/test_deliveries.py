@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from core.model.media import MediaItem
 from core.store import DeliveryRecord, RunRecord, Store, TranscriptMessage, now_ms
 from core.store.inbound import Claim, DuplicateInbound
 
@@ -150,15 +151,15 @@ async def test_kept_for_a_chat_newest_of_each_kind_with_job_or_hook(store: Store
             )
         )
     kept = await store.kept_for("webchat", "owner", ("cron", "hook"))
-    assert [(r.text, o.label()) for r, o in kept] == [
-        ("text 0", "⏰ cron job morning"),
-        ("text 2", "🪝 webhook ci"),
-        ("text 5", "⏰ cron job evening"),
+    assert [(k.record.text, k.origin.label(), k.media) for k in kept] == [
+        ("text 0", "⏰ cron job morning", ()),
+        ("text 2", "🪝 webhook ci", ()),
+        ("text 5", "⏰ cron job evening", ()),
     ]
     newest = await store.kept_for("webchat", "owner", ("cron", "hook"), limit=2)
-    assert [r.text for r, _ in newest] == ["text 2", "text 5"]
+    assert [k.record.text for k in newest] == ["text 2", "text 5"]
     since_reset = await store.kept_for("webchat", "owner", ("cron", "hook"), since=1_002)
-    assert [r.text for r, _ in since_reset] == ["text 2", "text 5"]
+    assert [k.record.text for k in since_reset] == ["text 2", "text 5"]
     assert await store.kept_for("webchat", "owner", ("cron", "hook"), since=1_006) == []
     origin = await store.delivery_origin(ids[2])
     assert origin is not None and (origin.kind, origin.source) == ("hook", "ci")
@@ -184,10 +185,48 @@ async def test_a_kept_delivery_counts_from_its_opening_until_it_fails(store: Sto
     )
     delivery = await store.open_delivery(rec, ["good morning"])
     kept = await store.kept_for("webchat", "owner", ("cron",))
-    assert [(r.id, r.text, o.label()) for r, o in kept] == [
+    assert [(k.record.id, k.record.text, k.origin.label()) for k in kept] == [
         (delivery, "good morning", "⏰ cron job morning")
     ]
     origin = await store.delivery_origin(delivery)
     assert origin is not None and origin.run_id == run.id  # a notice names its turn so
     await store.finish_delivery(delivery, "failed", "gone", 1)
     assert await store.kept_for("webchat", "owner", ("cron",)) == []
+
+
+async def test_a_kept_delivery_names_the_items_its_media_chunks_send(store: Store) -> None:
+    """D192: each kept delivery comes with the items its media chunks send (no bytes), in chunk
+    order, read for all of them at once; a text-only one with none."""
+    run = _run("agent:main:cron:morning")
+    run.meta = {"cronJob": "morning"}
+    await store.create_run(run)
+    png = MediaItem(data=b"\x89PNG" + bytes(60), mime="image/png", name="chart.png")
+    note = MediaItem(data=b"OggS" + bytes(10), mime="audio/ogg", name="note.ogg", voice=True)
+    chart, voice = await store.save_media([png, note], run_id=run.id, session_key=run.session_key)
+
+    async def opened(text: str, chunks: list[str], media_ids: list[str | None]) -> int:
+        rec = DeliveryRecord(
+            kind="cron",
+            outcome="pending",
+            text=text,
+            created_at=now_ms(),
+            session_key=run.session_key,
+            channel="webchat",
+            to="owner",
+            run_id=run.id,
+        )
+        return await store.open_delivery(rec, chunks, media_ids)
+
+    plain = await opened("no files", ["no files"], [])
+    both = await opened(
+        "two files\n" + chart.placeholder() + "\n" + voice.placeholder(),
+        ["two files", chart.placeholder(), voice.placeholder()],
+        [None, chart.id, voice.id],
+    )
+    kept = await store.kept_for("webchat", "owner", ("cron",))
+    assert [k.record.id for k in kept] == [plain, both]
+    assert kept[0].media == ()
+    assert [(m.id, m.kind, m.name, m.mime, m.size, m.placeholder) for m in kept[1].media] == [
+        (chart.id, "image", "chart.png", "image/png", 64, chart.placeholder()),
+        (voice.id, "voice", "note.ogg", "audio/ogg", 14, voice.placeholder()),
+    ]
