@@ -13,6 +13,7 @@ import pytest
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer, RequestJSON, text, tool_call, tool_results
+from tests.fakes.model_script import Responder
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
 
@@ -79,12 +80,9 @@ async def test_steer_is_run_when_idle_and_joins_a_running_turn(
     await eventually(answered, timeout=30, what="the steered message reaches the session")
 
 
-async def test_steer_joins_the_running_turn_before_its_next_model_request(
-    start: RuntimeFactory, fake_model: FakeModelServer
-) -> None:
-    """D114: whatever the target's busy-input mode (here the default, `queue`), a steer sent
-    while its turn runs is in that turn's next model request, and starts no turn of its own."""
-    gate = asyncio.Event()
+def held_then_told(gate: asyncio.Event) -> Responder:
+    """The fake model for a held turn: its first request ("work on it") waits for `gate`, then
+    calls a tool; the next answers whether a steer ("also this") reached it."""
 
     async def responder(req: RequestJSON) -> Any:
         said = json.dumps(req["messages"])
@@ -95,7 +93,16 @@ async def test_steer_joins_the_running_turn_before_its_next_model_request(
             return tool_call("agents_list", {})
         return text("steered" if "also this" in said else "not steered")
 
-    fake_model.set_responder(responder)
+    return responder
+
+
+async def test_steer_joins_the_running_turn_before_its_next_model_request(
+    start: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D114: whatever the target's busy-input mode (here the default, `queue`), a steer sent
+    while its turn runs is in that turn's next model request, and starts no turn of its own."""
+    gate = asyncio.Event()
+    fake_model.set_responder(held_then_told(gate))
     rt = await start({"session": {"agentToAgent": {"maxPingPongTurns": 0}}})
     first = await send(rt, message="work on it", timeoutSeconds=0)
     assert first["status"] == "accepted"
@@ -128,17 +135,7 @@ async def test_a_steer_sent_on_another_process_joins_the_running_turn(
     # two runtimes in one OS process: neither may take the other for a dead process of this pid
     monkeypatch.setattr("core.engine.cluster.processes._pid_alive", lambda pid: True)
     gate = asyncio.Event()
-
-    async def responder(req: RequestJSON) -> Any:
-        said = json.dumps(req["messages"])
-        if "work on it" not in said:
-            return None
-        if not tool_results(req):
-            await gate.wait()
-            return tool_call("agents_list", {})
-        return text("steered" if "also this" in said else "not steered")
-
-    fake_model.set_responder(responder)
+    fake_model.set_responder(held_then_told(gate))
     async with fresh_pg_database() as url:
         a, b = [
             await make_runtime(
