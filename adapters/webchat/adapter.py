@@ -332,14 +332,16 @@ class WebchatAdapter(ChannelAdapter):
 
     async def _stored(self, msg: InboundMessage) -> TranscriptMessage | None:
         """The message as the main session stored it; None when the router kept nothing (a
-        command it answered, a resend it dropped, D16)."""
+        command it answered, a resend it dropped, D16). A voice note's row holds its transcript,
+        not the text sent (D154): a message with attachments is found by its time alone."""
         key = self.rt.keys.main_session_key(self.rt.config.default_agent_id())
         entry = await self.rt.store.get_session(key)
         if entry is None:
             return None
         for m in reversed(await self.rt.store.history(entry.session_id, limit=20)):
-            if m.role == "user" and m.timestamp == msg.timestamp_ms and m.plain_text() == msg.text:
-                return m
+            if m.role == "user" and m.timestamp == msg.timestamp_ms:
+                if m.plain_text() == msg.text or msg.attachments:
+                    return m
         return None
 
     def _uploads(self, data: str) -> list[Any]:
