@@ -216,7 +216,10 @@ class WebchatAdapter(ChannelAdapter):
         data = json.dumps(payload, ensure_ascii=False)
         for tab in list(self._tabs.get(peer, ())):
             if tab is not skip:
-                await tab.send(payload, data)
+                try:
+                    await tab.send(payload, data)
+                except ConnectionError as exc:  # a page gone, its handler not yet ended: the
+                    log.debug("web chat frame to %s failed: %s", peer, exc)  # rest still go
 
     async def _step(self, peer: str, step: Step) -> None:
         if self.step_hook is not None:

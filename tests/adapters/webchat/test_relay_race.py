@@ -30,6 +30,7 @@ pytestmark = pytest.mark.postgres
 class Process:
     server: TestServer
     steps: Steps
+    adapter: WebchatAdapter
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ async def two(
                 runtimes.append(rt)
                 server = TestServer(build_app(rt, "test-token", [adapter]))
                 await server.start_server()
-                processes.append(Process(server, steps))
+                processes.append(Process(server, steps, adapter))
             async with aiohttp.ClientSession() as http:
                 yield http, processes[0], processes[1]
         finally:
@@ -142,3 +143,32 @@ async def test_a_tab_on_b_whose_history_shows_the_message_drops_its_relayed_fram
             await _until_reply(sender, "hello")
             later = await _until_reply(other, "hello") + await page_view_after(other)
             assert [f for f in later if f["type"] == "user"] == []
+
+
+async def test_a_tab_closed_while_its_message_is_stored_keeps_no_frame_from_b(
+    two: tuple[aiohttp.ClientSession, Process, Process],
+) -> None:
+    """The tab a message was typed in on A is closed while the router stores it: the frames that
+    waited behind the message still reach the chat's tab on B (writing them to the closed
+    socket failed, and the relay after it was skipped: B never got the reply)."""
+    http, a, b = two
+    async with http.ws_connect(b.server.make_url(WS)) as other:
+        assert json.loads((await other.receive(timeout=10)).data)["type"] == "history"
+        stored, sent = a.steps.hold("stored"), a.steps.hold("sent")
+        async with aiohttp.ClientSession() as gone:
+            sender = await gone.ws_connect(a.server.make_url(WS))
+            assert json.loads((await sender.receive(timeout=10)).data)["type"] == "history"
+            await sender.send_json({"type": "message", "text": "hello"})
+            await stored.wait()
+            await sent.wait()  # the reply waits behind the message's frame
+            sent.released.set()
+        # the page is gone (its connection dropped); A's handler still holds its tab
+        [tab] = a.adapter._tabs["owner"]
+
+        async def dropped() -> bool:
+            return tab.ws._req is None or tab.ws._req.transport is None
+
+        await eventually(dropped, what="A seeing the closed tab's connection drop")
+        stored.released.set()
+        frames = await _until_reply(other, "hello")
+        assert [f["text"] for f in frames if f["type"] == "user"] == ["hello"]
