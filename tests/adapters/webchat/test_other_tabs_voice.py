@@ -1,6 +1,6 @@
 """A voice note recorded in one web chat tab reaches the chat's other tabs (D191) as the row
 their history shows: its transcript, which the stored row carries in place of the empty text
-the page sent (D154), so it is found by its time, not by the text typed."""
+the page sent (D154), so it is found by its time, not by the text typed; SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -35,9 +35,13 @@ async def audio() -> AsyncIterator[FakeAudioServer]:
 
 @pytest.fixture
 async def server(
-    make_config: ConfigFactory, audio: FakeAudioServer, fake_model: FakeModelServer
+    make_config: ConfigFactory,
+    audio: FakeAudioServer,
+    fake_model: FakeModelServer,
+    db: dict[str, Any],
 ) -> AsyncIterator[TestServer]:
-    rt = Runtime(make_config({"voice": {"stt": {"provider": "openai", "baseUrl": audio.v1}}}))
+    voice = {"voice": {"stt": {"provider": "openai", "baseUrl": audio.v1}}}
+    rt = Runtime(make_config(voice | db))
     adapter = WebchatAdapter.for_gateway(rt.pages)
     await rt.start(adapters=[adapter], probe_models=False)
     server = TestServer(build_app(rt, "test-token", [adapter]))
