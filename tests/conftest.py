@@ -20,22 +20,15 @@ from core.config import CrosstalkConfig, validate_config
 from core.runtime import Runtime
 from core.store import Store
 from tests.browser import need_chromium
-from tests.fakes.fixtures import (  # noqa: F401
-    fake_discord,
-    fake_email,
-    fake_matrix,
-    fake_signal,
-    fake_slack,
-    fake_telegram,
-    fake_whatsapp,
-    synapse,
-)
 from tests.fakes.model import FakeModelServer
 from tests.pg import fresh_pg_database
 
-# The platform runtimes that tests in several folders start (adapters/, e2e/): one definition
-# each, registered as plugins so that no test module imports a fixture by name.
+# Fixtures that tests in several folders use, registered as plugins so that no module imports
+# a fixture by name: the platform fakes, the platform runtimes (adapters/, e2e/) and the cron
+# tests' clocked runtime (core/features/cron/, plugins/cron_tools/).
 pytest_plugins = (
+    "tests.fakes.fixtures",
+    "tests.core.features.cron.helpers",
     "tests.adapters.discord.runtime",
     "tests.adapters.slack.runtime",
     "tests.adapters.telegram.runtime",

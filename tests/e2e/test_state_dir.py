@@ -12,13 +12,13 @@ import shlex
 import shutil
 import signal
 import stat
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli import CLI, run_cli
 from tests.gateway_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,17 +41,13 @@ class Checkout:
         }
 
     async def crosstalk(self, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-        proc = await asyncio.create_subprocess_exec(
-            str(self.root / ".venv" / "bin" / "crosstalk"),
-            *args,
-            cwd=cwd or self.root,
+        launcher = str(self.root / ".venv" / "bin" / "crosstalk")
+        return await run_cli(
+            [launcher, *args],
             env=self.env(),
+            cwd=cwd or self.root,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
         )
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-        return proc.returncode or 0, out.decode(), err.decode()
 
 
 def make_checkout(tmp_path: Path) -> Checkout:
@@ -63,7 +59,7 @@ def make_checkout(tmp_path: Path) -> Checkout:
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
     bin_dir = root / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    launcher = shlex.join([sys.executable, "-m", "core.edge.cli.main"])
+    launcher = shlex.join(CLI)
     (bin_dir / "crosstalk").write_text(
         f'#!/bin/sh\nPYTHONPATH={shlex.quote(str(ROOT))} exec {launcher} "$@"\n'
     )

@@ -1,6 +1,6 @@
 """Ready-made function-scoped fixtures for the platform fakes.
 
-Import them into a ``conftest.py`` (``from tests.fakes.fixtures import fake_discord, ...``).
+tests/conftest.py registers this module as a plugin, so every test can ask for them by name.
 A fresh server costs about a millisecond, so per-test isolation is cheap. Stop the client under
 test *before* these fixtures tear down, or it will see the server vanish and start retrying.
 """
@@ -8,10 +8,13 @@ test *before* these fixtures tear down, or it will see the server vanish and sta
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import pytest
 import pytest_asyncio
 
+from tests.fakes.base import EmulatorServer
 from tests.fakes.discord import FakeDiscord, patch_discord_library
 from tests.fakes.mailserver import MailServer
 from tests.fakes.matrix_proxy import MatrixProxy
@@ -21,57 +24,49 @@ from tests.fakes.synapse import Homeserver
 from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
 
+Fake = TypeVar("Fake", bound=EmulatorServer)
 
-@pytest_asyncio.fixture
-async def fake_telegram() -> AsyncIterator[FakeTelegram]:
-    fake = FakeTelegram()
+
+@asynccontextmanager
+async def serving(fake: Fake) -> AsyncIterator[Fake]:
+    """`fake` started on loopback for the block, stopped after it however the block ends."""
     await fake.start()
     try:
         yield fake
     finally:
         await fake.stop()
+
+
+@pytest_asyncio.fixture
+async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+    async with serving(FakeTelegram()) as fake:
+        yield fake
 
 
 @pytest_asyncio.fixture
 async def fake_discord(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     """Also patches discord.py's two global endpoint attributes (restored afterwards)."""
-    fake = FakeDiscord()
-    await fake.start()
-    patch_discord_library(monkeypatch, fake.api_base, fake.gateway_url)
-    try:
+    async with serving(FakeDiscord()) as fake:
+        patch_discord_library(monkeypatch, fake.api_base, fake.gateway_url)
         yield fake
-    finally:
-        await fake.stop()
 
 
 @pytest_asyncio.fixture
 async def fake_slack() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
-    await fake.start()
-    try:
+    async with serving(FakeSlack()) as fake:
         yield fake
-    finally:
-        await fake.stop()
 
 
 @pytest_asyncio.fixture
 async def fake_whatsapp() -> AsyncIterator[FakeWhatsApp]:
-    fake = FakeWhatsApp()
-    await fake.start()
-    try:
+    async with serving(FakeWhatsApp()) as fake:
         yield fake
-    finally:
-        await fake.stop()
 
 
 @pytest_asyncio.fixture
 async def fake_signal() -> AsyncIterator[FakeSignal]:
-    fake = FakeSignal()
-    await fake.start()
-    try:
+    async with serving(FakeSignal()) as fake:
         yield fake
-    finally:
-        await fake.stop()
 
 
 @pytest.fixture(scope="session")
@@ -88,20 +83,12 @@ def synapse() -> Iterator[Homeserver]:
 @pytest_asyncio.fixture
 async def fake_matrix(synapse: Homeserver) -> AsyncIterator[MatrixProxy]:
     """The recording proxy in front of the session's Synapse (``.server`` is Synapse)."""
-    proxy = MatrixProxy(synapse)
-    await proxy.start()
-    try:
+    async with serving(MatrixProxy(synapse)) as proxy:
         yield proxy
-    finally:
-        await proxy.stop()
 
 
 @pytest_asyncio.fixture
 async def fake_email() -> AsyncIterator[MailServer]:
     """A real IMAP/SMTP server (mail-devel) on loopback, empty mailboxes."""
-    server = MailServer()
-    await server.start()
-    try:
+    async with serving(MailServer()) as server:
         yield server
-    finally:
-        await server.stop()

@@ -1,5 +1,5 @@
-"""Make the platform-fake fixtures available to the fake self-tests, and give the model-fake
-self-tests their server (two models, so a request's model can be told apart)."""
+"""The model-fake self-tests' server (two models, so a request's model can be told apart); the
+platform fakes' fixtures come from tests/fakes/fixtures.py, registered in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -7,16 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.fakes.fixtures import (
-    fake_discord,
-    fake_signal,
-    fake_slack,
-    fake_telegram,
-    fake_whatsapp,
-)
 from tests.fakes.model import FakeModelServer, running_fake_model
-
-__all__ = ["fake_discord", "fake_signal", "fake_slack", "fake_telegram", "fake_whatsapp"]
 
 
 @pytest.fixture

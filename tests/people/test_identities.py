@@ -4,17 +4,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import sys
+from functools import partial
 
 from aiohttp.test_utils import TestClient, TestServer
 
 from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
 from core.runtime import Runtime
+from tests.cli import crosstalk_at
 from tests.conftest import RuntimeFactory
 
 TG = {"botToken": "1:x", "owners": ["10"], "allowFrom": ["20", "*"], "streaming": "off"}
@@ -121,43 +120,24 @@ async def test_person_rules_and_the_http_routes(make_runtime: RuntimeFactory) ->
         assert {"/api/identities", "/api/identities/{channel}/{userId}"} <= set(spec["paths"])
 
 
-async def crosstalk(url: str, *args: str) -> tuple[int, str, str]:
-    """The real `crosstalk` CLI in a child process, against the test gateway."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "core.edge.cli.main",
-        *args,
-        "--url",
-        url,
-        "--token",
-        "test-token",
-        env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
-
-
 async def test_the_identities_cli(make_runtime: RuntimeFactory) -> None:
     rt, tg, dc = await _start(make_runtime)
     async with TestServer(build_app(rt, "test-token", [])) as server:
-        url = str(server.make_url(""))
-        assert await crosstalk(url, "identities", "list") == (0, "no linked identities\n", "")
+        cli = partial(crosstalk_at, str(server.make_url("")), "test-token")
+        assert await cli("identities", "list") == (0, "no linked identities\n", "")
         code = await _link(tg, dc)
         await say(dc, "77", f"/link {code}")
         person = await rt.identities.person_of("telegram", "20")
-        rc, out, err = await crosstalk(url, "identities", "list")
+        rc, out, err = await cli("identities", "list")
         assert (rc, out) == (0, f"{person}  discord:77, telegram:20\n"), err  # one linkedAt
-        rc, out, err = await crosstalk(url, "identities", "list", "--json")
+        rc, out, err = await cli("identities", "list", "--json")
         [listed] = json.loads(out)["persons"]
         assert listed["personId"] == person and len(listed["identities"]) == 2
-        assert await crosstalk(url, "identities", "unlink", "discord", "77") == (
+        assert await cli("identities", "unlink", "discord", "77") == (
             0,
             "Unlinked discord:77.\n",
             "",
         )
-        rc, out, err = await crosstalk(url, "identities", "unlink", "discord", "77")
+        rc, out, err = await cli("identities", "unlink", "discord", "77")
         assert rc == 1 and out == "" and "Unknown identity: discord:77 is not linked." in err, err
     assert await rt.identities.person_of("telegram", "20") is None

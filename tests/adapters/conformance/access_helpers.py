@@ -3,10 +3,7 @@ gateway app and the real `crosstalk` CLI against it, a stranger holding a code."
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,6 +16,7 @@ from core.edge.http.server import build_app
 from core.model.records import SessionQuery
 from core.runtime import Runtime
 from tests.adapters.conformance.drivers import STRANGER, Driver
+from tests.cli import crosstalk_at
 from tests.fakes.model import FakeModelServer
 from tests.polling import eventually
 
@@ -79,21 +77,7 @@ async def call(server: TestServer, method: str, path: str) -> tuple[int, Any]:
 
 async def crosstalk(server: TestServer, *args: str) -> tuple[int, str, str]:
     """The real `crosstalk` CLI in a child process, against the test gateway."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "core.edge.cli.main",
-        *args,
-        "--url",
-        str(server.make_url("")),
-        "--token",
-        TOKEN,
-        env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
+    return await crosstalk_at(str(server.make_url("")), TOKEN, *args)
 
 
 async def pair_stranger(driver: Driver) -> str:

@@ -19,11 +19,24 @@ OWNER = 800000000001  # FakeDiscord.user_message's default author ("alice")
 DiscordRuntime = Callable[..., Awaitable[tuple[Runtime, "DiscordAdapter"]]]
 
 
+async def add_discord(rt: Runtime) -> DiscordAdapter:
+    """The Discord adapter built from `rt`'s config as every test builds it (no reconnects, a
+    short wait for guilds), added to `rt`."""
+    # Imported here: this module is loaded by every test run, discord.py only by those using it.
+    from adapters.discord.adapter import DiscordAdapter, build
+
+    assert rt.config.channels.discord is not None
+    [adapter] = build(
+        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
+    )
+    assert isinstance(adapter, DiscordAdapter)
+    await rt.add_adapter(adapter)
+    return adapter
+
+
 @pytest.fixture
 async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) -> DiscordRuntime:
     """`await discord_rt({...})`: a runtime with one Discord adapter on the fake."""
-    # Imported here: this module is loaded by every test run, discord.py only by those using it.
-    from adapters.discord.adapter import DiscordAdapter, build
 
     async def factory(extra: dict[str, Any] | None = None) -> tuple[Runtime, DiscordAdapter]:
         base = {
@@ -38,16 +51,7 @@ async def discord_rt(fake_discord: FakeDiscord, make_runtime: RuntimeFactory) ->
             "session": {"dmScope": "per-channel-peer"},
         }  # DM keys name the peer
         rt = await make_runtime(deep_merge(base, extra or {}))
-        assert rt.config.channels.discord is not None
-        [adapter] = build(
-            rt.config.channels.discord,
-            rt,
-            guild_ready_timeout=0.05,
-            reconnect=False,
-            start_timeout=5.0,
-        )
-        assert isinstance(adapter, DiscordAdapter)
-        await rt.add_adapter(adapter)
+        adapter = await add_discord(rt)
         assert adapter.status().state == "connected"
         return rt, adapter
 

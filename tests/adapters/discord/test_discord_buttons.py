@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.discord.adapter import DiscordAdapter, build
+from tests.adapters.discord.runtime import add_discord
 from tests.conftest import RuntimeFactory
 from tests.core.features.approvals.helpers import APPROVALS, add_danger_tool
 from tests.fakes.discord import FakeDiscord
@@ -33,12 +33,7 @@ async def test_an_owner_presses_approve_in_a_dm(
         "statusReactions": False,
     }
     rt = await make_runtime({**APPROVALS, "channels": {"discord": section}})
-    assert rt.config.channels.discord is not None
-    [adapter] = build(
-        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
-    )
-    assert isinstance(adapter, DiscordAdapter)
-    await rt.add_adapter(adapter)
+    adapter = await add_discord(rt)
     ran: list[str] = []
     add_danger_tool(rt, ran)
     fake_model.script(tool_call("danger", {"target": "prod"}), text("deleted prod"))
@@ -85,12 +80,7 @@ async def test_a_question_in_a_thread_is_answered_by_a_press(
         "statusReactions": False,
     }
     rt = await make_runtime({"channels": {"discord": section}})
-    assert rt.config.channels.discord is not None
-    [adapter] = build(
-        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
-    )
-    assert isinstance(adapter, DiscordAdapter)
-    await rt.add_adapter(adapter)
+    adapter = await add_discord(rt)
     fake_model.script(
         tool_call("ask_user", {"question": "Which colour?", "options": ["red", "blue"]}),
         text("blue it is"),

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from adapters.discord.adapter import DiscordAdapter, build
 from core.runtime import Runtime
+from tests.adapters.discord.runtime import add_discord
 from tests.conftest import RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 
@@ -31,12 +31,7 @@ async def gateway(
         "statusReactions": False,
     }
     rt = await make_runtime({"channels": {"discord": section}})
-    assert rt.config.channels.discord is not None
-    [adapter] = build(
-        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
-    )
-    assert isinstance(adapter, DiscordAdapter)
-    await rt.add_adapter(adapter)
+    adapter = await add_discord(rt)
     yield rt
     await adapter.stop()
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from adapters.discord.adapter import DiscordAdapter, build
 from core.runtime import Runtime
+from tests.adapters.discord.runtime import add_discord
 from tests.conftest import RuntimeFactory
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.model import FakeModelServer, error, text
@@ -28,12 +28,7 @@ async def gateway(
         "streaming": "off",
     }
     rt = await make_runtime({"channels": {"discord": section}})
-    assert rt.config.channels.discord is not None
-    [adapter] = build(
-        rt.config.channels.discord, rt, guild_ready_timeout=0.05, reconnect=False, start_timeout=5.0
-    )
-    assert isinstance(adapter, DiscordAdapter)
-    await rt.add_adapter(adapter)
+    adapter = await add_discord(rt)
     yield rt
     await adapter.stop()
 

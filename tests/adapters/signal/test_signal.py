@@ -18,25 +18,10 @@ from adapters.signal.spec import SignalAccountConfig
 from core.engine.channels.build import ChannelEnv
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
-from core.model.inbound import InboundMessage
+from tests.adapters.inbox import Inbox
 from tests.adapters.signal.runtime import ANN, GROUP
 from tests.fakes.signal import FakeSignal
 from tests.polling import eventually
-
-
-class Inbox:
-    def __init__(self, fail_on: str | None = None) -> None:
-        self.messages: list[InboundMessage] = []
-        self.fail_on = fail_on
-
-    async def __call__(self, msg: InboundMessage) -> None:
-        if self.fail_on is not None and msg.text == self.fail_on:
-            self.fail_on = None  # fails once, like a store that is briefly unavailable
-            raise RuntimeError("store unavailable")
-        self.messages.append(msg)
-
-    def texts(self) -> list[str]:
-        return [m.text for m in self.messages]
 
 
 def account(fake: FakeSignal, **over: Any) -> SignalAccountConfig:

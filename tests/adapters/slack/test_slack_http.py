@@ -12,7 +12,7 @@ from adapters.slack.adapter import SlackAdapter
 from adapters.slack.spec import SlackAccountConfig
 from core.model.delivery_context import DeliveryContext
 from core.model.errors import ChannelUnavailable, RateLimited, TargetForbidden, TargetNotFound
-from core.model.inbound import InboundMessage
+from tests.adapters.inbox import Inbox
 from tests.adapters.slack.http_host import serve
 from tests.fakes.slack import FakeSlack
 
@@ -26,25 +26,6 @@ def account(fake: FakeSlack, **over: Any) -> SlackAccountConfig:
         **over,
     }
     return SlackAccountConfig.model_validate(raw)
-
-
-class Inbox:
-    """A sink that records messages and lets a test wait for the n-th one."""
-
-    def __init__(self) -> None:
-        self.messages: list[InboundMessage] = []
-        self._changed = asyncio.Event()
-
-    async def __call__(self, msg: InboundMessage) -> None:
-        self.messages.append(msg)
-        self._changed.set()
-
-    async def wait(self, count: int = 1, within: float = 5.0) -> list[InboundMessage]:
-        async with asyncio.timeout(within):
-            while len(self.messages) < count:
-                self._changed.clear()
-                await self._changed.wait()
-        return self.messages
 
 
 @pytest.fixture

@@ -33,31 +33,49 @@ def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
     return {"channels": {"telegram": section}}
 
 
-@pytest.fixture
-async def start_tg(
-    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
-) -> AsyncIterator[Start]:
-    """Start a runtime plus the adapter built from its config; stop the adapter before the fake."""
-    # Imported here: this module is loaded by every test run, PTB only by those using it.
-    from adapters.telegram.adapter import TelegramAdapter, build
+class _Started:
+    """Runtimes with the Telegram adapter built from their config (long polls of a second), for
+    both fixtures below; `stop` stops the adapters before the fake goes."""
 
-    adapters: list[TelegramAdapter] = []
+    def __init__(self, make_runtime: RuntimeFactory) -> None:
+        self.make_runtime = make_runtime
+        self.adapters: list[TelegramAdapter] = []
 
-    async def start(**extra: Any) -> tuple[Runtime, TelegramAdapter]:
-        rt = await make_runtime(telegram_config(fake_telegram, **extra))
+    async def start(
+        self, config: dict[str, Any], retry_initial: float | None = None
+    ) -> tuple[Runtime, TelegramAdapter]:
+        # Imported here: this module is loaded by every test run, PTB only by those using it.
+        from adapters.telegram.adapter import TelegramAdapter, build
+
+        rt = await self.make_runtime(config)
         section = rt.config.channels.telegram
         assert section is not None
         [adapter] = build(section, rt)
         assert isinstance(adapter, TelegramAdapter)
         adapter.poll_timeout = 1
-        adapter.retry_initial = 0.05
-        adapters.append(adapter)
+        if retry_initial is not None:
+            adapter.retry_initial = retry_initial
+        self.adapters.append(adapter)
         await rt.add_adapter(adapter)
         return rt, adapter
 
+    async def stop(self) -> None:
+        for adapter in self.adapters:
+            await adapter.stop()
+
+
+@pytest.fixture
+async def start_tg(
+    fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
+) -> AsyncIterator[Start]:
+    """`await start_tg(**section)`: a runtime plus its adapter, retrying quickly."""
+    started = _Started(make_runtime)
+
+    async def start(**extra: Any) -> tuple[Runtime, TelegramAdapter]:
+        return await started.start(telegram_config(fake_telegram, **extra), retry_initial=0.05)
+
     yield start
-    for adapter in adapters:
-        await adapter.stop()
+    await started.stop()
 
 
 @pytest.fixture
@@ -65,21 +83,12 @@ async def telegram_rt(
     fake_telegram: FakeTelegram, make_runtime: RuntimeFactory
 ) -> AsyncIterator[TelegramRuntime]:
     """`await telegram_rt({...})`: a runtime with the Telegram adapter on the fake, the config
-    merged into `telegram_config`'s; the adapter is stopped before the fake."""
-    from adapters.telegram.adapter import TelegramAdapter, build
-
-    adapters: list[TelegramAdapter] = []
+    merged into `telegram_config`'s."""
+    started = _Started(make_runtime)
 
     async def go(extra: dict[str, Any] | None = None) -> Runtime:
-        rt = await make_runtime(deep_merge(telegram_config(fake_telegram), extra or {}))
-        assert rt.config.channels.telegram is not None
-        [adapter] = build(rt.config.channels.telegram, rt)
-        assert isinstance(adapter, TelegramAdapter)
-        adapter.poll_timeout = 1
-        adapters.append(adapter)
-        await rt.add_adapter(adapter)
+        rt, _ = await started.start(deep_merge(telegram_config(fake_telegram), extra or {}))
         return rt
 
     yield go
-    for adapter in adapters:
-        await adapter.stop()
+    await started.stop()

@@ -24,6 +24,7 @@ from core.model.errors import (
     TargetNotFound,
 )
 from core.model.inbound import InboundMessage
+from tests.adapters.inbox import Inbox
 from tests.fakes.telegram import FakeTelegram
 from tests.polling import eventually
 
@@ -32,21 +33,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 BOT_ID = 123456789
 BOT = "crosstalk_test_bot"
 MakeAdapter = Callable[..., TelegramAdapter]
-
-
-class Inbox:
-    """A sink that records messages and lets a test wait for them with a deadline."""
-
-    def __init__(self) -> None:
-        self.messages: list[InboundMessage] = []
-        self._queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-
-    async def __call__(self, msg: InboundMessage) -> None:
-        self.messages.append(msg)
-        await self._queue.put(msg)
-
-    async def next(self, timeout: float = 5.0) -> InboundMessage:
-        return await asyncio.wait_for(self._queue.get(), timeout)
 
 
 @pytest.fixture

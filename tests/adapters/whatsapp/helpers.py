@@ -11,21 +11,12 @@ from aiohttp.test_utils import TestServer
 from adapters.whatsapp.adapter import WhatsAppAdapter
 from adapters.whatsapp.spec import WhatsAppAccountConfig
 from core.edge.http.server import build_app
-from core.model.inbound import InboundMessage
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.whatsapp import FakeWhatsApp
 
 ANN = "4915100000001"
 DAY = 24 * 3600
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[InboundMessage] = []
-
-    async def __call__(self, msg: InboundMessage) -> None:
-        self.messages.append(msg)
 
 
 class Clock:

@@ -11,7 +11,8 @@ import pytest
 
 from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.model.errors import ChannelUnavailable
-from tests.adapters.whatsapp.helpers import ANN, Inbox, account, is_true, serve
+from tests.adapters.inbox import Inbox
+from tests.adapters.whatsapp.helpers import ANN, account, is_true, serve
 from tests.fakes.whatsapp import FakeWhatsApp
 from tests.polling import eventually
 

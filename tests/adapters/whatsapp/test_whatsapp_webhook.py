@@ -8,7 +8,8 @@ import json
 
 from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.model.records import SessionQuery
-from tests.adapters.whatsapp.helpers import ANN, Inbox, account, gateway, serve, started_runtime
+from tests.adapters.inbox import Inbox
+from tests.adapters.whatsapp.helpers import ANN, account, gateway, serve, started_runtime
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.whatsapp import FakeWhatsApp

@@ -10,11 +10,11 @@ from adapters.whatsapp.adapter import WhatsAppAdapter
 from core.engine.outbound.delivery import Outbound
 from core.model.errors import TargetForbidden
 from core.model.records import SessionQuery
+from tests.adapters.inbox import Inbox
 from tests.adapters.whatsapp.helpers import (
     ANN,
     DAY,
     Clock,
-    Inbox,
     account,
     gateway,
     is_true,

@@ -1,4 +1,5 @@
-"""A runtime whose cron scheduler is driven by a manual clock (no loop, no sleeping)."""
+"""A runtime whose cron scheduler is driven by a manual clock (no loop, no sleeping); its
+fixtures are registered suite-wide from tests/conftest.py."""
 
 from __future__ import annotations
 

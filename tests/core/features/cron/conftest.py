@@ -1,1 +1,0 @@
-from tests.core.features.cron.helpers import clock, clocked_runtime  # noqa: F401
