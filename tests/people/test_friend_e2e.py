@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from adapters.telegram.adapter import TelegramAdapter, build
 from core.runtime import Runtime
+from tests.adapters.telegram.runtime import add_telegram
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 from tests.fakes.model_script import (
@@ -63,11 +63,7 @@ async def gateway(
         "streaming": "off",
     }
     rt = await make_runtime({"session": {"dmScope": "main"}, "channels": {"telegram": section}})
-    assert rt.config.channels.telegram is not None
-    [adapter] = build(rt.config.channels.telegram, rt)
-    assert isinstance(adapter, TelegramAdapter)
-    adapter.poll_timeout = 1
-    await rt.add_adapter(adapter)
+    adapter = await add_telegram(rt)
     yield rt
     await adapter.stop()
 

@@ -33,9 +33,26 @@ def telegram_config(fake: FakeTelegram, **extra: Any) -> dict[str, Any]:
     return {"channels": {"telegram": section}}
 
 
+async def add_telegram(rt: Runtime, retry_initial: float | None = None) -> TelegramAdapter:
+    """The Telegram adapter built from `rt`'s config as every test builds it (long polls of a
+    second, so a stop is quick), added to `rt`."""
+    # Imported here: this module is loaded by every test run, PTB only by those using it.
+    from adapters.telegram.adapter import TelegramAdapter, build
+
+    section = rt.config.channels.telegram
+    assert section is not None
+    [adapter] = build(section, rt)
+    assert isinstance(adapter, TelegramAdapter)
+    adapter.poll_timeout = 1
+    if retry_initial is not None:
+        adapter.retry_initial = retry_initial
+    await rt.add_adapter(adapter)
+    return adapter
+
+
 class _Started:
-    """Runtimes with the Telegram adapter built from their config (long polls of a second), for
-    both fixtures below; `stop` stops the adapters before the fake goes."""
+    """Runtimes with their Telegram adapter, for both fixtures below; `stop` stops the adapters
+    before the fake goes."""
 
     def __init__(self, make_runtime: RuntimeFactory) -> None:
         self.make_runtime = make_runtime
@@ -44,19 +61,9 @@ class _Started:
     async def start(
         self, config: dict[str, Any], retry_initial: float | None = None
     ) -> tuple[Runtime, TelegramAdapter]:
-        # Imported here: this module is loaded by every test run, PTB only by those using it.
-        from adapters.telegram.adapter import TelegramAdapter, build
-
         rt = await self.make_runtime(config)
-        section = rt.config.channels.telegram
-        assert section is not None
-        [adapter] = build(section, rt)
-        assert isinstance(adapter, TelegramAdapter)
-        adapter.poll_timeout = 1
-        if retry_initial is not None:
-            adapter.retry_initial = retry_initial
+        adapter = await add_telegram(rt, retry_initial)
         self.adapters.append(adapter)
-        await rt.add_adapter(adapter)
         return rt, adapter
 
     async def stop(self) -> None:

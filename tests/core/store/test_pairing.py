@@ -3,24 +3,7 @@
 from __future__ import annotations
 
 from core.store import Store
-from core.store.pairing import PairingRequest
-
-
-def request(code: str, user: str, *, now: int = 1000, account: str = "default") -> PairingRequest:
-    return PairingRequest(
-        code=code,
-        channel="telegram",
-        account_id=account,
-        user_id=user,
-        user_name=None,
-        chat_id=user,
-        thread_id=None,
-        deliver_to=user,
-        preview="hi",
-        status="pending",
-        created_at=now,
-        expires_at=now + 100,
-    )
+from tests.core.store.pairing_rows import request
 
 
 async def test_request_lifecycle(store: Store) -> None:

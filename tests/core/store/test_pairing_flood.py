@@ -9,25 +9,13 @@ from sqlalchemy import func, select
 from core.store import Store
 from core.store.pairing import PairingRequest
 from core.store.pairing_tables import PairingRequestRow
+from tests.core.store.pairing_rows import request
 
 HOUR = 3_600_000
 
 
 def _req(user: str, at: int, account: str = "default") -> PairingRequest:
-    return PairingRequest(
-        code=f"C{user}{at}"[:16],
-        channel="telegram",
-        account_id=account,
-        user_id=user,
-        user_name=None,
-        chat_id=user,
-        thread_id=None,
-        deliver_to=user,
-        preview="hi",
-        status="pending",
-        created_at=at,
-        expires_at=at + HOUR,
-    )
+    return request(f"C{user}{at}"[:16], user, now=at, account=account, ttl=HOUR)
 
 
 async def _rows(store: Store) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -34,6 +33,7 @@ from tests.fakes.model import FakeModelServer, Reply, RequestJSON, text, tool_ca
 from tests.fakes.model_script import last_message, last_user_text, tool_results
 from tests.pg import fresh_pg_database
 from tests.polling import eventually
+from tests.running import running
 
 NOTHING = "No sub-agent is running; nothing to wait for."
 AUTH = {"Authorization": "Bearer test-token"}
@@ -55,16 +55,6 @@ async def configs(
     async with fresh_pg_database() as url:
         db["gateway"] = {"database": {"url": url}}
         yield config
-
-
-@asynccontextmanager
-async def running(config: CrosstalkConfig, adapter: RecordingAdapter) -> AsyncIterator[Runtime]:
-    rt = Runtime(config)
-    await rt.start(adapters=[adapter], probe_models=False)
-    try:
-        yield rt
-    finally:
-        await rt.stop()
 
 
 def last_tool_result(req: RequestJSON) -> dict[str, Any]:

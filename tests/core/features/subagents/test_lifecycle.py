@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 
 from core.config import CrosstalkConfig
 from core.runtime import Runtime
@@ -23,16 +22,7 @@ from tests.core.features.subagents.helpers import (
 )
 from tests.fakes.model import FakeModelServer, Reply, RequestJSON, delay, text
 from tests.polling import eventually as until
-
-
-@asynccontextmanager
-async def running(config: CrosstalkConfig, adapter: RecordingAdapter) -> AsyncIterator[Runtime]:
-    rt = Runtime(config)
-    await rt.start(adapters=[adapter], probe_models=False)
-    try:
-        yield rt
-    finally:
-        await rt.stop()
+from tests.running import running
 
 
 async def announce_rows(rt: Runtime) -> list[str]:
