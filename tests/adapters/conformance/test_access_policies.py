@@ -4,14 +4,13 @@ session (D62). "No reply" is shown by the refusal counter, never by sleeping."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.adapters.conformance.access_helpers import no_trace, refused, require_strangers
 from tests.adapters.conformance.drivers import OWNER, STRANGER, Driver
+from tests.cli import crosstalk
 from tests.conftest import RuntimeFactory
 from tests.fakes.model import FakeModelServer
 
@@ -104,20 +103,9 @@ async def test_config_check_no_longer_warns_about_a_shared_main_session(
     async def check(body: str) -> str:
         path = tmp_path / "crosstalk.yaml"
         path.write_text(body, encoding="utf-8")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "core.edge.cli.main",
-            "--config",
-            str(path),
-            "config",
-            "check",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0, err
-        return err.decode()
+        rc, _, err = await crosstalk("--config", str(path), "config", "check")
+        assert rc == 0, err
+        return err
 
     section = f"channels:\n  {platform}:\n    owners: ['1']\n" + MINIMAL.get(platform, "")
     # email's default is allowlist: only the owners may write (each key once, D135)
