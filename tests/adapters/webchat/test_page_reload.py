@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import ClientWebSocketResponse
 from aiohttp.test_utils import TestServer
 
 from adapters.webchat.adapter import WebchatAdapter
@@ -46,6 +47,13 @@ async def bubbles(browser: Browser) -> list[tuple[str, str]]:
     return [(b["role"], b["text"]) for b in value]
 
 
+async def another_tab(http: aiohttp.ClientSession, page_url: str) -> ClientWebSocketResponse:
+    """A second socket on the page's chat, past its history frame: what another tab sends."""
+    other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
+    await other.receive(timeout=10)
+    return other
+
+
 async def test_a_reply_streamed_after_a_reload_keeps_the_users_message(
     tmp_path: Path, fake_model: FakeModelServer, page_url: str
 ) -> None:
@@ -78,8 +86,7 @@ async def test_a_message_typed_in_another_tab_shows_before_its_reply(
     async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
         await browser.goto(f"{page_url}?token=test-token")
         await browser.wait_for(CONNECTED)
-        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
-        await other.receive(timeout=10)  # its history
+        other = await another_tab(http, page_url)
         await other.send_json({"type": "message", "text": "typed in the other tab"})
         await browser.wait_for(
             f"{MSGS}.some(e => e.dataset.text === 'echo: typed in the other tab')"
@@ -97,8 +104,7 @@ async def test_new_typed_in_another_tab_starts_this_tab_over(tmp_path: Path, pag
     async with Browser(tmp_path / "profile") as browser, aiohttp.ClientSession() as http:
         await browser.goto(f"{page_url}?token=test-token")
         await browser.wait_for(CONNECTED)
-        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
-        await other.receive(timeout=10)  # its history
+        other = await another_tab(http, page_url)
         await other.send_json({"type": "message", "text": "before the reset"})
         await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'echo: before the reset')")
         await other.send_json({"type": "message", "text": "/new"})
@@ -134,8 +140,7 @@ async def test_typing_dots_stay_below_a_message_typed_in_another_tab(
             " document.getElementById('send').click(); })()"
         )
         await browser.wait_for("document.getElementById('typing') !== null")
-        other = await http.ws_connect(page_url.replace("http", "ws", 1) + "ws?token=test-token")
-        await other.receive(timeout=10)  # its history
+        other = await another_tab(http, page_url)
         await other.send_json({"type": "message", "text": "typed elsewhere"})
         await browser.wait_for(f"{MSGS}.some(e => e.dataset.text === 'typed elsewhere')")
         last = "document.getElementById('log').lastElementChild.id"
