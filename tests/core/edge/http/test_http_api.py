@@ -75,9 +75,12 @@ async def test_invoke_errors_have_the_documented_shapes(client: tuple[Client, Ru
 
 async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime]) -> None:
     c, rt = client
-    resp = await c.patch("/api/sessions/main", json={"sendPolicy": "deny"}, headers=AUTH)
-    assert resp.status == 404
-    await rt.services.ensure_session(rt.keys.main_session_key())
+    resp = await c.patch("/api/sessions/agent:main:ops", json={"sendPolicy": "deny"}, headers=AUTH)
+    assert resp.status == 404  # a session nothing made yet
+    assert (await resp.json())["error"]["message"] == "Unknown session: agent:main:ops"
+    resp = await c.get("/api/sessions/agent:ghost:main", headers=AUTH)
+    assert resp.status == 404  # no such agent configured: its main session is not made
+    assert await rt.store.get_session("agent:ghost:main") is None
     resp = await c.patch(
         "/api/sessions/main", json={"sendPolicy": "deny", "label": "home"}, headers=AUTH
     )
@@ -104,6 +107,20 @@ async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime
     rows = (await resp.json())["deliveries"]
     assert [(r["text"], r["reason"]) for r in rows] == [("hidden", "session override")]
     assert (await c.get("/api/deliveries")).status == 401
+
+
+async def test_a_configured_agents_main_session_answers_on_a_fresh_state(
+    client: tuple[Client, Runtime],
+) -> None:
+    """D199: `sessions_list` shows `main` before anything touched it, so patch and get find it
+    (`crosstalk sessions patch agent:main:main --send-policy off` answered "Unknown session")."""
+    c, rt = client
+    assert await rt.store.get_session("agent:main:main") is None
+    resp = await c.patch("/api/sessions/agent:main:main", json={"sendPolicy": "deny"}, headers=AUTH)
+    assert resp.status == 200 and (await resp.json())["entry"]["sendPolicy"] == "deny"
+    assert await rt.store.delete_session("agent:main:main")
+    resp = await c.get("/api/sessions/main", headers=AUTH)
+    assert resp.status == 200 and (await resp.json())["entry"]["sessionKey"] == "agent:main:main"
 
 
 async def test_chat_completion_into_a_denied_session_is_refused(
