@@ -20,7 +20,6 @@ from core.store import SessionEntry, StoreError
 
 if TYPE_CHECKING:
     from core.features.tools.env import ToolEnv
-    from core.runtime import Runtime
 
 OUTCOMES: tuple[str, ...] = get_args(Outcome)
 CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -73,9 +72,10 @@ def _key(request: web.Request) -> str:
     return rt.keys.main_session_key() if raw == "main" else rt.keys.canonical(raw)
 
 
-async def _find(rt: Runtime, key: str) -> SessionEntry | None:
+async def _find(request: web.Request, key: str) -> SessionEntry | None:
     """The session at `key`. A configured agent's main session is there before anything
     touched it (`sessions_list` shows it, D199), so asking for it makes its row."""
+    rt = request.app[RUNTIME]
     entry = await rt.store.get_session(key)
     if entry is None and key in {rt.keys.main_session_key(a) for a in rt.config.agent_ids()}:
         entry = await rt.services.ensure_session(key)
@@ -86,7 +86,7 @@ async def get_session(request: web.Request) -> web.Response:
     if not is_authorized(request, request.app[SECRET]):
         return unauthorized()
     rt = request.app[RUNTIME]
-    entry = await _find(rt, _key(request))
+    entry = await _find(request, _key(request))
     if entry is None:
         return error(404, f"Unknown session: {_key(request)}", "not_found")
     return web.json_response({"ok": True, "entry": entry_row(rt.tool_env, entry)})
@@ -99,7 +99,7 @@ async def patch_session(request: web.Request) -> web.Response:
     patch, body = parsed
     rt = request.app[RUNTIME]
     key = _key(request)
-    if await _find(rt, key) is None:
+    if await _find(request, key) is None:
         return error(404, f"Unknown session: {key}", "not_found")
     fields: dict[str, Any] = {}
     if "sendPolicy" in body:
