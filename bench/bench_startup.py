@@ -14,7 +14,9 @@ them at every launch (~0.1 s); `--no-compile` measures without that.
 
 `--first-reply` implies a model: one `POST /v1/chat/completions` is sent as soon as the
 `Web chat:` line appears, and the launch → reply time is printed (that run's idle RSS then
-includes one finished turn).
+includes one finished turn). `--chat-open S` is the web chat's usual case instead: the chat page
+is opened at ready (which starts the model-stack import, D54), the message is sent S seconds
+later, and the time from sending it to its reply is printed beside a second message's.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Result:
     rss_ready: float
     rss_idle: float
     first_reply: float | None
+    after_open: tuple[float, float] | None = None
+    """With `--chat-open`: send → reply of the first message and of a second one."""
 
 
 def _port() -> int:
@@ -69,7 +73,23 @@ async def _ask(url: str, token: str) -> None:
             raise SystemExit(f"first reply failed: {resp.status} {data}")
 
 
-async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> Result:
+async def _opened_then_asked(line: bytes, wait: float) -> tuple[float, float]:
+    page = line.decode().split("Web chat: ", 1)[1].strip()
+    url, _, token = page.partition("?token=")
+    async with aiohttp.ClientSession() as http, http.get(page) as resp:
+        await resp.read()  # the page starts the model-stack import (D54)
+    await asyncio.sleep(wait)  # someone typing
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        await _ask(url, token)
+        times.append(time.perf_counter() - t0)
+    return times[0], times[1]
+
+
+async def one(
+    idle_seconds: float, model_url: str | None, first_reply: bool, chat_open: float | None = None
+) -> Result:
     state = tempfile.mkdtemp(prefix="crosstalk-start-")
     env = {**os.environ, "CROSSTALK_STATE_DIR": state, "CROSSTALK_GATEWAY_PORT": str(_port())}
     if model_url is not None:
@@ -98,6 +118,7 @@ async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> 
             break
     ready = time.perf_counter() - t0
     replied: float | None = None
+    opened = await _opened_then_asked(line, chat_open) if chat_open is not None else None
     if first_reply:
         url, _, token = line.decode().split("Web chat: ", 1)[1].strip().partition("?token=")
         await _ask(url, token)
@@ -107,14 +128,17 @@ async def one(idle_seconds: float, model_url: str | None, first_reply: bool) -> 
     rss_idle = _rss_mib(proc.pid)
     proc.terminate()
     await proc.wait()
-    return Result(ready, rss_ready, rss_idle, replied)
+    return Result(ready, rss_ready, rss_idle, replied, opened)
 
 
 async def run_all(args: argparse.Namespace) -> list[Result]:
-    if not (args.with_model or args.first_reply):
+    if not (args.with_model or args.first_reply or args.chat_open is not None):
         return [await one(args.idle, None, False) for _ in range(args.runs)]
     async with FakeModelServer() as fake:
-        return [await one(args.idle, fake.base_url, args.first_reply) for _ in range(args.runs)]
+        return [
+            await one(args.idle, fake.base_url, args.first_reply, args.chat_open)
+            for _ in range(args.runs)
+        ]
 
 
 def _stats(label: str, values: list[float]) -> str:
@@ -135,6 +159,12 @@ def main() -> None:
         help="send one chat completion at ready; print launch → reply",
     )
     ap.add_argument(
+        "--chat-open",
+        type=float,
+        metavar="S",
+        help="open the web chat at ready, send a message S s later; print send → reply",
+    )
+    ap.add_argument(
         "--no-compile",
         action="store_true",
         help="do not byte-compile core/, adapters/, plugins/ first",
@@ -149,7 +179,18 @@ def main() -> None:
     replies = [r.first_reply for r in results if r.first_reply is not None]
     if replies:
         print(_stats("launch to first reply", replies))
-    model = " (model configured)" if args.with_model or args.first_reply else ""
+        after = [r.first_reply - r.ready for r in results if r.first_reply is not None]
+        print(_stats("ready to first reply", after))
+    opened = [r.after_open for r in results if r.after_open is not None]
+    if opened:
+        first = sorted(o[0] * 1000 for o in opened)
+        second = sorted(o[1] * 1000 for o in opened)
+        print(
+            f"chat opened at ready, message {args.chat_open:g} s later, send to reply: "
+            f"first median={first[len(first) // 2]:.0f} ms (min {first[0]:.0f}, max "
+            f"{first[-1]:.0f}), second median={second[len(second) // 2]:.0f} ms"
+        )
+    model = " (model configured)" if args.with_model or args.first_reply or opened else ""
     print(
         f"RSS at ready: {max(r.rss_ready for r in results):.0f} MiB; idle after "
         f"{args.idle:.0f} s{model} {max(r.rss_idle for r in results):.0f} MiB"

@@ -16,10 +16,15 @@ from typing import Any
 
 
 def bounded_http_client(max_bytes: int, idle: float) -> Any:
-    """The OpenAI SDK's aiohttp-based client (D51) with every response body bounded."""
+    """The OpenAI SDK's aiohttp-based client (D51) with every response body bounded, on the
+    process's one TLS context for these clients (D193)."""
     from openai import DefaultAioHttpClient
 
-    return DefaultAioHttpClient(event_hooks={"response": [bounded_hook(max_bytes, idle)]})
+    from core.features.models.tls import client_context
+
+    return DefaultAioHttpClient(
+        event_hooks={"response": [bounded_hook(max_bytes, idle)]}, verify=client_context()
+    )
 
 
 def bounded_anthropic_client(max_bytes: int, idle: float) -> Any:

@@ -153,6 +153,18 @@ class ModelResolver:
         return self.probed
 
 
+OPENAI_CLIENT_APIS = frozenset({"openai-completions", "openai-responses", "ollama"})
+"""Provider APIs whose models talk through the OpenAI SDK's client (D51)."""
+
+
+def _uses_openai_clients(config: CrosstalkConfig | None) -> bool:
+    """Whether a model of `config` may need the OpenAI clients' TLS context: a provider on
+    the SDK's client, or none at all (a probed local server speaks the OpenAI API)."""
+    if config is None or not config.models.providers:
+        return True
+    return any(p.api in OPENAI_CLIENT_APIS for p in config.models.providers.values())
+
+
 def _secret(value: Any) -> str | None:
     if value is None:
         return None
@@ -178,6 +190,9 @@ def warm_up_imports(config: CrosstalkConfig | None = None) -> None:
 
 
 def _import_model_stack(config: CrosstalkConfig | None) -> None:
+    from core.features.models import tls
+
+    beside = tls.build_beside() if _uses_openai_clients(config) else None  # D193
     import pydantic_ai.models.fallback
     import pydantic_ai.models.openai
     import pydantic_ai.models.wrapper
@@ -189,6 +204,7 @@ def _import_model_stack(config: CrosstalkConfig | None) -> None:
 
     openai_fast.install()
     get_snapshot()  # the price table (~0.15 s) that the first model built would load on the loop
+    import prometheus_client  # noqa: F401  (the first turn's first metric sample would: D56, D193)
 
     apis = {p.api for p in config.models.providers.values()} if config else set()
     for api, module in (
@@ -201,6 +217,8 @@ def _import_model_stack(config: CrosstalkConfig | None) -> None:
                 __import__(module)
             except ImportError:
                 log.warning("provider api %s: its optional extra is not installed", api)
+    if beside is not None:
+        beside.join()  # long done: it takes ~0.05 s, the imports ~0.6 s
     from core.features.models import heap
 
     heap.settle()  # D50: the gateway's start-up objects leave the collector's walk

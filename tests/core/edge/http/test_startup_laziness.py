@@ -141,3 +141,23 @@ def test_the_gateway_never_loads_httpxs_command_line_client(tmp_path: Path) -> N
         env={**os.environ, "CROSSTALK_STATE_DIR": str(tmp_path / "state")},
     )
     assert json.loads(out.stdout.splitlines()[-1]) == [[], True, True], out.stderr
+
+
+def test_the_warm_up_imports_what_the_first_turns_metrics_need() -> None:
+    """D193: the first turn samples a metric, which imports prometheus_client (D56); the
+    warm-up that precedes it imports it instead, off the first reply's path."""
+    code = (
+        "import sys\n"
+        "from core.features.models.resolver import warm_up_imports\n"
+        "print('prometheus_client' in sys.modules)\n"
+        "warm_up_imports(None)\n"
+        "print('prometheus_client' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[4],
+    )
+    assert out.stdout.split() == ["False", "True"], out.stderr
