@@ -79,6 +79,7 @@ class Database:
         self._mirror_checked: set[str] = set()  # session ids whose JSONL matched the rows
         self._mirror_stale: set[str] = set()  # session ids whose last JSONL append failed
         self._tails = TailCache() if self._sync is not None else None  # D43: SQLite only
+        self._conn: Connection | None = None  # SQLite's one connection, kept open (D196)
 
     async def open(self, *, migrate: bool = True) -> None:
         """Bring the schema to the newest migration.
@@ -103,6 +104,9 @@ class Database:
             await upgrade(self.url)
 
     async def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
         if self._sync is not None:
             self._sync.dispose()
         if self._async is not None:
@@ -112,12 +116,26 @@ class Database:
     def dialect(self) -> str:
         return "sqlite" if self._sync is not None else "postgresql"
 
+    def _sqlite(self) -> Connection:
+        """SQLite's one connection, kept open between operations (D196): checking it out of
+        the pool and back in cost more than most of the statements run on it."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            assert self._sync is not None
+            if conn is not None:
+                conn.close()
+            conn = self._conn = self._sync.connect()
+        return conn
+
     async def read(self, op: Callable[[Connection], T]) -> T:
         """Run a read-only query function; extensions (e.g. the sub-agent registry) use this
         too. On PostgreSQL it runs outside a transaction (D44): never write from it."""
         if self._sync is not None:
-            with self._sync.connect() as conn:
+            conn = self._sqlite()
+            try:
                 return op(conn)
+            finally:
+                conn.rollback()  # no snapshot kept: the next read sees other writers (D43)
         assert self._reads is not None
         async with self._reads.connect() as aconn:
             return await aconn.run_sync(op)
@@ -125,7 +143,8 @@ class Database:
     async def write(self, op: Callable[[Connection], T]) -> T:
         """Run a function inside one transaction (committed when it returns)."""
         if self._sync is not None:
-            with self._sync.begin() as conn:
+            conn = self._sqlite()
+            with conn.begin():
                 return op(conn)
         assert self._async is not None
         async with self._async.begin() as aconn:

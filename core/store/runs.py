@@ -9,6 +9,7 @@ from typing import Unpack
 
 from sqlalchemy import Connection, and_, func, or_, select, update
 
+import core.store.hot as hot
 import core.store.statements as st
 from core.model.records import RunPatch, RunRecord, SessionEntry, TranscriptMessage, TurnWrite
 from core.store.database import now_ms
@@ -29,7 +30,8 @@ R = RunRow.__table__  # type: ignore[attr-defined]
 class RunsStore(TranscriptsStore):
     @staticmethod
     def _insert_run(c: Connection, run: RunRecord) -> None:
-        c.execute(
+        hot.write(
+            c,
             st.INSERT_RUN,
             {
                 "id": run.id,

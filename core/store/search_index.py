@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, text
 
+import core.store.hot as hot
 from core.model.records import TranscriptMessage
 from core.model.search import searchable_text, words
 from core.store.statements import M
@@ -86,7 +87,7 @@ def index_messages(c: Connection, messages: Sequence[TranscriptMessage]) -> None
     sqlite = c.dialect.name == "sqlite"
     rows = _rows(messages, sqlite)
     if rows:
-        c.execute(_SQLITE_INSERT if sqlite else _PG_INSERT, rows)
+        hot.write_many(c, _SQLITE_INSERT if sqlite else _PG_INSERT, rows)
 
 
 def forget_session(c: Connection, key: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Unpack
 
 from sqlalchemy import Connection, and_, delete, func, or_, select, update
 
+import core.store.hot as hot
 import core.store.statements as st
 from core.model.records import SESSION_FIELDS, SessionEntry, SessionPatch, SessionQuery
 from core.store.database import Database, StoreError, insert_ignore, now_ms
@@ -29,7 +30,7 @@ def _glob_to_like(pattern: str) -> str:
 
 
 def session_by_key(conn: Connection, key: str) -> SessionEntry | None:
-    row = conn.execute(st.SESSION_BY_KEY, {"b_key": key}).first()
+    row = hot.first(conn, st.SESSION_BY_KEY, {"b_key": key})
     return SessionEntry(*row) if row else None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, func, insert, select, update
 
+import core.store.hot as hot
 from core.model.records import SessionEntry
 from core.store.tables import MessageRow, RunRow, SessionRow
 
@@ -129,11 +130,11 @@ def message_params(m: Any, key: str, session_id: str) -> dict[str, Any]:
 
 
 def update_session(c: Connection, key: str, values: Mapping[str, Any]) -> int:
-    return int(c.execute(UPDATE_SESSION, {"b_key": key, **values}).rowcount)
+    return hot.write(c, UPDATE_SESSION, {"b_key": key, **values})
 
 
 def update_run(c: Connection, run_id: str, values: Mapping[str, Any]) -> int:
-    return int(c.execute(UPDATE_RUN, {"b_rid": run_id, **values}).rowcount)
+    return hot.write(c, UPDATE_RUN, {"b_rid": run_id, **values})
 
 
 def update_run_fenced(c: Connection, run_id: str, owner: str, values: Mapping[str, Any]) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, select
 
+import core.store.hot as hot
 from core.model.records import TranscriptMessage
 from core.store.statements import HISTORY, MSG_COLS, WAITING, M
 
@@ -93,7 +94,7 @@ class TailCache:
             self.total -= kept.total
             last = kept.messages[-1] if kept.messages else None
             params = {"b_sid": session_id, "b_from": last.seq if last else 0}
-            rows = await read(lambda c: c.execute(NEWER, params).all())
+            rows = await read(lambda c: hot.rows(c, NEWER, params))
             seen = {m.id for m in kept.messages if last is not None and m.seq == last.seq}
             kept.extend([m for m in map(decode, rows) if m.id not in seen], self.keep)
         if kept.total <= self.budget:
@@ -109,5 +110,5 @@ class TailCache:
     ) -> list[TranscriptMessage]:
         q = HISTORY[True, True, False, False, True, True]  # a turn's context sees summaries (D71)
         params = {"b_sid": session_id, "b_limit": limit}
-        rows = await read(lambda c: c.execute(q, params).all())
+        rows = await read(lambda c: hot.rows(c, q, params))
         return [decode(r) for r in reversed(rows)]

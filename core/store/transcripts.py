@@ -11,6 +11,7 @@ from typing import Any, Unpack
 
 from sqlalchemy import Connection, and_, func, select, update
 
+import core.store.hot as hot
 import core.store.statements as st
 from core.model.records import SessionEntry, SessionPatch, TranscriptMessage
 from core.model.text import clean_json, clean_text
@@ -46,10 +47,10 @@ def message_of(row: Any) -> TranscriptMessage:
 
 def place(c: Connection, session_id: str, message_id: int) -> TranscriptMessage | None:
     """Give a waiting message the next place of its transcript; None if it already has one."""
-    done = c.execute(st.PLACE, {"b_mid": message_id, "b_next_sid": session_id}).rowcount
+    done = hot.write(c, st.PLACE, {"b_mid": message_id, "b_next_sid": session_id})
     if not done:
         return None
-    row = c.execute(st.MESSAGE_BY_ID, {"b_mid": message_id}).first()
+    row = hot.first(c, st.MESSAGE_BY_ID, {"b_mid": message_id})
     return message_of(row) if row else None
 
 
@@ -79,8 +80,7 @@ class TranscriptsStore(SessionsStore):
             values = st.message_params(m, entry.key, entry.session_id)
             if not placed:
                 del values["b_next_sid"]
-            res = c.execute(stmt, values)
-            m.id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            m.id = hot.insert(c, stmt, values)
             ids.append(m.id)
         index_messages(c, messages)  # searchable once this transaction commits (D66)
         if touch:

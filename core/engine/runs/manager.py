@@ -325,7 +325,8 @@ class RunManager(RunEnding):
         task = asyncio.create_task(self.executor.run_turn(run, request, entry, sink))
         self._active[run.session_key] = (pending, task)
         try:
-            result = await asyncio.wait_for(task, request.timeout_seconds or None)
+            async with asyncio.timeout(request.timeout_seconds or None):  # D198
+                result = await task
         except TimeoutError:
             return RunOutcome(run.id, "timeout", f"run timed out after {request.timeout_seconds}s")
         except asyncio.CancelledError:

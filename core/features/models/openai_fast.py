@@ -43,6 +43,16 @@ _OMITTED: tuple[type, ...] = ()
 KNOWN_PLAIN: dict[int, object] = {}
 """Objects known to be plain JSON already (tool schemas adapted by `schema_cache`), by id; the
 holder removes an entry before it lets the object go, so an id is never reused here."""
+KNOWN_JSON: dict[int, str] = {}
+"""The SDK's JSON text of a `KNOWN_PLAIN` object, made at its first request (D197); dropped
+with its `KNOWN_PLAIN` entry (`forget`)."""
+
+
+def forget(data: object) -> None:
+    """`data` is no longer known plain (its holder lets it go)."""
+    if KNOWN_PLAIN.get(id(data)) is data:
+        del KNOWN_PLAIN[id(data)]
+        KNOWN_JSON.pop(id(data), None)
 
 
 def plain(data: Any) -> Any:
@@ -77,6 +87,91 @@ def _plain(data: Any, omitted: tuple[type, ...]) -> Any:
     return data
 
 
+def _spliced(data: Any, enc: Callable[[Any], str], text: Callable[[str], str]) -> str:
+    """`enc(data)` with the known plain objects inside written from their kept text."""
+    kind = type(data)
+    if kind is str:
+        return text(data)
+    if kind is dict:
+        if KNOWN_PLAIN.get(id(data)) is data:
+            known = KNOWN_JSON.get(id(data))
+            if known is None:
+                known = KNOWN_JSON[id(data)] = enc(data)
+            return known
+        if all(type(k) is str for k in data):
+            items = (f"{text(k)}:{_spliced(v, enc, text)}" for k, v in data.items())
+            return "{" + ",".join(items) + "}"
+    elif kind is list:
+        return "[" + ",".join(_spliced(v, enc, text) for v in data) + "]"
+    return enc(data)
+
+
+def body_dumps(
+    original: Callable[[Any], bytes], enc: Callable[[Any], str]
+) -> Callable[[Any], bytes]:
+    """The SDK's request-body serialiser, writing each tool schema from the text it was given
+    the first time (D197): the schemas are two thirds of a plain turn's body and the same at
+    every request, and serialising them again cost ~60 µs a turn. Any other body, and every
+    value but `tools`, is the SDK's own `enc` (its encoder, its settings)."""
+    from json.encoder import encode_basestring
+
+    def dumps(obj: Any) -> bytes:
+        if type(obj) is not dict or type(obj.get("tools")) is not list:
+            return original(obj)
+        if not all(type(k) is str for k in obj):
+            return original(obj)
+        text = encode_basestring
+        items = (
+            f"{text(k)}:{_spliced(v, enc, text) if k == 'tools' else enc(v)}"
+            for k, v in obj.items()
+        )
+        return ("{" + ",".join(items) + "}").encode()
+
+    return dumps
+
+
+def _install_dumps() -> bool:
+    """Serialise chat bodies with :func:`body_dumps` after checking, on a sample body, that it
+    writes the very bytes the SDK's serialiser writes (an SDK that changed its settings keeps
+    its own)."""
+    import json
+
+    from openai import _base_client as client
+    from openai._utils import _json
+
+    original = vars(client).get("openapi_dumps")
+    encoder_cls = getattr(_json, "_CustomEncoder", None)
+    if original is not _json.openapi_dumps or encoder_cls is None:
+        return False
+    enc = encoder_cls(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    schema = {"type": "object", "properties": {"q": {"type": "string", "enum": ["ä", "\u2028"]}}}
+    sample = {
+        "model": "m",
+        "messages": [{"role": "user", "content": 'é " \\ \n', "n": [1, 2.5, None, True]}],
+        "tools": [{"type": "function", "function": {"name": "q", "parameters": schema}}, {}],
+        "tool_choice": "auto",
+    }
+    ours = body_dumps(original, enc)
+    KNOWN_PLAIN[id(schema)] = schema
+    try:
+        same = (
+            ours(sample)
+            == original(sample)
+            == json.dumps(sample, ensure_ascii=False, separators=(",", ":")).encode()
+        )
+        same = same and ours(sample) == original(sample)  # the kept text, used
+    except Exception as exc:  # an SDK whose serialiser we cannot match keeps its own
+        log.debug("openai body serialiser left as is: %s", exc)
+        return False
+    finally:
+        forget(schema)
+    if not same:
+        log.debug("openai body serialiser writes other bytes: SDK serialiser kept")
+        return False
+    setattr(client, "openapi_dumps", ours)  # noqa: B010  (imported by name there)
+    return True
+
+
 def install() -> bool:
     """Install the cheaper transform for chat completions; False when the check refuses."""
     global _installed
@@ -106,5 +201,6 @@ def install() -> bool:
         return await original(data, expected_type)
 
     setattr(module, "async_maybe_transform", transform)  # noqa: B010  (not re-exported)
+    _install_dumps()
     _installed = True
     return True

@@ -13,7 +13,7 @@ import dataclasses
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from core.features.models.openai_fast import KNOWN_PLAIN
+from core.features.models.openai_fast import KNOWN_PLAIN, forget
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model, ModelRequestParameters
@@ -73,8 +73,8 @@ class SchemaMemo:
 
     @staticmethod
     def _forget(entry: _Adapted | None) -> None:
-        if entry is not None and KNOWN_PLAIN.get(id(entry.adapted)) is entry.adapted:
-            del KNOWN_PLAIN[id(entry.adapted)]
+        if entry is not None:
+            forget(entry.adapted)
 
 
 def memoize_tool_schemas(model: Model) -> Model:

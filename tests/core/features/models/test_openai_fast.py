@@ -95,3 +95,42 @@ async def test_installed_transform_serves_chat_and_defers_otherwise() -> None:
     assert "temperature" not in out and isinstance(out["tools"], list)
     other = await module.async_maybe_transform({"metadata": {"a": "b"}, "x": omit}, dict)
     assert other == {"metadata": {"a": "b"}, "x": omit}  # not a chat-params type: SDK's own
+
+
+def test_body_serialiser_writes_the_sdks_bytes_with_kept_schema_text() -> None:
+    """D197: a chat body with known tool schemas is written byte for byte as the SDK writes it,
+    each schema from the text kept at its first request; other bodies are the SDK's own."""
+    from openai._utils._json import _CustomEncoder, openapi_dumps
+
+    enc = _CustomEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    dumps = openai_fast.body_dumps(openapi_dumps, enc)
+    schema = {**SCHEMA, "description": 'ümlaut \u2028 "quoted"'}
+    chat = openai_fast.plain(body())
+    chat["tools"][0]["function"]["parameters"] = schema
+    chat["messages"].append({"role": "user", "content": "é\n", "n": [1.5, None, False]})
+    openai_fast.KNOWN_PLAIN[id(schema)] = schema
+    try:
+        assert dumps(chat) == openapi_dumps(chat)
+        assert openai_fast.KNOWN_JSON[id(schema)] == enc(schema)  # kept at the first body
+        assert dumps(chat) == openapi_dumps(chat)  # and written from it
+    finally:
+        openai_fast.forget(schema)
+    assert id(schema) not in openai_fast.KNOWN_JSON
+    for other in ({"input": "x"}, [1, 2], {"tools": ({"a": 1},)}, {1: "x", "tools": []}):
+        assert dumps(other) == openapi_dumps(other)
+
+
+def test_installed_serialiser_writes_the_sdks_bytes() -> None:
+    from openai import _base_client
+    from openai._utils._json import openapi_dumps
+
+    assert openai_fast.install()
+    installed = vars(_base_client)["openapi_dumps"]  # the one the SDK calls
+    assert installed is not openapi_dumps
+    chat = openai_fast.plain(body())
+    schema = chat["tools"][0]["function"]["parameters"]
+    openai_fast.KNOWN_PLAIN[id(schema)] = schema
+    try:
+        assert installed(chat) == openapi_dumps(chat)
+    finally:
+        openai_fast.forget(schema)
