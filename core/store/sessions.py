@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Unpack
 
 from sqlalchemy import Connection, and_, delete, func, or_, select, update
@@ -223,12 +223,21 @@ class SessionsStore(Database):
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])
 
     async def sessions_at_route(
-        self, channel: str, to: str, account_id: str | None = None
+        self,
+        channel: str,
+        to: str,
+        account_id: str | None = None,
+        *,
+        skip_kinds: Collection[str] = (),
     ) -> list[SessionEntry]:
         """The sessions whose replies go to one chat (channel and `to`; an account when both
-        name one): whose send policy a delivery into that chat must obey (D140)."""
+        name one): whose send policy a delivery into that chat must obey (D140). All of them,
+        `skip_kinds` left out in the query: a cut-off list let 64 `hook:<uuid>` sessions
+        pointed at a chat hide its `/send off` (D177)."""
         conds = [S.c.last_channel == channel, S.c.last_to == to]
         if account_id is not None:
             conds.append(or_(S.c.last_account_id.is_(None), S.c.last_account_id == account_id))
-        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.key).limit(64)
+        if skip_kinds:
+            conds.append(S.c.kind.not_in(list(skip_kinds)))
+        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.key)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])

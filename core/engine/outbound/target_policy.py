@@ -43,8 +43,11 @@ async def target_decision(
     if entry is not None and entry.kind not in AUTOMATED and _same_chat(entry, target):
         return decision  # a chat's reply to itself: no lookup on the turn path
     found = False
-    for other in await store.sessions_at_route(target.channel, target.to, target.account_id):
-        if other.key == of.source_key or other.kind in AUTOMATED:
+    at_route = await store.sessions_at_route(
+        target.channel, target.to, target.account_id, skip_kinds=AUTOMATED
+    )
+    for other in at_route:
+        if other.key == of.source_key:
             continue
         if not _same_thread(other.last_thread_id, target.thread_id):
             continue  # another topic of the same group is another chat

@@ -155,3 +155,22 @@ async def test_media_into_a_muted_chat_is_neither_sent_nor_stored(
     )
     assert sent.delivered and [m.name for _, m in adapter.media] == ["chart.png"]
     assert [m.name for m in await rt.store.media_of_run("r2")] == ["chart.png"]
+
+
+async def test_a_muted_group_stays_silent_after_many_hook_turns_pointed_at_it(
+    db: dict[str, Any], make_runtime: RuntimeFactory
+) -> None:
+    """Every webhook call without a `sessionKey` runs in a new `hook:<uuid>` session whose route
+    is the mapping's `deliver` chat; 100 of them (keys sorting before the group's) must not
+    hide the group's own `/send off` from the lookup of the chat's sessions."""
+    rt, adapter = await _runtime(make_runtime, db)
+    await rt.store.update_session(GROUP, send_policy="deny")
+    for i in range(100):
+        key = f"agent:main:hook:{i:04d}"
+        await rt.services.ensure_session(key)
+        await rt.store.update_session(
+            key, last_channel="testchat", last_to="g1", last_account_id="default"
+        )
+    result = await rt.gate.deliver(Outbound("hi", "hook", "agent:main:hook:0099", GROUP_CHAT))
+    assert result.outcome == "suppressed_by_policy", result
+    assert adapter.sent == []
