@@ -96,6 +96,8 @@ class WebchatAdapter(ChannelAdapter):
         self._relay = ClusterRelay(self, self.rt.bus)  # D28: turns run elsewhere
         self._outbox = Outbox(self._send_all)  # a typed message before its reply (D191)
         self._last_sent = 0
+        self.send_timeout = 10.0
+        """Seconds a page may take to accept a frame before its socket is aborted (D178)."""
         self.step_hook: StepHook | None = None
         """Told each step of a tab's opening, a reply's send (D190) and a typed message's store
         (D191); tests hold one."""
@@ -256,7 +258,7 @@ class WebchatAdapter(ChannelAdapter):
         biggest = max(media.max_image_bytes, media.max_upload_bytes)
         ws = web.WebSocketResponse(heartbeat=30, max_msg_size=biggest * 3 // 2 + 1_000_000)
         await ws.prepare(request)
-        tab = Tab(ws)
+        tab = Tab(ws, request.transport, self.send_timeout)
         self._tabs.setdefault(peer, set()).add(tab)  # live frames from now on, held (D190)
         try:
             await self._step(peer, "registered")
@@ -267,6 +269,8 @@ class WebchatAdapter(ChannelAdapter):
                 if msg.type != WSMsgType.TEXT:
                     continue
                 await self._on_frame(tab, peer, msg.data)
+        except ConnectionError as exc:  # a page that took no frame, aborted (D178)
+            log.info("web chat socket of %s ended: %s", peer, exc)
         finally:
             self._tabs.get(peer, set()).discard(tab)
         return ws

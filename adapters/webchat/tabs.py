@@ -9,10 +9,16 @@ carry; the delivery is in the history from the moment its row is opened, before 
 (D16), so a history read either shows it or comes before its every frame. An agent's reply is
 its run's (`runId`): the page fills that run's bubble, whichever way the reply comes. A message
 typed in another tab (a `user` frame, D191) is shown by its time and text, as its history row.
+
+A page that takes no frame (a suspended laptop, a client that never reads) must not hold the
+chat's other tabs, nor the delivery writing to them: a frame that cannot be written within
+`send_timeout` seconds ends that socket at once (D178); the page reloads its history when it
+connects again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -32,10 +38,18 @@ StepHook = Callable[[str, Step], Awaitable[None]]
 class Tab:
     """One page's socket: frames held until its history is sent, then live (D190)."""
 
-    __slots__ = ("_ended", "_held", "_said", "_shown", "ws")
+    __slots__ = ("_ended", "_held", "_said", "_shown", "send_timeout", "transport", "ws")
 
-    def __init__(self, ws: web.WebSocketResponse) -> None:
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        transport: asyncio.Transport | None = None,
+        send_timeout: float = 10.0,
+    ) -> None:
         self.ws = ws
+        self.transport = transport
+        """The socket's connection, aborted when the page takes no frame (D178)."""
+        self.send_timeout = send_timeout
         self._held: list[tuple[dict[str, Any], str]] | None = []
         """Frames that came before the history went out; None once it has."""
         self._shown: frozenset[int] = frozenset()
@@ -63,7 +77,20 @@ class Tab:
         if self._held is not None:
             self._held.append((frame, data))
         elif not self._shows(frame) and not self.ws.closed:
-            await self.ws.send_str(data)
+            await self._write(data)
+
+    async def _write(self, data: str) -> None:
+        """`data` to the page, or the connection aborted (and ConnectionError raised) when the
+        page has not taken it within `send_timeout`: a closed socket with unsent bytes would
+        otherwise wait for them forever (D178)."""
+        try:
+            await asyncio.wait_for(self.ws.send_str(data), self.send_timeout)
+        except TimeoutError:
+            if self.transport is not None:
+                self.transport.abort()
+            raise ConnectionResetError(
+                f"web chat page took no frame for {self.send_timeout:g} s"
+            ) from None
 
     async def open(self, messages: list[dict[str, Any]]) -> None:
         """Send the history frame, then the frames held meanwhile that it does not show."""
@@ -76,10 +103,10 @@ class Tab:
             for m in messages
             if "outcome" in m and "runId" in m
         }
-        await self.ws.send_str(json.dumps({"type": "history", "messages": messages}))
+        await self._write(json.dumps({"type": "history", "messages": messages}))
         held = self._held if self._held is not None else []
         while held:  # a frame that comes while these go out joins the end of the list
             frame, data = held.pop(0)
             if not self._shows(frame) and not self.ws.closed:
-                await self.ws.send_str(data)
+                await self._write(data)
         self._held = None  # no await since the list was seen empty: nothing is left behind
