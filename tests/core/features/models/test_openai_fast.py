@@ -9,7 +9,10 @@ from openai._utils._transform import async_maybe_transform
 from openai.types.beta import response_create_params
 from openai.types.chat import completion_create_params
 
+from core.engine.runs import RunRequest
 from core.features.models import openai_fast
+from tests.conftest import RuntimeFactory
+from tests.fakes.model import FakeModelServer, text
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -134,3 +137,22 @@ def test_installed_serialiser_writes_the_sdks_bytes() -> None:
         assert installed(chat) == openapi_dumps(chat)
     finally:
         openai_fast.forget(schema)
+
+
+async def test_kept_schema_texts_still_match_their_schemas_after_turns(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D197 holds only while nothing changes an adapted schema after its text was kept: turns
+    with tools leave every kept text equal to a fresh encoding of its schema."""
+    from openai._utils._json import _CustomEncoder
+
+    rt = await make_runtime()
+    entry = await rt.services.ensure_session("agent:main:main")
+    fake_model.script(*[text(f"r{i}") for i in range(3)])
+    for i in range(3):
+        run = await rt.runs.submit(RunRequest(entry.key, f"m{i}", rt.services.context_for(entry)))
+        assert (await rt.runs.wait(run.id, 10)).status == "ok"
+    enc = _CustomEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    assert fake_model.requests[-1]["tools"] and openai_fast.KNOWN_JSON
+    for key, kept in openai_fast.KNOWN_JSON.items():
+        assert enc(openai_fast.KNOWN_PLAIN[key]) == kept
