@@ -84,6 +84,9 @@ def write_config(
         + "models:\n  providers:\n    fake:\n"
         f"      baseUrl: {model.base_url}\n      apiKey: test\n"
         "agents:\n  defaults:\n    model: fake/fake-model\n"
+        # the people are guests, and a burst outruns a guest's 6 messages a minute (D64): such
+        # messages are stored without a turn and refused visibly, which is not what this measures
+        "limits:\n  guest: {}\n"
         "session:\n  dmScope: per-channel-peer\n" + _channel_yaml(fake),
         encoding="utf-8",
     )

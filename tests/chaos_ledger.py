@@ -25,6 +25,8 @@ class ChaosReport:
     duplicates: int = 0
     losses: int = 0
     aborted: int = 0
+    refused: int = 0
+    """Stored without a turn on purpose (a limit, a send policy: the message's `noRun`)."""
     resent_after_crash: int = 0
     failed_deliveries: int = 0
     chunks_sent: int = 0
@@ -35,6 +37,7 @@ class ChaosReport:
         return (
             f"{self.backend}: messages={self.messages} kills={self.kills} "
             f"duplicates={self.duplicates} losses={self.losses} aborted={self.aborted} "
+            f"refused={self.refused} "
             f"resent_after_crash={self.resent_after_crash} "
             f"failed_deliveries={self.failed_deliveries} chunks={self.chunks_sent} "
             f"({self.seconds:.1f}s)"
@@ -91,7 +94,7 @@ async def analyse(store: Store, people: People, sent: list[str], report: ChaosRe
     d, ch = DeliveryRow.__table__, DeliveryChunkRow.__table__  # type: ignore[attr-defined]
 
     def load(c: Any) -> tuple[Any, ...]:
-        users = c.execute(select(m.c.id, m.c.content).where(m.c.role == "user")).all()
+        users = c.execute(select(m.c.id, m.c.content, m.c.meta).where(m.c.role == "user")).all()
         runs = c.execute(select(r.c.id, r.c.input_message_id, r.c.status)).all()
         deliveries = c.execute(select(d.c.id, d.c.run_id, d.c.outcome, d.c.to)).all()
         chunks = c.execute(
@@ -102,7 +105,8 @@ async def analyse(store: Store, people: People, sent: list[str], report: ChaosRe
         return users, runs, deliveries, chunks
 
     users, runs, deliveries, chunks = await store.read(load)
-    text_of = {mid: content[0].get("text") for mid, content in users}
+    text_of = {mid: content[0].get("text") for mid, content, _ in users}
+    refused = {mid for mid, _, meta in users if (meta or {}).get("noRun")}
     stored = Counter(text_of.values())
     runs_of: dict[int, list[tuple[str, str]]] = {}
     for run_id, input_id, status in runs:
@@ -127,6 +131,9 @@ async def analyse(store: Store, people: People, sent: list[str], report: ChaosRe
             problem("duplicate", f"{said} stored {stored[said]} times")
     for mid, said in text_of.items():
         turns = runs_of.get(mid, [])
+        if mid in refused and not turns:  # stored and refused visibly, by design
+            report.refused += 1
+            continue
         if len(turns) != 1:
             problem("duplicate" if turns else "loss", f"{said} has {len(turns)} runs")
             continue

@@ -42,4 +42,4 @@ async def test_kill_minus_nine_loses_and_duplicates_nothing(
             report = await run_chaos(tmp_path, db_url=url, platform=platform, seed=12, **SHORT)
     assert report.kills == 2 and report.messages == 10
     assert report.problems == []
-    assert (report.duplicates, report.losses) == (0, 0)
+    assert (report.duplicates, report.losses, report.refused) == (0, 0, 0)
