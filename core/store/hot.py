@@ -53,11 +53,18 @@ _PLANS: dict[tuple[int, tuple[str, ...]], tuple[Any, _Plan | None]] = {}
 parameter names."""
 
 
+MAX_PLANS = 1024
+"""The turn's statements and their parameter-name sets make a few dozen plans; a caller that
+built statements per call would otherwise grow the dict (and keep each statement) for ever."""
+
+
 def _plan(c: Connection, stmt: Any, params: Mapping[str, Any]) -> _Plan | None:
     key = (id(stmt), tuple(params))
     found = _PLANS.get(key)
     if found is not None and found[0] is stmt:
         return found[1]
+    if len(_PLANS) >= MAX_PLANS:
+        return None  # SQLAlchemy's own path, with its own bounded cache
     plan = _compile(c, stmt, params)
     _PLANS[key] = (stmt, plan)
     return plan

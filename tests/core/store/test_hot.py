@@ -120,6 +120,17 @@ def test_a_statement_the_driver_path_cannot_run_goes_through_sqlalchemy(engines:
         assert hot.first(c, stmt, {"b_rid": "r1", "status": "running"}) == ("running",)
 
 
+def test_statements_built_per_call_do_not_grow_the_plans_for_ever(engines: Any) -> None:
+    """Past `MAX_PLANS`, a new statement runs through SQLAlchemy and nothing more is kept."""
+    _, fast = engines
+    with fast.begin() as c:
+        hot.write(c, st.INSERT_RUN, _run_params("r1", None, False))
+        for i in range(hot.MAX_PLANS + 50):
+            stmt = select(st.R.c.id).where(st.R.c.id == "r1").limit(i + 1)  # a new one each time
+            assert hot.first(c, stmt, {}) == ("r1",)
+    assert len(hot._PLANS) <= hot.MAX_PLANS
+
+
 async def test_reads_see_another_writer_at_once(tmp_path: Path) -> None:
     """The kept connection (D196) holds no snapshot between reads: a row another process
     commits is read at once (D43's premise)."""
