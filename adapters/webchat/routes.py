@@ -10,6 +10,7 @@ shows (D78), sandboxed so a file can never run as the page.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -40,6 +41,17 @@ HOW_TO_ADD_A_MODEL = (
     "Add a provider under models.providers and set agents.defaults.model (e.g. local/llama3.2), "
     "or start an OpenAI-compatible server (Ollama, llama.cpp, LM Studio) on this machine."
 )
+
+
+_MIME = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
+
+
+def served_mime(stored: str) -> str:
+    """A stored item's type as a header may carry it: `type/subtype` of token characters,
+    lower-cased, parameters dropped; anything else (its sender wrote it: a newline, a NUL, a
+    list) is a download of `application/octet-stream`, not a 500 or a dropped connection."""
+    mime = stored.split(";", 1)[0].strip().lower()
+    return mime if _MIME.fullmatch(mime) else "application/octet-stream"
 
 
 def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
@@ -93,11 +105,12 @@ def mount_routes(app: web.Application, rt: WebchatEnv) -> None:
         found = (await rt.store.media_by_id([media_id])).get(media_id)
         if found is None:
             raise web.HTTPNotFound(text=f"no such media: {media_id}")
-        inline = found.mime.split("/", 1)[0] in ("image", "audio", "video")
+        mime = served_mime(found.mime)
+        inline = mime.split("/", 1)[0] in ("image", "audio", "video")
         name = quote(found.name)
         return web.Response(
             body=found.data,
-            content_type=found.mime if inline else "application/octet-stream",
+            content_type=mime if inline else "application/octet-stream",
             headers={
                 "Content-Disposition": (
                     f"{'inline' if inline else 'attachment'}; filename*=UTF-8''{name}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.model.attachments import AttachmentKind, attachment_part, human_size, kind_of_mime
+from core.model.text import clean_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,16 @@ class MediaItem:
         return media_kind(self.mime, self.voice)
 
     def stored(self, media_id: str) -> MediaItem:
-        return replace(self, id=media_id)
+        """The item as stored: its texts came from a sender (an upload, a platform's file) and
+        a NUL or a lone surrogate in them is refused by PostgreSQL, so they are cleaned."""
+        caption = None if self.caption is None else clean_text(self.caption)
+        return replace(
+            self,
+            id=media_id,
+            name=clean_text(self.name),
+            mime=clean_text(self.mime),
+            caption=caption,
+        )
 
     def placeholder(self) -> str:
         """How a chunk of the delivery log names this item (and how history shows it)."""
