@@ -37,6 +37,15 @@ def parse_to(to: str | None) -> tuple[str, int]:
     return kind, int(rest.strip())
 
 
+def chat_of_target(to: str) -> str:
+    """`discord:channel:123`, `123` → `channel:123`, as an event's route names the chat (D179)."""
+    try:
+        kind, snowflake = parse_to(to)
+    except ValueError:
+        return to.strip()
+    return f"{kind}:{snowflake}"
+
+
 def _is_mentioned(message: discord.Message, bot_id: int) -> bool:
     if any(user.id == bot_id for user in message.mentions):
         return True

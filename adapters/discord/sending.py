@@ -14,7 +14,7 @@ from adapters.base import AdapterState, ChunkRef, MediaItem, SendReceipt
 from adapters.discord.client import AdapterClient
 from adapters.discord.controls import button_view
 from adapters.discord.errors import bounded
-from adapters.discord.normalize import parse_to
+from adapters.discord.normalize import chat_of_target, parse_to
 from adapters.discord.render import TEXT_LIMIT, render_chunks
 from adapters.previews import EditablePreviews
 from core.api.channels import (
@@ -57,6 +57,9 @@ class DiscordSending(EditablePreviews):
 
     def dm_target(self, user_id: str) -> str:
         return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
+
+    def chat_of(self, to: str) -> str:
+        return chat_of_target(to)
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]

@@ -232,6 +232,10 @@ class EmailAdapter(SupervisedAdapter):
 
     # ---- outbound -----------------------------------------------------------------------------
 
+    def chat_of(self, to: str) -> str:
+        """`email:Ann@Example.org` → `ann@example.org`, as a mail's sender is kept (D179)."""
+        return to.strip().removeprefix("email:").strip().lower()
+
     def chunks(self, text: str) -> list[str]:
         return split_markdown(text, TEXT_LIMIT)
 

@@ -211,6 +211,10 @@ class MatrixAdapter(MatrixInvites, EditablePreviews, SupervisedAdapter):
 
     # ---- outbound ---------------------------------------------------------------------------
 
+    def chat_of(self, to: str) -> str:
+        """`matrix:room:!abc:server` → `!abc:server`, the room id events carry (D179)."""
+        return room_id(to)
+
     def chunks(self, text: str) -> list[str]:
         return split_markdown(text, TEXT_LIMIT, measure=json_size)
 

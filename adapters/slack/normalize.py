@@ -230,6 +230,15 @@ def channel_of_target(to: str) -> str:
     return to.strip()
 
 
+def chat_of_target(to: str) -> str:
+    """`C123`, `group: C123` → `channel:C123`, as an event's route names the chat; a `user:`
+    target (a DM the platform opens) stays as it is (D179)."""
+    text = to.strip()
+    if text.lower().startswith("user:"):
+        return text
+    return f"channel:{channel_of_target(text)}"
+
+
 def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
     for key, value in (headers or {}).items():
         if key.lower() == name.lower():

@@ -15,7 +15,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.base import AdapterState, ChunkRef, MediaItem, SendReceipt
 from adapters.previews import EditablePreviews
 from adapters.slack.controls import button_blocks
-from adapters.slack.normalize import NETWORK_ERRORS, channel_of_target, map_api_error
+from adapters.slack.normalize import (
+    NETWORK_ERRORS,
+    channel_of_target,
+    chat_of_target,
+    map_api_error,
+)
 from adapters.slack.render import TEXT_LIMIT as CHUNK_LIMIT
 from adapters.slack.render import render_chunks
 from adapters.slack.spec import SlackAccountConfig
@@ -148,6 +153,9 @@ class SlackSending(EditablePreviews):
 
     def dm_target(self, user_id: str) -> str:
         return f"user:{user_id}"  # a DM with the user (opened by the platform on first send)
+
+    def chat_of(self, to: str) -> str:
+        return chat_of_target(to)
 
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]

@@ -43,6 +43,10 @@ class TelegramSending(EditablePreviews):
         @property
         def _state(self) -> AdapterState: ...
 
+    def chat_of(self, to: str) -> str:
+        """`tg:group:-100123`, ` -100123 ` → `-100123`, as an update's chat id (D179)."""
+        return str(_chat_id(to))
+
     async def send_buttons(
         self, target: DeliveryContext, text: str, buttons: tuple[Button, ...]
     ) -> SendReceipt:

@@ -259,6 +259,10 @@ class WhatsAppAdapter(SupervisedAdapter):
 
     # ---- outbound -----------------------------------------------------------------------------
 
+    def chat_of(self, to: str) -> str:
+        """`+4915…` → `4915…`, the `wa_id` webhooks carry (D179)."""
+        return to.strip().lstrip("+")
+
     def chunks(self, text: str) -> list[str]:
         """WhatsApp's markdown subset (D161), split at the text message's limit."""
         return split_markdown(whatsapp_text(text), TEXT_LIMIT) or [""]

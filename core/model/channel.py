@@ -225,6 +225,12 @@ class ChannelAdapter(abc.ABC):
         """The bytes of an inbound attachment (for image input); ``None`` when unsupported."""
         return None
 
+    def chat_of(self, to: str) -> str:
+        """The `to` this platform's own messages carry (their reply route) for a chat that `to`
+        names in any form `send_text` accepts (a kind prefix, spaces): the send policy of the
+        chat a delivery lands in is found by it (D179)."""
+        return to.strip()
+
     def dm_target(self, user_id: str) -> str:
         """The `to` of a direct chat with `user_id` (an owner's DM for an approval, D72)."""
         return user_id

@@ -192,12 +192,22 @@ class OutboundGate:
     async def decide_target(
         self, message: Outbound, entry: SessionEntry | None, decision: PolicyDecision
     ) -> PolicyDecision:
-        """`decision` (the source's), or a deny of the chat the delivery lands in (D140)."""
+        """`decision` (the source's), or a deny of the chat the delivery lands in (D140), that
+        chat named as the platform's own messages name it (D179: `tg:-100123` is `-100123`)."""
+        target = message.target
+        adapter = (
+            self.channels.get(target.channel, target.account_id)
+            if target is not None and target.channel
+            else None
+        )
+        if target is not None and target.to and adapter is not None:
+            to = adapter.chat_of(str(target.to))
+            target = target if to == target.to else target.model_copy(update={"to": to})
         return await target_decision(
             self.store,
             self.decide,
             self.policy,
-            TargetOf(message.session_key, message.target, entry),
+            TargetOf(message.session_key, target, entry),
             decision,
         )
 
