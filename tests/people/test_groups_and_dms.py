@@ -96,3 +96,23 @@ async def test_an_owner_is_answered_in_an_unapproved_group_and_open_keeps_the_ol
     await make_runtime({"channels": {"telegram": {**TG, "groupPolicy": "open"}}}, adapters=[tg2])
     await tg2.inject(_group(tg2, "/whoami", "30", mentioned=True))
     assert await tg2.wait_sent(1) == ["⚙️ You are guest on telegram (30)."]
+
+
+async def test_a_deny_rule_on_groups_keeps_a_group_code_out_of_the_group(
+    make_runtime: RuntimeFactory,
+) -> None:
+    """An owner who denied every group (`chatType: group`) is not overridden by a stranger who
+    adds the bot to one: the group has no session yet, but the chat the code would land in is a
+    group, so the code is held back and logged (D140); the request still waits for the owner."""
+    tg = RecordingAdapter("telegram")
+    rule = {"action": "deny", "match": {"chatType": "group"}}
+    rt = await make_runtime(
+        {"channels": {"telegram": TG}, "session": {"sendPolicy": {"rules": [rule]}}},
+        adapters=[tg],
+    )
+    await tg.inject(_group(tg, "@bot hello", "30", mentioned=True))
+    [req] = await rt.access.pairing.pending()
+    assert req.chat_id == "-100"
+    assert tg.sent == []
+    [row] = await rt.store.list_deliveries(outcome="suppressed_by_policy")
+    assert (row.to, row.kind) == ("-100", "notice")

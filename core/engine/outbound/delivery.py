@@ -47,6 +47,9 @@ class Outbound:
     """Native buttons under the last chunk (D72, D73); the text carries its own fallback."""
     media: list[MediaItem] = field(default_factory=list)
     """Items sent after the text, each as one chunk (D78); stored first if they have no id."""
+    chat_type: str | None = None
+    """The target chat's type (`group`, `direct`), for a target no session stands for yet (a
+    pairing code): the configured `chatType` rules hold there (D140)."""
 
     def logged_text(self) -> str:
         """What the delivery log keeps: the text, and a line naming each item."""

@@ -207,7 +207,7 @@ class OutboundGate:
             self.store,
             self.decide,
             self.policy,
-            TargetOf(message.session_key, target, entry),
+            TargetOf(message.session_key, target, entry, message.chat_type),
             decision,
         )
 

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.model.delivery_context import DeliveryContext, session_target
-from core.model.send_policy import PolicyDecision, SendPolicySpec, resolve_send_policy
+from core.model.send_policy import (
+    PolicyDecision,
+    SendPolicySpec,
+    normalize_chat_type,
+    resolve_send_policy,
+)
 from core.store import SessionEntry, Store
 
 AUTOMATED = frozenset({"cron", "hook"})
@@ -27,6 +32,9 @@ class TargetOf:
     source_key: str | None
     target: DeliveryContext | None
     entry: SessionEntry | None
+    chat_type: str | None = None
+    """The target chat's type when its sender knows it (a group code to a group that has no
+    session yet): a `chatType` rule holds there too."""
 
 
 async def target_decision(
@@ -57,7 +65,11 @@ async def target_decision(
             return _at_target(there, other.key)
     if not found:
         there = resolve_send_policy(
-            policy, override=None, session_key=None, channel=target.channel, chat_type=None
+            policy,
+            override=None,
+            session_key=None,
+            channel=target.channel,
+            chat_type=normalize_chat_type(of.chat_type),
         )
         if not there.allowed:
             return _at_target(there, f"{target.channel}:{target.to}")

@@ -126,7 +126,9 @@ class PairingService:
             )
             if refused is not None:
                 return refused
-        await self._notify(Outbound(text(code), "notice", None, target=msg.reply_to))
+        await self._notify(
+            Outbound(text(code), "notice", None, target=msg.reply_to, chat_type=msg.chat_type)
+        )
         return "not paired: pairing code sent"
 
     async def pending(self, channel: str | None = None) -> list[PairingRequest]:
@@ -160,6 +162,7 @@ class PairingService:
                         account_id=req.account_id,
                         thread_id=req.thread_id,
                     ),
+                    chat_type="group" if group else "direct",
                 )
             )
         return req
