@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from core.api.plugins import ToolEnv
 
 FROM_SUBAGENT = "sessions_spawn is not allowed from sub-agent sessions"
+OWNER_ONLY_MODEL = "Only an owner can set a sub-agent's model."
 LABEL_MAX = 64
 
 THINKING_ALIASES: dict[str, str] = {
@@ -131,6 +132,8 @@ async def sessions_spawn(
         raise ToolRefused(err)
     if (err := hop_error(ctx, env.config.tools.sessions.hop_budget)) is not None:
         raise ToolRefused(err, status="error")
+    if args.model and args.model.strip() and not (ctx.owner or ctx.via == "http"):
+        raise ToolRefused(OWNER_ONLY_MODEL)  # the child's model override: D67, owners only
     model = resolve_model(env, args.model, target_agent)
     if model is not None and not env.models.is_known(model):
         raise ToolRefused(f"invalid model: {model}", status="error")

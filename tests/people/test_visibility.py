@@ -17,6 +17,7 @@ from core.model.roles import Role
 from core.model.tool_context import ToolContext
 from core.runtime import Runtime
 from core.store import Store, now_ms
+from plugins.session_tools.sessions_spawn import OWNER_ONLY_MODEL
 from tests.conftest import ConfigFactory
 from tests.pg import fresh_pg_database
 
@@ -200,3 +201,19 @@ async def test_a_label_and_a_run_outside_the_scope_read_as_absent_ones(rt: Runti
         _same_but_the_key(seen, run_id, unseen, absent)
         listed = await call(rt, key, role, "subagents", action="list")
         assert listed["count"] == 0
+
+
+async def test_only_an_owner_picks_a_sub_agents_model(rt: Runtime) -> None:
+    """A spawn's `model` is the child session's model override, which only an owner sets (D67):
+    a member's agent (a prompt injection in its chat) cannot put its sub-agents on the most
+    expensive model configured. Without `model` it spawns as before."""
+    await _seed(rt)
+    out = await call(rt, MEMBER, "member", "sessions_spawn", task="count", model="fake/fake-model")
+    assert out["status"] == "forbidden" and out["error"] == OWNER_ONLY_MODEL, out
+    assert [
+        k for k in await rt.store.session_tree(MEMBER) if k not in (MEMBER, CHILD, GRANDCHILD)
+    ] == []
+    plain = await call(rt, MEMBER, "member", "sessions_spawn", task="count")
+    assert plain["status"] == "accepted", plain
+    owner = await call(rt, OWNER_MAIN, "owner", "sessions_spawn", task="c", model="fake/fake-model")
+    assert owner["status"] == "accepted", owner
