@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 KINDS = ("main", "group", "cron", "hook", "node", "other")
 DEFAULT_LIMIT, MAX_LIMIT, MAX_MESSAGES = 50, 200, 20
+MAX_ACTIVE_MINUTES = 100 * 366 * 24 * 60
+"""A century: a larger `activeMinutes` filters nothing more, and `now - minutes` must stay a
+64-bit integer for the database (1e300 was a 500 on /tools/invoke and /mcp)."""
 
 
 class SessionsListArgs(ToolArgs):
@@ -33,7 +36,7 @@ async def sessions_list(
 ) -> SessionsListResult:
     vis = visibility_for(env, ctx)
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
-    active = floor_clamp(args.active_minutes, default=None, lo=1)
+    active = floor_clamp(args.active_minutes, default=None, lo=1, hi=MAX_ACTIVE_MINUTES)
     message_limit = floor_clamp(args.message_limit, default=0, lo=0, hi=MAX_MESSAGES) or 0
     global_scope = env.config.session.scope == "global"
     query = SessionQuery(

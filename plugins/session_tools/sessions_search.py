@@ -26,7 +26,7 @@ from core.api.sessions import (
 )
 from plugins.session_tools.results import SearchResultRow, SessionsSearchResult
 from plugins.session_tools.sessions_history import visible_target
-from plugins.session_tools.sessions_list import KINDS
+from plugins.session_tools.sessions_list import KINDS, MAX_ACTIVE_MINUTES
 from plugins.session_tools.visibility import scope_sessions, visibility_for
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ async def sessions_search(
     except QueryError as exc:
         raise ToolInputError(str(exc)) from None
     limit = floor_clamp(args.limit, default=DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT) or DEFAULT_LIMIT
-    active = floor_clamp(args.active_minutes, default=None, lo=1)
+    active = floor_clamp(args.active_minutes, default=None, lo=1, hi=MAX_ACTIVE_MINUTES)
     vis = visibility_for(env, ctx)
     only = None
     if args.session_key is not None and args.session_key.strip():

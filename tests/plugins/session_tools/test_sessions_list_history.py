@@ -106,6 +106,10 @@ async def test_filters_apply_before_the_limit_and_clamp(make_runtime: RuntimeFac
     recent = await call(rt, "sessions_list", {"activeMinutes": 5}, ctx)
     assert "agent:main:cron:old" not in [r["key"] for r in recent["sessions"]]
     assert recent["count"] == 5
+    for tool, extra in (("sessions_list", {}), ("sessions_search", {"query": "x"})):
+        # an hour count past what a 64-bit cutoff can hold filters nothing; it was a 500
+        out = await call(rt, tool, {"activeMinutes": 1e300, **extra}, ctx)
+        assert out["count"] == (6 if tool == "sessions_list" else 0)
     with pytest.raises(ToolInputError, match=r"^limit: "):
         await call(rt, "sessions_list", {"limit": "lots"}, ctx)
 
