@@ -173,6 +173,25 @@ async def test_hook_auth_404_401_400(make_client: ClientFactory) -> None:
     assert bad.status == 400
 
 
+async def test_hook_body_that_breaks_the_template_is_a_400(make_client: ClientFactory) -> None:
+    """The caller picks the values the operator's template computes with: `1 + "a"` or a
+    `join` of a number was a 500; it is the caller's error, and no turn runs."""
+    c, rt, chat = await make_client(
+        _hooks(messageTemplate="{{ body.items | join(', ') }} +{{ body.n + 1 }}")
+    )
+    for body in ({"items": 5, "n": 1}, {"items": ["a"], "n": "x"}):
+        resp = await c.post(
+            "/hooks/ci/github", json=body, headers={"x-crosstalk-hook-token": HOOK_TOKEN}
+        )
+        assert resp.status == 400, await resp.text()
+        assert (await _json(resp))["error"]["message"].startswith("messageTemplate failed: ")
+    main = await rt.services.ensure_session("agent:main:main")
+    listed = await rt.tools.invoke(
+        rt.tool_env, "sessions_list", {"kinds": ["hook"]}, rt.services.context_for(main, via="http")
+    )
+    assert listed["count"] == 0 and chat.sent == []
+
+
 async def test_hook_renders_the_template_runs_and_delivers(
     make_client: ClientFactory, fake_model: FakeModelServer
 ) -> None:
