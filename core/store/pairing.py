@@ -203,7 +203,11 @@ class PairingStore(Database):
             if not found:
                 return None
             req = found[0]
-            c.execute(update(Q).where(Q.c.code == code).values(status=status))
+            # the conditions again in the UPDATE: a concurrent settle of the same code waits
+            # for this row and then finds it no longer pending (PostgreSQL re-reads it), so
+            # Approve pressed twice, or racing Deny, settles it once
+            if c.execute(update(Q).where(and_(*conds)).values(status=status)).rowcount != 1:
+                return None
             req.status = status
             if status == "approved":
                 exists = c.execute(

@@ -32,3 +32,20 @@ async def test_request_lifecycle(store: Store) -> None:
     assert await store.revoke_approval("telegram", "7") == 1
     assert await store.revoke_approval("telegram", "7") == 0
     assert await store.approvals() == []
+
+
+async def test_concurrent_settles_of_one_code_settle_it_once(store: Store) -> None:
+    """Approve pressed twice (a double click, two owners in two chats) or Approve racing Deny:
+    one wins. On PostgreSQL every concurrent call used to win, so the stranger was told
+    "approved" once per press, and a losing Deny was reported done while the sender stayed
+    approved."""
+    import asyncio
+
+    for i, verdicts in enumerate((["approved"] * 4, ["approved", "denied"] * 2)):
+        code = f"CCCC{i}222"
+        await store.add_request(request(code, f"9{i}"))
+        results = await asyncio.gather(*(store.settle_request(code, 1050, v) for v in verdicts))
+        won = [r for r in results if r is not None]
+        assert len(won) == 1, [r and r.status for r in results]
+        approved = await store.is_approved("telegram", "default", f"9{i}")
+        assert approved == (won[0].status == "approved")
