@@ -4,8 +4,10 @@ The sign-in form posts the token in its body; the gateway answers with a random 
 cookie (`HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` over HTTPS, also behind a proxy
 that says so in `X-Forwarded-Proto`) and a redirect, so the
 token never appears in a URL and the page's scripts never hold it. The database keeps only the
-cookie's SHA-256 digest with its expiry (`console.sessionHours`), so every gateway process
-accepts it and a sign-out ends it everywhere at once.
+cookie's HMAC-SHA-256 keyed with the gateway token, with its expiry (`console.sessionHours`), so
+every gateway process accepts it, a sign-out ends it everywhere at once, and rotating the token
+ends every sign-in made with the old one (D185): a leaked token's console session does not
+outlive the rotation that answers the leak.
 
 The cookie stands for the token on the HTTP API (the same routes the CLI uses) when the request
 also shows it came from the console itself: the browser's `Sec-Fetch-Site` is `same-origin`
@@ -43,8 +45,13 @@ def over_https(request: web.Request) -> bool:
     return request.secure or request.headers.get("X-Forwarded-Proto", "").lower() == "https"
 
 
-def digest(cookie: str) -> str:
-    return hashlib.sha256(cookie.encode("utf-8", "surrogatepass")).hexdigest()
+def digest(cookie: str, secret: str) -> str:
+    """What the store keeps of a cookie: bound to the token it was signed in with (D185)."""
+    return hmac.new(
+        secret.encode("utf-8", "surrogatepass"),
+        cookie.encode("utf-8", "surrogatepass"),
+        hashlib.sha256,
+    ).hexdigest()
 
 
 def clock_of(app: web.Application) -> Clock:
@@ -64,7 +71,9 @@ async def sign_in(request: web.Request, response: web.StreamResponse) -> None:
     now = to_ms(clock_of(request.app).now())
     seconds = int(rt.config.console.session_hours * 3600)
     cookie = secrets.token_urlsafe(32)
-    await rt.store.add_console_session(digest(cookie), now, now + seconds * 1000)
+    await rt.store.add_console_session(
+        digest(cookie, request.app[SECRET]), now, now + seconds * 1000
+    )
     response.set_cookie(
         COOKIE,
         cookie,
@@ -80,7 +89,7 @@ async def sign_out(request: web.Request, response: web.StreamResponse) -> None:
     """End the request's console session (if any) and clear its cookie."""
     cookie = request.cookies.get(COOKIE)
     if cookie:
-        await request.app[RUNTIME].store.end_console_session(digest(cookie))
+        await request.app[RUNTIME].store.end_console_session(digest(cookie, request.app[SECRET]))
     response.del_cookie(
         COOKIE, path="/", httponly=True, samesite="Strict", secure=over_https(request)
     )
@@ -93,7 +102,7 @@ async def signed_in(request: web.Request) -> bool:
         return False
     now = to_ms(clock_of(request.app).now())
     store = request.app[RUNTIME].store
-    return await store.console_session_expiry(digest(cookie), now) is not None
+    return await store.console_session_expiry(digest(cookie, request.app[SECRET]), now) is not None
 
 
 def same_origin(request: web.Request) -> bool:

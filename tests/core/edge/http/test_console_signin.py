@@ -5,6 +5,7 @@ injected clock, sign-out, and never an error page; the sign-in rows on SQLite an
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import AsyncIterator
 
 import pytest
@@ -115,7 +116,8 @@ async def test_the_right_token_gives_a_strict_http_only_cookie(
     assert morsel["max-age"] == str(12 * 3600)  # console.sessionHours defaults to 12
     assert not morsel["secure"]  # plain HTTP on loopback; HTTPS adds Secure
     rows = await rt.store.read(lambda conn: conn.execute(select(C)).all())
-    assert hashlib.sha256(morsel.value.encode()).hexdigest() in [r.digest for r in rows]
+    keyed = hmac.new(b"test-token", morsel.value.encode(), hashlib.sha256).hexdigest()
+    assert keyed in [r.digest for r in rows]  # D185: bound to the token
     assert morsel.value not in [r.digest for r in rows]
     page = await (await c.get("/console")).text()
     assert '<script type="module" src="console/static/js/app.js"></script>' in page
@@ -182,6 +184,29 @@ async def test_expired_and_signed_out_sessions_show_the_sign_in_form(
         assert resp.status == 401
         resp = await c.get("/console", headers={"Cookie": f"{COOKIE}={cookie}"})
         assert 'id="signin"' in await resp.text()
+
+
+async def test_rotating_the_token_ends_the_sign_ins_made_with_the_old_one(
+    make_runtime: RuntimeFactory,
+) -> None:
+    """D185: THREAT_MODEL answers a leaked token with rotating it; a console sign-in made with
+    the leaked token kept owner access through its cookie for `console.sessionHours` after the
+    rotation. The same database behind a gateway restarted with a new token now refuses it."""
+    rt = await make_runtime()
+    async with TestClient(TestServer(build_app(rt, "leaked-token", []))) as old:
+        cookie = await sign_in(old, "leaked-token")
+        assert (await old.get("/api/overview")).status == 200
+    async with TestClient(TestServer(build_app(rt, "rotated-token", []))) as new:
+        jar = {"Cookie": f"{COOKIE}={cookie}"}
+        assert (await new.get("/api/overview", headers=jar)).status == 401
+        resp = await new.patch(
+            "/api/sessions/main", json={"sendPolicy": "deny"}, headers={**jar, **CONSOLE}
+        )
+        assert resp.status == 401
+        assert 'id="signin"' in await (await new.get("/console", headers=jar)).text()
+        fresh = await sign_in(new, "rotated-token")  # a sign-in with the new token works
+        resp = await new.get("/api/overview", headers={"Cookie": f"{COOKIE}={fresh}"})
+        assert resp.status == 200
 
 
 async def test_sign_in_rows_expire_and_end(store: Store) -> None:
