@@ -165,6 +165,42 @@ async def test_stdio_command_relays_to_the_gateway(
         await gw.stop()
 
 
+async def test_stdio_command_outlives_a_gateway_restart(
+    make_config: ConfigFactory, tmp_path: Path, fake_model: FakeModelServer
+) -> None:
+    """D186: while the gateway is down a call is a failed tool call at once, and the next call
+    after the restart works. The relay held one SDK session upstream: the call hung until the
+    host's timeout, then the command ended, so the host lost the server until relaunched."""
+    from tests.gateway_process import free_port
+
+    port = free_port()
+    gw = await start_gateway(make_config(EXTRA), port=port)
+    config = tmp_path / "client.yaml"
+    config.write_text(f"gateway:\n  stateDir: {tmp_path / 'client-state'}\n", encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "core.edge.cli.main", "--config", str(config), "mcp"),
+            *("--url", gw.url.rstrip("/"), "--token", gw.token),
+        ],
+        env={"PYTHONPATH": REPO_ROOT, "NO_PROXY": os.environ.get("NO_PROXY", "")},
+        cwd=REPO_ROOT,
+    )
+    try:
+        async with Client(params, read_timeout_seconds=30) as mcp:
+            assert not (await mcp.call_tool("sessions_list", {})).is_error
+            await gw.stop()
+            down = await mcp.call_tool("sessions_list", {})
+            assert down.is_error and "cannot reach the gateway" in str(down.content)
+            gw = await start_gateway(make_config(EXTRA), port=port)
+            assert _details(await mcp.call_tool("sessions_list", {}))["count"] >= 1
+            assert sorted(t.name for t in (await mcp.list_tools()).tools) == sorted(ALL_TOOLS)
+            refused = await mcp.call_tool("nope", {})
+            assert refused.is_error and "Tool not available: nope" in str(refused.content)
+    finally:
+        await gw.stop()
+
+
 async def test_stdio_command_without_a_gateway_says_so(tmp_path: Path) -> None:
     import asyncio
 
