@@ -23,6 +23,8 @@ from core.store.tables import RunRow
 
 A = ApprovalRow.__table__  # type: ignore[attr-defined]
 R = RunRow.__table__  # type: ignore[attr-defined]
+TIMED_OUT = frozenset({"expired", "timeout"})
+"""What the clock decides (an approval's, a question's); every other status is a person's."""
 
 
 @dataclass(slots=True)
@@ -135,7 +137,8 @@ class ApprovalsStore(Database):
         owner: str | None,
         answer: str | None = None,
     ) -> Decision | None:
-        """Decide a pending question; None when it is unknown or already decided. The run
+        """Decide a pending question; None when it is unknown, already decided or, for a
+        person's decision, past its `expires_at` (the sweep expires it, D187). The run
         goes back to `queued` (owner := `owner`) with its last question decided."""
 
         def op(c: Connection) -> Decision | None:
@@ -147,9 +150,12 @@ class ApprovalsStore(Database):
             if c.dialect.name == "postgresql":
                 lock = lock.with_for_update()
             c.execute(lock)  # deciders of one run take turns (the last one resumes it)
+            cond = [A.c.id == approval_id, A.c.status == "pending"]
+            if status not in TIMED_OUT:  # a press after the time is up is too late (D187)
+                cond.append(A.c.expires_at > now)
             done = c.execute(
                 update(A)
-                .where(and_(A.c.id == approval_id, A.c.status == "pending"))
+                .where(and_(*cond))
                 .values(status=status, decided_at=now, decided_by=by, answer=answer)
             )
             if not done.rowcount:

@@ -146,6 +146,9 @@ class ApprovalService:
         )
         if decision is None:
             known = await store.question(key) or known
+            if known.status == "pending":  # its time is up and the sweep has not run (D187)
+                await self.expire_due()
+                known = await store.question(key) or known
             return DecideResult(None, f"Approval {key} was already {known.status}.")
         approval = decision.approval
         await self._settled(approval)

@@ -85,6 +85,31 @@ async def test_an_unanswered_approval_expires_and_the_model_hears_denied(
     assert stored is not None and stored.status == "expired"
 
 
+async def test_a_press_after_the_timeout_is_too_late_even_before_the_sweep(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> None:
+    """D187: the sweep runs every 5 s (and only once a restarted process is up); an Approve
+    pressed after `expiresAt` but before the sweep ran the tool anyway."""
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(
+        {**CONFIG, "tools": {"approvals": {"require": ["danger"], "timeoutMinutes": 1}}},
+        adapters=[adapter],
+    )
+    ran: list[str] = []
+    add_danger_tool(rt, ran)
+    fake_model.script(tool_call("danger", {"target": "prod"}), text("gave up"))
+    approval_id = await _pause(rt, adapter)
+    (approval,) = await rt.approvals.pending()
+    rt.approvals.clock = lambda: approval.expires_at
+    late = await rt.approvals.decide(approval_id, "approved", by="owner-1")
+    assert late.approval is None and late.error == f"Approval {approval_id} was already expired."
+    await adapter.wait_for("gave up", 1)
+    assert ran == []
+    assert adapter.edits[-1][1] == "🛡️ Expired: danger"
+    stored = await rt.store.question(approval_id)
+    assert stored is not None and stored.status == "expired"
+
+
 async def test_a_paused_run_survives_a_restart_without_a_notice(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
