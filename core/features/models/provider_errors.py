@@ -34,9 +34,22 @@ def provider_failure(exc: Any, model_ref: str) -> ProviderFailed:
         what = "timeout"
     else:  # ModelConnectionError, or a failure inside a stream that named no status
         what = "connection error"
-    detail = f"{exc} ({transport!r})" if transport is not None else exc
+    cause = transport if transport is not None else _root_cause(exc)
+    detail = f"{exc} ({cause!r})" if cause is not None else exc
     log.warning("model provider %s failed (%s): %s", model_ref, what, detail)
     return ProviderFailed(PUBLIC_TEXT.format(what=what))
+
+
+def _root_cause(exc: BaseException) -> BaseException | None:
+    """The first error under `exc`, when there is one: the SDKs report a body cut by D142's
+    bound (`provider answer over N bytes`) as a bare "Connection error."."""
+    seen = {id(exc)}
+    cause, root = exc.__cause__ or exc.__context__, None
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        root = cause
+        cause = cause.__cause__ or cause.__context__
+    return root
 
 
 def _transport_error(exc: BaseException) -> BaseException | None:

@@ -122,3 +122,24 @@ async def test_an_endless_anthropic_or_gemini_answer_fails_the_turn_visibly(
     assert (
         notice == "⚠️ The model provider failed (connection error). Details are in the gateway log."
     )
+
+
+@pytest.mark.parametrize("handler", [endless, huge])
+async def test_the_log_says_the_answer_was_too_long(
+    make_runtime: RuntimeFactory,
+    provider: Callable[[Handler], Any],
+    handler: Handler,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The chat sees D12's short text; the operator's log names the bound that ended the answer
+    (not only the SDK's "Connection error.", which reads as a network fault)."""
+    base = await provider(handler)
+    chat = RecordingAdapter()
+    await make_runtime(
+        {"models": {"providers": {"fake": {"baseUrl": base, "maxResponseBytes": 1_048_576}}}},
+        adapters=[chat],
+    )
+    await chat.say("hello")
+    await chat.wait_for("⚠️", timeout=60)
+    [line] = [r.getMessage() for r in caplog.records if r.name.endswith("provider_errors")]
+    assert "provider answer over 1048576 bytes" in line, line
