@@ -183,20 +183,28 @@ class CronStore(Database):
         error: str | None,
         next_run_at: int | None,
         remove: bool,
+        created_at: int | None = None,
     ) -> None:
-        """Record a firing's outcome (history capped at 20) and release the claim."""
+        """Record a firing's outcome (history capped at 20) and release the claim.
+
+        `created_at`: the fired job's; a job removed while it ran and added again under its id
+        is another job, which this firing leaves alone (it had rescheduled or, for a one-shot,
+        deleted the new one)."""
+        this = J.c.id == job_id
+        if created_at is not None:
+            this = and_(this, J.c.created_at == created_at)
 
         def op(c: Any) -> None:
             if remove:
-                c.execute(delete(J).where(J.c.id == job_id))
+                c.execute(delete(J).where(this))
                 return
-            row = c.execute(select(J.c.runs).where(J.c.id == job_id)).first()
+            row = c.execute(select(J.c.runs).where(this)).first()
             if row is None:
                 return
             runs = [*(row[0] or []), entry][-HISTORY:]
             c.execute(
                 update(J)
-                .where(J.c.id == job_id)
+                .where(this)
                 .values(
                     running_since=None,
                     last_status=status,

@@ -379,6 +379,7 @@ class CronService:
             error=error,
             next_run_at=nxt,
             remove=sched.at is not None,
+            created_at=rec.created_at,
         )
         log.info(
             "cron job %s fired (%s): %s%s",

@@ -210,3 +210,42 @@ async def test_a_config_job_for_an_unknown_agent_stops_the_start(
         await clocked_runtime(
             {"agents": {"list": [{"id": "main"}]}, "cron": {"jobs": [job(agentId="ghost")]}}
         )
+
+
+async def test_a_job_removed_while_it_runs_leaves_its_successor_alone(
+    clocked_runtime: ClockedRuntime, clock: ManualClock, fake_model: FakeModelServer
+) -> None:
+    """Removing a running job and adding another under its id: the old firing, finishing,
+    rescheduled the new job on the old schedule and put its run in the new job's history; a
+    one-shot's firing deleted the new job outright."""
+    release = asyncio.Event()
+
+    async def slow(request: RequestJSON) -> TextReply:
+        if last_user_text(request) == "old":
+            await release.wait()
+        return text("done")
+
+    fake_model.set_responder(slow)
+    rt, chat = await clocked_runtime()
+    soon = (clock.now() + timedelta(minutes=2)).isoformat()
+    for old in ({"every": "1m"}, {"every": None, "at": soon}):
+        release.clear()
+        await rt.cron.add(CronJobConfig.model_validate(job(message="old", **old)), source="api")
+        clock.advance(minutes=1)
+        running = await rt.cron.tick()
+        assert len(running) == 1
+        await fake_model.wait_for_requests(len(fake_model.requests) + 1)
+        await rt.cron.remove("nightly")
+        new = await rt.cron.add(
+            CronJobConfig.model_validate(job(message="new", every="1h")), source="api"
+        )
+        release.set()
+        await asyncio.gather(*running)
+        after = await rt.cron.get("nightly")  # still there, on its own schedule, no history
+        assert (after.next_run_at, after.runs or [], after.spec["message"]) == (
+            new.next_run_at,
+            [],
+            "new",
+        )
+        await rt.cron.remove("nightly")
+    assert chat.texts() == ["done", "done"]  # the removed jobs' firings still delivered
