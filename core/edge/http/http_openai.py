@@ -24,7 +24,7 @@ from core.edge.http.openai_errors import error_body, openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
 from core.edge.http.openai_session import Exchange, retry_claim
 from core.edge.http.openai_session import remember as remember_conversation
-from core.edge.http.openai_target import SESSION_HEADER, resolve_target
+from core.edge.http.openai_target import SESSION_HEADER, named_user, resolve_target
 from core.edge.http.sse import ClientStream
 from core.model.errors import CrosstalkError
 from core.store.inbound import Claim, DuplicateInbound
@@ -175,7 +175,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return await _replay(request, rt, claim, chat.stream) or idempotency.conflict()
     if isinstance(turn, web.Response):
         return turn
-    by_conversation = not request.headers.get(SESSION_HEADER) and not (chat.user or "").strip()
+    by_conversation = not request.headers.get(SESSION_HEADER) and named_user(chat.user) is None
     conversation = [*earlier, ("user", text)] if by_conversation else None
     model, cid = target.model_name, f"chatcmpl-{uuid.uuid4().hex[:24]}"
     if not chat.stream:

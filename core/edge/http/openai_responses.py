@@ -9,6 +9,7 @@ the new message, the user and assistant items before it the client's earlier con
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any
@@ -21,7 +22,7 @@ from core.edge.http.http_tools import authorized_model
 from core.edge.http.openai_errors import openai_error
 from core.edge.http.openai_run import Usage, failure_message, failure_response, start_turn
 from core.edge.http.openai_session import Exchange, remember
-from core.edge.http.openai_target import SESSION_HEADER, resolve_target
+from core.edge.http.openai_target import SESSION_HEADER, named_user, resolve_target
 from core.edge.http.sse import ClientStream
 from core.engine.runs.contract import RunOutcome
 
@@ -33,6 +34,29 @@ class ResponsesRequest(BaseModel):
     instructions: StrictStr | None = None
     stream: StrictBool = False
     user: StrictStr | None = None
+    previous_response_id: StrictStr | None = None
+
+
+RESPONSE_ID = re.compile(r"resp_([0-9a-f]{32})")
+"""A response's id is its run's (D194): `resp_` and the run id's 32 hex digits."""
+
+
+def response_id(run_id: str) -> str:
+    return f"resp_{uuid.UUID(run_id).hex}"
+
+
+async def continued_session(request: web.Request, previous: str) -> str | web.Response:
+    """The session of the response `previous` names (its run's), or OpenAI's 404 (D194)."""
+    m = RESPONSE_ID.fullmatch(previous.strip())
+    run = await request.app[RUNTIME].store.get_run(str(uuid.UUID(m.group(1)))) if m else None
+    if run is None:
+        return openai_error(
+            404,
+            f"Previous response with id '{previous[:100]}' not found.",
+            "invalid_request_error",
+            "previous_response_not_found",
+        )
+    return run.session_key
 
 
 def _content_text(content: Any) -> str:
@@ -70,8 +94,8 @@ def split_input(req: ResponsesRequest) -> tuple[list[Exchange], str, str]:
 class _Response:
     """Builds the `response` object and its stream events, numbered in order."""
 
-    def __init__(self, model: str, instructions: str | None) -> None:
-        self.id = f"resp_{uuid.uuid4().hex}"
+    def __init__(self, model: str, instructions: str | None, run_id: str) -> None:
+        self.id = response_id(run_id)
         self.msg_id = f"msg_{uuid.uuid4().hex}"
         self.model, self.instructions = model, instructions
         self.created_at = int(time.time())
@@ -144,15 +168,23 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     earlier, text, system = split_input(req)
     if not text:
         return openai_error(400, "input must contain a user message with text")
-    target = await resolve_target(rt, request, req.model, req.user, earlier)
+    continued: str | None = None
+    if req.previous_response_id is not None:
+        found = await continued_session(request, req.previous_response_id)
+        if isinstance(found, web.Response):
+            return found
+        continued = found
+    target = await resolve_target(rt, request, req.model, req.user, earlier, continued)
     if isinstance(target, web.Response):
         return target
     turn = await start_turn(rt, target, text, system, stream=req.stream, earlier=earlier)
     if isinstance(turn, web.Response):
         return turn
-    by_conversation = not request.headers.get(SESSION_HEADER) and not (req.user or "").strip()
+    by_conversation = (
+        not request.headers.get(SESSION_HEADER) and named_user(req.user) is None and not continued
+    )
     said = [*earlier, ("user", text)] if by_conversation else None
-    r = _Response(target.model_name, req.instructions)
+    r = _Response(target.model_name, req.instructions, turn.run_id)
     if not req.stream:
         outcome = await turn.outcome()
         if outcome.status != "ok":

@@ -5,7 +5,8 @@
 `model_not_found`. Session: the `x-crosstalk-session-key` header (an `agent:<id>:…` key runs that
 agent whatever `model` says); else `user` → `openai-user:<user>` under the picked agent; else the
 session whose conversation so far equals the request's earlier messages; else a new
-`agent:<agentId>:openai:<id>`. Without header or `user`, never the main session (D80).
+`agent:<agentId>:openai:<id>`. Without header or `user`, never the main session (D80). A
+Responses request's `previous_response_id` continues that response's session (D194).
 """
 
 from __future__ import annotations
@@ -81,13 +82,25 @@ def pick_model(rt: Runtime, model: str | None) -> tuple[str, str | None] | None:
     return None
 
 
+def named_user(user: str | None) -> str | None:
+    """The `user` a session is named after, or None: a value of only separators and spaces
+    (`":"`) names nobody, and would otherwise put every such client in one `openai-user`
+    session (D195)."""
+    if user is None or not user.replace(":", "").strip():
+        return None
+    return user.strip()
+
+
 async def resolve_target(
     rt: Runtime,
     request: web.Request,
     model: str | None,
     user: str | None,
     earlier: Sequence[Exchange] = (),
+    session_key: str | None = None,
 ) -> Target | web.Response:
+    """`session_key`: the session a Responses request continues (`previous_response_id`,
+    D194); the session header still wins."""
     picked = pick_model(rt, model)
     if picked is None:
         return model_not_found(str(model))
@@ -97,13 +110,16 @@ async def resolve_target(
         return openai_error(
             400, f"invalid session key: the {SESSION_HEADER} header must be printable ASCII"
         )
+    named = named_user(user)
     try:
         if raw_key == "main":
             key = rt.keys.main_session_key(agent_id)
         elif raw_key:
             key = rt.keys.canonical(raw_key, agent_id)
-        elif user and user.strip():
-            key = rt.keys.canonical(f"openai-user:{user.strip()}", agent_id)
+        elif session_key is not None:
+            key = session_key
+        elif named is not None:
+            key = rt.keys.canonical(f"openai-user:{named}", agent_id)
         else:
             found = await session_of(rt.store, earlier)
             key = found or rt.keys.canonical(f"openai:{new_conversation_id()}", agent_id)

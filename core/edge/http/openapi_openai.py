@@ -96,7 +96,16 @@ def chat_paths(config: CrosstalkConfig) -> dict[str, Any]:
                             },
                         },
                     },
-                    **errors(400, 401, 403, 404, 408, 429, 502, e404="model not found"),
+                    **errors(
+                        400,
+                        401,
+                        403,
+                        404,
+                        408,
+                        429,
+                        502,
+                        e404="model or previous response not found",
+                    ),
                 },
             }
         }
@@ -129,6 +138,10 @@ def openai_paths(config: CrosstalkConfig) -> dict[str, Any]:
             },
             "instructions": {"type": ["string", "null"]},
             "user": {"type": ["string", "null"]},
+            "previous_response_id": {
+                "type": ["string", "null"],
+                "description": "continue the session of that response (D194)",
+            },
             "stream": {"type": "boolean"},
         },
     }
@@ -164,7 +177,16 @@ def openai_paths(config: CrosstalkConfig) -> dict[str, Any]:
                 "requestBody": {"required": True, **json_content(body, "response")},
                 "responses": {
                     "200": {"description": "response object or SSE events"},
-                    **errors(400, 401, 403, 404, 408, 429, 502, e404="model not found"),
+                    **errors(
+                        400,
+                        401,
+                        403,
+                        404,
+                        408,
+                        429,
+                        502,
+                        e404="model or previous response not found",
+                    ),
                 },
             }
         },

@@ -4,6 +4,7 @@ of a new session, `model` names, and automatic retries that store nothing twice.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -199,3 +200,53 @@ async def test_a_retry_with_its_first_attempt_still_running_gets_its_answer(
         "slow",
         "echo: slow",
     ]
+
+
+async def test_a_responses_client_continues_by_previous_response_id(
+    gateway: Gateway, fake_model: FakeModelServer
+) -> None:
+    """D194: a client that chains responses sends only the new input; it used to start a new
+    conversation each time (the id was ignored), so the model never saw what came before."""
+    client, _, rt = gateway
+    first = await client.responses.create(model="crosstalk/helper", input="my name is Ada")
+    second = await client.responses.create(
+        model="crosstalk/helper", input="what is my name?", previous_response_id=first.id
+    )
+    assert second.output_text == "echo: what is my name?" and second.id != first.id
+    seen = [m["content"] for m in messages(fake_model.requests[-1]) if m["role"] != "system"]
+    assert seen == ["my name is Ada", "echo: my name is Ada", "what is my name?"]
+    run = await rt.store.get_run(str(uuid.UUID(second.id.removeprefix("resp_"))))
+    assert run is not None and run.session_key.startswith("agent:helper:openai:")
+    key = run.session_key
+    assert [t for _, t in await transcript(rt, key)] == [
+        "my name is Ada",
+        "echo: my name is Ada",
+        "what is my name?",
+        "echo: what is my name?",
+    ]
+    stream = await client.responses.create(
+        model="crosstalk/helper", input="and now?", previous_response_id=second.id, stream=True
+    )
+    events = [e async for e in stream]
+    assert events[-1].type == "response.completed"
+    assert [t for _, t in await transcript(rt, key)][-2:] == ["and now?", "echo: and now?"]
+    for unknown in ("resp_" + "0" * 32, "resp_nope", first.id.upper()):
+        with pytest.raises(openai.NotFoundError) as info:
+            await client.responses.create(input="x", previous_response_id=unknown)
+        body: Any = info.value.body
+        assert body["message"] == f"Previous response with id '{unknown}' not found."
+        assert body["code"] == "previous_response_not_found"
+
+
+async def test_a_user_of_only_separators_names_no_session(
+    gateway: Gateway, fake_model: FakeModelServer
+) -> None:
+    """D195: `user: ":"` put every such client into one `openai-user` session."""
+    client, c, _ = gateway
+    for user, said in ((":", "first"), (" : ", "second")):
+        await client.chat.completions.create(
+            model="crosstalk", user=user, messages=[{"role": "user", "content": said}]
+        )
+    keys = await session_keys(c)
+    assert "agent:main:openai-user" not in keys
+    assert len([k for k in keys if k.startswith("agent:main:openai:")]) == 2
