@@ -97,6 +97,8 @@ async def patch_session(request: web.Request) -> web.Response:
     if isinstance(parsed, web.Response):
         return parsed
     patch, body = parsed
+    if not body:  # nothing to change is a mistake worth saying, not a silent 200
+        return error(400, "sessions.patch requires at least one of: sendPolicy, label, model")
     rt = request.app[RUNTIME]
     key = _key(request)
     if await _find(request, key) is None:

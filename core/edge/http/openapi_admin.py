@@ -36,6 +36,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
     patch = {
         "type": "object",
         "additionalProperties": False,
+        "minProperties": 1,
         "properties": {
             "sendPolicy": {"enum": ["allow", "deny", None]},
             "label": {
@@ -62,7 +63,7 @@ def session_paths(config: CrosstalkConfig) -> dict[str, Any]:
             "patch": {
                 "summary": "sessions.patch: sendPolicy allow|deny|null, label, model",
                 "security": AUTH,
-                "requestBody": {"required": False, **json_content(patch, "changes")},
+                "requestBody": {"required": True, **json_content(patch, "changes")},
                 "responses": {
                     "200": ok_content(entry, "updated entry"),
                     **errors(400, 401, 404, 408, 409, e404="unknown session"),

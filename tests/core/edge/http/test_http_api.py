@@ -94,6 +94,11 @@ async def test_sessions_patch_get_and_delivery_log(client: tuple[Client, Runtime
     assert (await resp.json())["error"]["message"].startswith(
         "invalid sessions.patch params: sendPolicy"
     )
+    resp = await c.patch("/api/sessions/main", json={}, headers=AUTH)
+    assert resp.status == 400  # nothing to change
+    assert (await resp.json())["error"]["message"] == (
+        "sessions.patch requires at least one of: sendPolicy, label, model"
+    )
     resp = await c.patch("/api/sessions/main", json={"sendPolicy": None}, headers=AUTH)
     assert "sendPolicy" not in (await resp.json())["entry"]
     resp = await c.get("/api/sessions/agent:main:main", headers=AUTH)
