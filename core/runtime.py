@@ -27,6 +27,7 @@ from core.engine.outbound.live import LiveFeedback
 from core.engine.outbound.reactions import StatusReactions
 from core.engine.outbound.recovery import DeliveryDuties
 from core.engine.outbound.reports import LedgerReports
+from core.engine.outbound.run_end import REVOKED
 from core.engine.runs import Lanes, RunManager, TurnExecutor
 from core.features.access.admission import Admission
 from core.features.access.identities import Identities
@@ -175,6 +176,7 @@ class Runtime:
             sweep_lease=self.membership.sweep_lease,
         )
         self.cron = CronService(self.services, live_ids=self.membership.live_ids)
+        self.pairing.on_revoked = self._stop_turns_of
         self.approvals = ApprovalService(self.services, owner=self.membership.id)
         base = self.services.fields()
         tool_env = ToolServices(
@@ -303,6 +305,17 @@ class Runtime:
         adapter.admission = self.access.allows
         adapter.command_menu = self._menu(adapter.channel)  # D74
         await adapter.start(self.router.handle_inbound)
+
+    async def _stop_turns_of(self, sender: str) -> int:
+        """A revoked sender is a stranger again (D81): the turns they left queued or running in
+        their own DM stop silently, so none reaches the model or answers them. Turns in a group chat
+        stay: the group's other people share them, and the group's admission still holds."""
+        stopped = 0
+        for key in await self.store.unfinished_sessions_of(sender):
+            entry = await self.store.get_session(key)
+            if entry is not None and entry.chat_type == "direct":
+                stopped += await self.runs.abort_session(key, REVOKED)
+        return stopped
 
     def _menu(self, channel: str) -> CommandMenu:
         """D74: what a channel's native menu shows (its owners see every command)."""

@@ -150,6 +150,17 @@ class RunsStore(TranscriptsStore):
                 await self.rebuild_transcript(entry)
         return rows
 
+    async def unfinished_sessions_of(self, sender: str) -> list[str]:
+        """Sessions holding a `queued` or `running` turn that `sender` (`<channel>:<userId>`)
+        started: what a revoked approval stops (D81)."""
+        started_by = R.c.meta[("request", "sender")].as_string()
+        q = (
+            select(R.c.session_key)
+            .where(and_(R.c.status.in_(("queued", "running")), started_by == sender))
+            .distinct()
+        )
+        return await self.read(lambda c: [str(k) for (k,) in c.execute(q)])
+
     async def inflight_owners(self) -> list[str]:
         """The processes whose runs are still `queued` or `running` (on SQLite at a start:
         the previous process's, D81)."""

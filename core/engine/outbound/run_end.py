@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 ReplyKind = Literal["reply", "cron", "hook"]
 TIMEOUT_NOTICE = "⚠️ The agent took too long and was stopped."
+REVOKED = "revoked"
+"""The error of a turn stopped because its sender's approval was revoked: a stranger again,
+they are told nothing (D11)."""
 
 
 def run_end_message(
@@ -30,7 +33,7 @@ def run_end_message(
     (an empty reply, or a stop somebody asked for)."""
     if status == "ok":
         return (reply, reply_kind) if reply else None
-    if status == "aborted" and error in ("aborted", "merged"):
+    if status == "aborted" and error in ("aborted", "merged", REVOKED):
         return None  # a stop somebody asked for; a message that joined another turn (D75)
     if status == "timeout":
         return TIMEOUT_NOTICE, "notice"
@@ -75,4 +78,4 @@ async def deliver_run_end(
     )
 
 
-__all__ = ["TIMEOUT_NOTICE", "deliver_run_end", "run_end_message"]
+__all__ = ["REVOKED", "TIMEOUT_NOTICE", "deliver_run_end", "run_end_message"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from core.engine.background import Spawn
@@ -70,6 +70,9 @@ class PairingService:
         """Tracks notices still sending after :data:`INLINE_WAIT` (without it, they are awaited)."""
         self.inline_wait = INLINE_WAIT
         self.max_pending = MAX_PENDING
+        self.on_revoked: Callable[[str], Awaitable[int]] | None = None
+        """Stops the turns a revoked sender (`<channel>:<userId>`) left queued or running in
+        their own chat; set by the runtime, which holds the runs."""
         self._lock = asyncio.Lock()  # check-then-insert: one request per sender, the cap
 
     async def _notify(self, out: Outbound) -> None:
@@ -188,4 +191,7 @@ class PairingService:
             stopped = await self.store.disable_jobs_of(creator, self.clock(), reason)  # D81
             if stopped:
                 log.info("cron: %d job(s) of %s stopped", stopped, creator)
+            turns = await self.on_revoked(creator) if self.on_revoked is not None else 0
+            if turns:
+                log.info("%d turn(s) of %s stopped", turns, creator)
         return removed > 0
