@@ -29,6 +29,18 @@ def _glob_to_like(pattern: str) -> str:
     return escaped.replace("*", "%")
 
 
+def route_query(
+    channel: str, to: str, account_id: str | None, skip_kinds: Collection[str] = ()
+) -> Any:
+    """The sessions whose replies go to one chat, by `ix_sessions_route` (h28r)."""
+    conds = [S.c.last_channel == channel, S.c.last_to == to]
+    if account_id is not None:
+        conds.append(or_(S.c.last_account_id.is_(None), S.c.last_account_id == account_id))
+    if skip_kinds:
+        conds.append(S.c.kind.not_in(list(skip_kinds)))
+    return select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.key)
+
+
 def session_by_key(conn: Connection, key: str) -> SessionEntry | None:
     row = hot.first(conn, st.SESSION_BY_KEY, {"b_key": key})
     return SessionEntry(*row) if row else None
@@ -234,10 +246,5 @@ class SessionsStore(Database):
         name one): whose send policy a delivery into that chat must obey (D140). All of them,
         `skip_kinds` left out in the query: a cut-off list let 64 `hook:<uuid>` sessions
         pointed at a chat hide its `/send off` (D177)."""
-        conds = [S.c.last_channel == channel, S.c.last_to == to]
-        if account_id is not None:
-            conds.append(or_(S.c.last_account_id.is_(None), S.c.last_account_id == account_id))
-        if skip_kinds:
-            conds.append(S.c.kind.not_in(list(skip_kinds)))
-        q = select(*_SESSION_COLS).where(and_(*conds)).order_by(S.c.key)
+        q = route_query(channel, to, account_id, skip_kinds)
         return await self.read(lambda c: [SessionEntry(*r) for r in c.execute(q)])

@@ -23,6 +23,7 @@ class SessionRow(SQLModel, table=True):
         Index("ix_sessions_kind_updated", "kind", "updated_at"),
         Index("ix_sessions_spawned_by", "spawned_by"),
         Index("ix_sessions_label", "label"),
+        Index("ix_sessions_route", "last_channel", "last_to"),  # a chat's sessions (D177)
     )
 
     key: str = Field(primary_key=True, max_length=512)
