@@ -122,7 +122,8 @@ class CronConfig(ConfigModel):
     allow_from_cron_turns: bool = False
     """A cron or hook turn may create cron jobs (D81; off: a job cannot replicate itself)."""
     min_interval_seconds: int = Field(default=60, ge=1)
-    """The shortest `every` a job may have (D81)."""
+    """The shortest `every` a job may have, and the shortest gap between two firings of its
+    `schedule` (D81)."""
     poll_seconds: float = Field(default=1.0, gt=0, le=60)
 
     @field_validator("jobs")
@@ -143,11 +144,18 @@ class CronConfig(ConfigModel):
 
 
 def check_interval(job: CronJobConfig, min_seconds: int) -> None:
-    """`every` is at least `cron.minIntervalSeconds` (D81)."""
+    """`every`, and the gap between two firings of a `schedule`, is at least
+    `cron.minIntervalSeconds` (D81): with the bound raised, `schedule: "* * * * *"` fired
+    every minute all the same."""
+    from core.model.cron_schedule import fires_within, parse_every
+
+    if job.schedule is not None and fires_within(job.schedule, min_seconds):
+        raise ValueError(
+            f"schedule: {job.schedule!r} fires more often than cron.minIntervalSeconds"
+            f" ({min_seconds}s)"
+        )
     if job.every is None:
         return
-    from core.model.cron_schedule import parse_every
-
     if parse_every(job.every).total_seconds() < min_seconds:
         raise ValueError(
             f"every: {job.every!r} is shorter than cron.minIntervalSeconds ({min_seconds}s)"

@@ -55,6 +55,30 @@ def check_cron(expr: str) -> str:
     return expr
 
 
+SCAN_FIRINGS = 1_500
+SCAN_DAYS = 400
+
+
+def fires_within(expr: str, seconds: float) -> bool:
+    """Whether two firings of a cron expression ever come closer than `seconds`: its firings
+    over a year and a month are scanned (at most :data:`SCAN_FIRINGS`, which is more than a
+    day of the densest expression, so every gap of its daily pattern), in UTC. A minute is the
+    finest a cron expression can be, so a bound of 60 s or less needs no scan."""
+    if seconds <= 60:
+        return False
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    end = start + timedelta(days=SCAN_DAYS)
+    firings = CronSim(check_cron(expr), start)
+    prev = next(firings, None)
+    for _, when in zip(range(SCAN_FIRINGS), firings, strict=False):
+        if prev is not None and (when - prev).total_seconds() < seconds:
+            return True
+        if when > end:
+            break
+        prev = when
+    return False
+
+
 def parse_at(text: str, tz: ZoneInfo | None) -> datetime:
     """ISO-8601; a time without an offset is read in `tz` (UTC when none)."""
     try:

@@ -95,6 +95,33 @@ async def test_every_has_a_floor_everywhere(
     assert ok.cron.min_interval_seconds == 10
 
 
+async def test_a_schedule_obeys_the_floor_too(
+    clocked_runtime: ClockedRuntime, make_config: Any
+) -> None:
+    """With `minIntervalSeconds` raised, `schedule: "* * * * *"` fired every minute all the
+    same: the floor bound `every` alone, so a job chose a cron expression to pass under it."""
+    rt, _ = await clocked_runtime({"cron": {"minIntervalSeconds": 600, "agentAddsPerMinute": 50}})
+    chat = await ctx(rt, "agent:main:main")
+    for fast in ("* * * * *", "*/5 * * * *", "0,1 9 * * *", "0,59 23,0 * * *"):
+        with pytest.raises(ToolError, match=r"fires more often than cron.minIntervalSeconds"):
+            await cron(rt, chat, action="add", schedule=fast, message="x")
+    for slow in ("*/10 * * * *", "0 9 * * 1-5", "0 0 29 2 *"):
+        await cron(rt, chat, action="add", schedule=slow, message="x")
+    with pytest.raises(ConfigError, match=r"fires more often than cron\.minIntervalSeconds"):
+        validate_config(
+            {
+                "cron": {
+                    "minIntervalSeconds": 3600,
+                    "jobs": [{"id": "fast", "schedule": "*/30 * * * *", "message": "x"}],
+                }
+            }
+        )
+    # at the default floor (a minute) every cron expression passes, unscanned
+    assert validate_config(
+        {"cron": {"jobs": [{"id": "m", "schedule": "* * * * *", "message": "x"}]}}
+    )
+
+
 async def test_agents_jobs_are_capped_across_sessions(clocked_runtime: ClockedRuntime) -> None:
     """Every job's turn runs in a session of its own, so only a cap in all bounds them."""
     rt, _ = await clocked_runtime({"cron": {"maxAgentJobs": 3, "allowFromCronTurns": True}})
