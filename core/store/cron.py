@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, case, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from core.store.cron_tables import CronJobRow
@@ -217,11 +217,16 @@ class CronStore(Database):
         await self.write(op)
 
     async def release_cron_claims(self, live: Sequence[str] | None = None) -> int:
-        """Claims left by a process that died: the jobs become due again (called at start).
+        """Claims left by a process that died: the jobs become due again (called at start),
+        a manual run (`cron run`, due later by its schedule) too: due at its claim, so the
+        firing the crash cut short happens again, as D29 says, instead of vanishing.
 
         `live`: the processes still alive (D29), whose claims stay; None: release every claim."""
         cond = J.c.running_since.is_not(None)
         if live is not None:
             cond = and_(cond, or_(J.c.claimed_by.is_(None), J.c.claimed_by.not_in(live)))
-        stmt = update(J).where(cond).values(running_since=None, claimed_by=None)
+        again = case(
+            (J.c.next_run_at > J.c.running_since, J.c.running_since), else_=J.c.next_run_at
+        )
+        stmt = update(J).where(cond).values(running_since=None, claimed_by=None, next_run_at=again)
         return int(await self.write(lambda c: c.execute(stmt).rowcount) or 0)

@@ -46,3 +46,18 @@ async def test_claim_due_claims_each_due_job_once(store: Store) -> None:
     )
     assert await store.get_job("later") is None
     assert await store.delete_job("due") and not await store.delete_job("due")
+
+
+async def test_a_manual_run_cut_short_is_due_again_at_release(store: Store) -> None:
+    """`cron run` of a job due an hour later, then a crash: the released claim left the job
+    due only by its schedule, so the accepted run never happened and left no trace (D29 says a
+    half-done firing happens again)."""
+    assert await store.insert_job(_job("later", 3_600_000))
+    assert await store.insert_job(_job("due", 100))
+    assert await store.claim_now("later", 500) is not None
+    assert [r.id for r in await store.claim_due(600)] == ["due"]
+    assert await store.release_cron_claims() == 2
+    assert await store.earliest_due() == 100
+    assert sorted(r.id for r in await store.claim_due(700)) == ["due", "later"]
+    later = await store.get_job("later")
+    assert later is not None and later.next_run_at == 500  # its claim, not the next hour
