@@ -38,6 +38,7 @@ from core.features.approvals import ApprovalService
 from core.features.commands.context import CommandServices
 from core.features.commands.registry import CommandRegistry
 from core.features.cron.service import CronService
+from core.features.cron.turns import AdoptedHookTurns
 from core.features.extension.discovery import load_plugins
 from core.features.inbound.pipeline import InboundSteps
 from core.features.inbound.router import Router
@@ -273,6 +274,7 @@ class Runtime:
         self.runs.add_listener(self.router.on_run_finished)
         self.runs.add_listener(self.live.on_run_settled)
         self.runs.add_listener(self.reactions.on_run_finished)
+        self.runs.add_listener(AdoptedHookTurns(self.services).on_run_finished)
         self.runs.add_delta_sink(self.reactions.sink_for)  # 👀 when a turn starts (D74)
         self.runs.add_delta_sink(self.live.sink_for)
         self.runs.add_pause_listener(self.live.on_run_paused)  # typing stops first (D72)

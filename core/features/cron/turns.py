@@ -77,6 +77,8 @@ async def start_turn(
             person_id=as_creator.creator_person,
             group_id=as_creator.creator_group,
         )
+    if target is not None:  # for a process that adopts the turn after a crash (webhooks)
+        meta = {**meta, FINISHER: rt.runs.owner, TARGET: target_wire(target)}
     return await rt.runs.submit(
         RunRequest(
             session_key=key,
@@ -89,6 +91,39 @@ async def start_turn(
         ),
         entry,
     )
+
+
+FINISHER = "finisher"
+"""The process whose `finish_turn` delivers the reply (its cluster id, fresh per start)."""
+TARGET = "deliverTo"
+
+
+class AdoptedHookTurns:
+    """A webhook turn accepted (`202`) and still queued when its process died is run by the
+    process that adopts it (D27, D81), whose `finish_turn` never existed: its reply went
+    nowhere. This run listener delivers it, as `finish_turn` would have (kind `hook`, no
+    failure notice). A cron turn is left alone: its job fires again after the crash (D29)."""
+
+    def __init__(self, rt: Services) -> None:
+        self.rt = rt
+
+    async def on_run_finished(
+        self, run: RunRecord, request: RunRequest, outcome: RunOutcome
+    ) -> None:
+        meta = request.meta or {}
+        if "hook" not in meta or TARGET not in meta or meta.get(FINISHER) == self.rt.runs.owner:
+            return
+        await deliver_run_end(
+            self.rt.gate,
+            session_key=run.session_key,
+            run_id=run.id,
+            target=deliver_target(meta[TARGET]),
+            status=outcome.status,
+            reply=outcome.reply,
+            error=outcome.error,
+            reply_kind="hook",
+            notices=False,
+        )
 
 
 async def finish_turn(
