@@ -77,6 +77,10 @@ async def hook(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     mapping = _mapping(rt, request.match_info["path"])
     if mapping is None:
+        # which paths exist is told only to a caller holding some hook's token: without one,
+        # an unknown path is as unauthorized as a known one
+        if not any([_token_ok(request, m) for m in rt.config.hooks.mappings]):
+            return _error(401, "Unauthorized", "unauthorized")
         return _error(404, f"no hook at /hooks/{request.match_info['path']}", "not_found")
     if not _token_ok(request, mapping):
         return _error(401, "Unauthorized", "unauthorized")
@@ -145,7 +149,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                 "202": {"description": "{ok:true, runId, sessionKey}"},
                 "400": {"description": "invalid or too large body, template failure"},
                 "401": {"description": "bad hook token"},
-                "404": {"description": "no hook at this path"},
+                "404": {"description": "no hook at this path (told only with a hook's token)"},
                 "429": {"description": "the agent's or session's limit is reached (D102)"},
             },
         }
