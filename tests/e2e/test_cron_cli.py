@@ -41,6 +41,7 @@ async def test_cron_cli_through_a_running_gateway(
         assert out.startswith("added tick (every 1s), next run ")
         code, _, err = await cli("add", "Bad", "--every", "1m", "--message", "x")
         assert code == 1 and "invalid id" in err
+        assert err.count("\n") == 1 and err.startswith("error: ") and err.endswith("(HTTP 400)\n")
 
         async def ticked() -> Any:  # the real loop fires the due job within seconds
             status, job = await gw.request("GET", "/api/cron/tick")

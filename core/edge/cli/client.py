@@ -128,9 +128,18 @@ def call(args: argparse.Namespace, method: str, path: str, body: Any = None) -> 
     if status == 401:
         refused(target)
     if status >= 400:
-        print(json.dumps(data, indent=2) if not isinstance(data, str) else data, file=sys.stderr)
+        print(error_line(status, data), file=sys.stderr)
         raise SystemExit(1)
     return data
+
+
+def error_line(status: int, data: Any) -> str:
+    """The gateway's refusal as one line (`error: <message>`), whichever of our error shapes
+    it came in; anything else as it was sent."""
+    found = data.get("error") if isinstance(data, dict) else None
+    if isinstance(found, dict) and isinstance(found.get("message"), str):
+        return f"error: {found['message']} (HTTP {status})"
+    return data if isinstance(data, str) else json.dumps(data, indent=2)
 
 
 def show_list(
