@@ -172,6 +172,59 @@ def _install_dumps() -> bool:
     return True
 
 
+def url_cache(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """The SDK's `_prepare_url`, answering a (base URL, path) pair seen before from its first
+    answer (D200): the SDK parses the path and re-parses base + path into a new `httpx2.URL` at
+    every request (~0.3 M instructions a turn), for the same few pairs. URLs are immutable; an
+    entry holds its base URL object, so a client whose base URL is replaced misses."""
+    cache: dict[tuple[int, str], tuple[object, Any]] = {}
+
+    def prepare_url(self: Any, url: str) -> Any:
+        base = self.base_url
+        key = (id(base), url)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is base:
+            return hit[1]
+        made = original(self, url)
+        if len(cache) >= 256:  # paths with ids in them are one-offs: keep the map small
+            cache.clear()
+        cache[key] = (base, made)
+        return made
+
+    return prepare_url
+
+
+def _install_url_cache() -> bool:
+    """Cache :func:`url_cache`'s way after checking on sample URLs that the SDK's answer depends
+    on the base URL and the path only, and is an immutable `httpx2.URL` equal at each call."""
+    import inspect
+    from types import SimpleNamespace
+
+    from httpx2 import URL
+    from openai import _base_client as client
+
+    original = vars(client.BaseClient).get("_prepare_url")
+    if original is None or list(inspect.signature(original).parameters) != ["self", "url"]:
+        return False
+    ours = url_cache(original)
+    try:
+        same = True
+        for base in ("http://h:1/v1/", "https://api.example.com/"):
+            holder = SimpleNamespace(base_url=URL(base))
+            for path in ("/chat/completions", "models", "https://other.example/x?y=1"):
+                want, got, again = original(holder, path), ours(holder, path), ours(holder, path)
+                same = same and type(got) is URL and str(want) == str(got) == str(again)
+                same = same and again is got and want == got
+    except Exception as exc:  # an SDK whose URLs we cannot match keeps its own
+        log.debug("openai URL preparation left as is: %s", exc)
+        return False
+    if not same:
+        log.debug("openai URL preparation answers otherwise: SDK's kept")
+        return False
+    setattr(client.BaseClient, "_prepare_url", ours)  # noqa: B010
+    return True
+
+
 def install() -> bool:
     """Install the cheaper transform for chat completions; False when the check refuses."""
     global _installed
@@ -202,5 +255,10 @@ def install() -> bool:
 
     setattr(module, "async_maybe_transform", transform)  # noqa: B010  (not re-exported)
     _install_dumps()
+    _install_url_cache()
+    from core.features.models import openai_construct, openai_request
+
+    openai_construct.install()
+    openai_request.install()
     _installed = True
     return True
