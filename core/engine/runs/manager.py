@@ -149,6 +149,11 @@ class RunManager(RunEnding):
                 await self.claims.interrupt_elsewhere(request.session_key)
         return run
 
+    def steer_noted(self, session_key: str) -> bool:
+        """Whether a steer for `session_key` waits for its running turn here (D114): one queued
+        on another process is known here only once its notice arrives."""
+        return session_key in self._steered
+
     def _steered_elsewhere(self, session_key: str) -> None:
         """A steer queued on another process (D114): noted only while a turn of that session
         runs here, which then merges it (a steer with no turn running becomes its own turn)."""

@@ -154,6 +154,11 @@ async def test_a_steer_sent_on_another_process_joins_the_running_turn(
         await eventually(held, timeout=30, what="A's held turn asks the model")
         steered = await send(b, message="also this", mode="steer")
         assert (steered["status"], steered["mode"]) == ("accepted", "steer")
+
+        async def noted() -> bool:  # B's notice reaches A through PostgreSQL, a moment later
+            return a.runs.steer_noted(a.keys.canonical(BOB))
+
+        await eventually(noted, timeout=30, what="A hears of the steer queued on B")
         gate.set()
         outcome = await a.runs.wait(first["runId"], 30)
         assert (outcome.status, outcome.reply) == ("ok", "steered")
