@@ -96,16 +96,7 @@ def chat_paths(config: CrosstalkConfig) -> dict[str, Any]:
                             },
                         },
                     },
-                    **errors(
-                        400,
-                        401,
-                        403,
-                        404,
-                        408,
-                        429,
-                        502,
-                        e404="model or previous response not found",
-                    ),
+                    **errors(400, 401, 403, 404, 408, 429, 502, e404="model not found"),
                 },
             }
         }
