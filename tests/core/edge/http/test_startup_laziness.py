@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from core.edge.cli.main import main
 from core.edge.http.server import build_app
 from core.features.models import heap
 from tests.conftest import RuntimeFactory
+from tests.fresh_python import run_python
 
 AUTH = {"Authorization": "Bearer test-token"}
 
@@ -87,13 +85,7 @@ def test_starting_code_does_not_import_optional_libraries(tmp_path: Path) -> Non
         f"Runtime(load_config({str(config)!r}))\n"
         f"print(json.dumps([m for m in {OPTIONAL!r} if m in sys.modules]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[4],
-    )
+    out = run_python(code)
     assert json.loads(out.stdout) == []
 
 
@@ -132,14 +124,7 @@ def test_the_gateway_never_loads_httpxs_command_line_client(tmp_path: Path) -> N
         "          and sys.modules[m] is not None]\n"
         "print(json.dumps([loaded, 'pydantic_ai' in sys.modules, callable(httpx.main)]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[4],
-        env={**os.environ, "CROSSTALK_STATE_DIR": str(tmp_path / "state")},
-    )
+    out = run_python(code, env={"CROSSTALK_STATE_DIR": str(tmp_path / "state")})
     assert json.loads(out.stdout.splitlines()[-1]) == [[], True, True], out.stderr
 
 
@@ -153,11 +138,5 @@ def test_the_warm_up_imports_what_the_first_turns_metrics_need() -> None:
         "warm_up_imports(None)\n"
         "print('prometheus_client' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[4],
-    )
+    out = run_python(code)
     assert out.stdout.split() == ["False", "True"], out.stderr

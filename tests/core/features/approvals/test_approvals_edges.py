@@ -9,6 +9,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from core.api.testing import RecordingAdapter
 from core.edge.http.server import build_app
+from core.model.approvals import Approval
 from core.runtime import Runtime
 from tests.conftest import RuntimeFactory
 from tests.core.features.approvals.helpers import APPROVALS, add_danger_tool
@@ -23,6 +24,24 @@ async def _pause(rt: Runtime, adapter: RecordingAdapter) -> str:
     await adapter.wait_for("🛡️ Approval needed", 1)
     (approval,) = await rt.approvals.pending()
     return approval.id
+
+
+async def _paused_for_a_minute(
+    make_runtime: RuntimeFactory, fake_model: FakeModelServer
+) -> tuple[Runtime, RecordingAdapter, list[str], str, Approval]:
+    """A run paused on `danger`, whose approval times out after a minute; the model then says
+    "gave up". Returns the runtime, its adapter, the tool's runs, the approval's id and row."""
+    adapter = RecordingAdapter("telegram")
+    rt = await make_runtime(
+        {**CONFIG, "tools": {"approvals": {"require": ["danger"], "timeoutMinutes": 1}}},
+        adapters=[adapter],
+    )
+    ran: list[str] = []
+    add_danger_tool(rt, ran)
+    fake_model.script(tool_call("danger", {"target": "prod"}), text("gave up"))
+    approval_id = await _pause(rt, adapter)
+    (approval,) = await rt.approvals.pending()
+    return rt, adapter, ran, approval_id, approval
 
 
 async def test_http_lists_and_decides_once(
@@ -62,16 +81,7 @@ async def test_http_lists_and_decides_once(
 async def test_an_unanswered_approval_expires_and_the_model_hears_denied(
     make_runtime: RuntimeFactory, fake_model: FakeModelServer
 ) -> None:
-    adapter = RecordingAdapter("telegram")
-    rt = await make_runtime(
-        {**CONFIG, "tools": {"approvals": {"require": ["danger"], "timeoutMinutes": 1}}},
-        adapters=[adapter],
-    )
-    ran: list[str] = []
-    add_danger_tool(rt, ran)
-    fake_model.script(tool_call("danger", {"target": "prod"}), text("gave up"))
-    approval_id = await _pause(rt, adapter)
-    (approval,) = await rt.approvals.pending()
+    rt, adapter, ran, approval_id, approval = await _paused_for_a_minute(make_runtime, fake_model)
     rt.approvals.clock = lambda: approval.expires_at - 1
     assert await rt.approvals.expire_due() == 0
     rt.approvals.clock = lambda: approval.expires_at
@@ -90,16 +100,7 @@ async def test_a_press_after_the_timeout_is_too_late_even_before_the_sweep(
 ) -> None:
     """D187: the sweep runs every 5 s (and only once a restarted process is up); an Approve
     pressed after `expiresAt` but before the sweep ran the tool anyway."""
-    adapter = RecordingAdapter("telegram")
-    rt = await make_runtime(
-        {**CONFIG, "tools": {"approvals": {"require": ["danger"], "timeoutMinutes": 1}}},
-        adapters=[adapter],
-    )
-    ran: list[str] = []
-    add_danger_tool(rt, ran)
-    fake_model.script(tool_call("danger", {"target": "prod"}), text("gave up"))
-    approval_id = await _pause(rt, adapter)
-    (approval,) = await rt.approvals.pending()
+    rt, adapter, ran, approval_id, approval = await _paused_for_a_minute(make_runtime, fake_model)
     rt.approvals.clock = lambda: approval.expires_at
     late = await rt.approvals.decide(approval_id, "approved", by="owner-1")
     assert late.approval is None and late.error == f"Approval {approval_id} was already expired."

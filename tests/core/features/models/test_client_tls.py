@@ -4,10 +4,7 @@ would have built, and the model-stack warm-up builds it in a thread beside its i
 from __future__ import annotations
 
 import json
-import os
 import ssl
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +12,7 @@ from core.config import CrosstalkConfig
 from core.features.models import tls
 from core.features.models.providers import build_model
 from tests.conftest import ConfigFactory
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.fresh_python import run_python
 
 
 def _transport_context(client: Any) -> ssl.SSLContext:
@@ -73,9 +69,7 @@ def _after_warm_up(tmp_path: Path, providers: str) -> dict[str, Any]:
         "print(json.dumps({'before': before, 'after': tls.built(),\n"
         "                  'beside': 'crosstalk-model-tls' in names}))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
+    out = run_python(code)
     result: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
     return result
 
@@ -118,9 +112,6 @@ def test_a_context_that_cannot_be_built_fails_the_model_not_the_warm_up(tmp_path
         "    failed = type(exc).__name__\n"
         "print(json.dumps([tls.built(), failed]))\n"
     )
-    env = {**os.environ, "SSL_CERT_FILE": str(tmp_path / "missing.pem")}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env
-    )
+    out = run_python(code, env={"SSL_CERT_FILE": str(tmp_path / "missing.pem")})
     assert json.loads(out.stdout.splitlines()[-1]) == [False, "FileNotFoundError"], out.stderr
     assert "Traceback" not in out.stderr
