@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,10 @@ def _locs(exc: pytest.ExceptionInfo[ValidationError]) -> list[tuple[Any, ...]]:
 # --- defaults ------------------------------------------------------------------------------
 
 
-def test_gateway_defaults() -> None:
+def test_gateway_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # away from the checkout: after `./scripts/run` its `.crosstalk` is the state dir (D130)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CROSSTALK_STATE_DIR", raising=False)
     gateway = CrosstalkConfig().gateway
     assert gateway.port == 18789
     assert gateway.bind == "127.0.0.1"
